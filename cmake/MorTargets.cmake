@@ -1,0 +1,23 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+# One line registers a test or a benchmark:
+#   mor_add_test(chain)            -> tests/test_chain.cpp, run by ctest as "chain"
+#   mor_add_test(chain LABELS slow)
+#   mor_add_benchmark(integrators) -> experiments/bench/bench_integrators.cpp
+
+function(mor_add_test name)
+  cmake_parse_arguments(ARG "" "TIMEOUT" "LABELS" ${ARGN})
+  add_executable(test_${name} ${CMAKE_CURRENT_SOURCE_DIR}/test_${name}.cpp)
+  target_link_libraries(test_${name} PRIVATE mor_testing GTest::gtest_main)
+  add_test(NAME ${name} COMMAND test_${name} --gtest_brief=1
+           WORKING_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR})
+  if(NOT ARG_TIMEOUT)
+    set(ARG_TIMEOUT 600)
+  endif()
+  set_tests_properties(${name} PROPERTIES TIMEOUT ${ARG_TIMEOUT} LABELS "${ARG_LABELS}"
+    ENVIRONMENT "MOR_SOURCE_DIR=${PROJECT_SOURCE_DIR};MOR_BINARY_DIR=${PROJECT_BINARY_DIR}")
+endfunction()
+
+function(mor_add_benchmark name)
+  add_executable(bench_${name} ${CMAKE_CURRENT_SOURCE_DIR}/bench_${name}.cpp)
+  target_link_libraries(bench_${name} PRIVATE mor_experiments benchmark::benchmark)
+endfunction()
