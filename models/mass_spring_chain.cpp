@@ -1,1 +1,204 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
+#include "models/mass_spring_chain.hpp"
+
+#include <cmath>
+#include <limits>
+
+#include "src/core/errors.hpp"
+
+namespace mor {
+
+void validate(const ChainParameters& p) {
+  // The iteration matrix has 3N - 2 entries indexed by int (CSC for SuiteSparse).
+  constexpr Index kMaxN = (std::numeric_limits<int>::max() - 2) / 3;
+  require(p.N >= 1, "chain: N must be a positive number of masses, got N = ", p.N);
+  require(p.N <= kMaxN, "chain: N = ", p.N, " exceeds the largest supported size ", kMaxN);
+  auto check = [](double value, const char* name, bool positive) {
+    require(std::isfinite(value), "chain: parameter ", name, " must be finite, got ", value);
+    if (positive)
+      require(value > 0.0, "chain: parameter ", name, " must be > 0, got ", value);
+    else
+      require(value >= 0.0, "chain: parameter ", name, " must be >= 0, got ", value);
+  };
+  check(p.m, "m", true);
+  check(p.k_l, "k_l", false);
+  check(p.d, "d", false);
+  check(p.k_n, "k_n", false);
+  check(p.alpha, "alpha", false);
+  check(p.beta, "beta", false);
+  for (Index i : p.inputs)
+    require(i >= 1 && i <= p.N, "chain: input mass index ", i, " is outside [1, N = ", p.N, "]");
+  for (Index i : p.outputs)
+    require(i >= 1 && i <= p.N, "chain: output mass index ", i, " is outside [1, N = ", p.N, "]");
+}
+
+MassSpringChain::MassSpringChain(const ChainParameters& params) : params_(params), n_(params.N) {
+  validate(params_);
+  for (Index i : params_.inputs) in_.push_back(i - 1);
+  for (Index i : params_.outputs) out_.push_back(i - 1);
+  if (in_.empty()) in_.push_back(n_ - 1);
+  if (out_.empty()) out_.push_back(n_ - 1);
+  k_diag_ = 2.0 * params_.k_l;
+  k_off_ = -params_.k_l;
+  if (params_.damping == ChainDamping::chain) {
+    d_diag_ = 2.0 * params_.d;
+    d_off_ = -params_.d;
+  } else {
+    d_diag_ = params_.alpha * params_.m + params_.beta * k_diag_;
+    d_off_ = params_.beta * k_off_;
+  }
+}
+
+void MassSpringChain::output(const Vector& q, const Vector& v, Vector& y) const {
+  const Vector& x = params_.output_quantity == OutputQuantity::position ? q : v;
+  y.resize(n_outputs());
+  for (std::size_t j = 0; j < out_.size(); ++j) y[static_cast<Index>(j)] = x[out_[j]];
+}
+
+void MassSpringChain::nonlinear_force(const Vector& q, Vector& g) const {
+  g.resize(n_);
+  const double kn = params_.k_n;
+  for (Index i = 0; i < n_; ++i) {
+    const double el = q[i] - (i > 0 ? q[i - 1] : 0.0);
+    const double er = q[i] - (i + 1 < n_ ? q[i + 1] : 0.0);
+    g[i] = kn * (el * el * el + er * er * er);
+  }
+}
+
+namespace {
+/// Symmetric tridiagonal matrix from its diagonal and off-diagonal (size n - 1).
+SparseMatrix tridiagonal(const Vector& diag, const Vector& off) {
+  const Index n = diag.size();
+  std::vector<Triplet> t;
+  t.reserve(static_cast<std::size_t>(3 * n));
+  for (Index i = 0; i < n; ++i) {
+    t.emplace_back(static_cast<int>(i), static_cast<int>(i), diag[i]);
+    if (i + 1 < n) {
+      t.emplace_back(static_cast<int>(i), static_cast<int>(i + 1), off[i]);
+      t.emplace_back(static_cast<int>(i + 1), static_cast<int>(i), off[i]);
+    }
+  }
+  SparseMatrix A(n, n);
+  A.setFromTriplets(t.begin(), t.end());
+  return A;
+}
+
+/// Elongations e_s = q_s - q_{s-1}, s = 0..N (0-based masses, walls at -1 and N).
+Vector elongations(const Vector& q) {
+  const Index N = q.size();
+  Vector e(N + 1);
+  e[0] = q[0];
+  for (Index s = 1; s < N; ++s) e[s] = q[s] - q[s - 1];
+  e[N] = -q[N - 1];
+  return e;
+}
+}  // namespace
+
+SparseMatrix MassSpringChain::nonlinear_jacobian(const Vector& q) const {
+  const Vector e = elongations(q);
+  const Vector ks = 3.0 * params_.k_n * e.array().square();  // tangent stiffness per spring
+  const Index N = n_;
+  Vector diag = ks.head(N) + ks.tail(N);
+  Vector off = -ks.segment(1, std::max<Index>(N - 1, 0));
+  return tridiagonal(diag, off);
+}
+
+SecondOrderSystem MassSpringChain::linear_system() const {
+  const Index N = n_;
+  SecondOrderSystem s;
+  s.M = tridiagonal(Vector::Constant(N, params_.m), Vector::Zero(std::max<Index>(N - 1, 0)));
+  s.M.prune(0.0);
+  s.K = tridiagonal(Vector::Constant(N, k_diag_), Vector::Constant(std::max<Index>(N - 1, 0), k_off_));
+  s.D = tridiagonal(Vector::Constant(N, d_diag_), Vector::Constant(std::max<Index>(N - 1, 0), d_off_));
+  std::vector<Triplet> t;
+  for (std::size_t j = 0; j < in_.size(); ++j)
+    t.emplace_back(static_cast<int>(in_[j]), static_cast<int>(j), 1.0);
+  s.B.resize(N, n_inputs());
+  s.B.setFromTriplets(t.begin(), t.end());
+  t.clear();
+  for (std::size_t j = 0; j < out_.size(); ++j)
+    t.emplace_back(static_cast<int>(j), static_cast<int>(out_[j]), 1.0);
+  SparseMatrix C(n_outputs(), N);
+  C.setFromTriplets(t.begin(), t.end());
+  SparseMatrix Z(n_outputs(), N);
+  if (params_.output_quantity == OutputQuantity::position) {
+    s.Cp = C;
+    s.Cv = Z;
+  } else {
+    s.Cp = Z;
+    s.Cv = C;
+  }
+  return s;
+}
+
+DescriptorSystem MassSpringChain::descriptor_system() const { return to_descriptor(linear_system()); }
+
+double MassSpringChain::kinetic_energy(const Vector& v) const {
+  return 0.5 * params_.m * v.squaredNorm();
+}
+
+double MassSpringChain::potential_energy(const Vector& q) const {
+  const Vector e = elongations(q);
+  return 0.5 * params_.k_l * e.squaredNorm() + 0.25 * params_.k_n * e.array().pow(4).sum();
+}
+
+double MassSpringChain::dissipation_power(const Vector& v) const {
+  // v' D v for the three-point stencil, with the walls at rest.
+  double s = 0.0;
+  for (Index i = 0; i < n_; ++i) {
+    const double vm = i > 0 ? v[i - 1] : 0.0, vp = i + 1 < n_ ? v[i + 1] : 0.0;
+    s += v[i] * (d_diag_ * v[i] + d_off_ * (vm + vp));
+  }
+  return s;
+}
+
+double MassSpringChain::input_power(const Vector& v, const Vector& u) const {
+  double s = 0.0;
+  for (std::size_t j = 0; j < in_.size(); ++j) s += v[in_[j]] * u[static_cast<Index>(j)];
+  return s;
+}
+
+// ---------------------------------------------------------------------------------------------
+
+MassSpringChain::Workspace::Workspace(const MassSpringChain& chain, SparseBackend backend)
+    : chain_(chain), solver_(make_sparse_solver(backend)) {
+  const Index N = chain.n_;
+  S_ = tridiagonal(Vector::Ones(N), Vector::Ones(std::max<Index>(N - 1, 0)));
+  S_.makeCompressed();
+  solver_->analyze_pattern(S_);
+}
+
+void MassSpringChain::Workspace::factorize_iteration(double a, double b, double c, const Vector& q) {
+  const bool linear = chain_.is_linear();
+  if (linear && a == a_ && b == b_ && c == c_) return;
+  const Index N = chain_.n_;
+  const auto& p = chain_.params_;
+  const double kl = p.k_l, kn3 = 3.0 * p.k_n;
+  // Tangent stiffness of spring s (between masses s-1 and s; walls at -1 and N).
+  auto spring = [&](Index s) {
+    if (linear) return kl;
+    const double qs = s < N ? q[s] : 0.0, qm = s > 0 ? q[s - 1] : 0.0;
+    const double e = qs - qm;
+    return kl + kn3 * e * e;
+  };
+  // Column j of the CSC storage holds rows j-1, j, j+1 (those that exist), in that order.
+  double* val = S_.valuePtr();
+  const double diag0 = a * p.m + b * chain_.d_diag_, off0 = b * chain_.d_off_;
+  double k_left = spring(0);
+  Index pos = 0;
+  for (Index j = 0; j < N; ++j) {
+    const double k_right = spring(j + 1);
+    const double diag = diag0 + c * (k_left + k_right);
+    if (j > 0) val[pos++] = off0 - c * k_left;  // S(j-1, j)
+    val[pos++] = diag;
+    if (j + 1 < N) val[pos++] = off0 - c * k_right;  // S(j+1, j)
+    k_left = k_right;
+  }
+  solver_->factorize(S_);
+  ++factorizations_;
+  a_ = a;
+  b_ = b;
+  c_ = c;
+}
+
+}  // namespace mor

@@ -1,0 +1,156 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// The nonlinear mass-spring-damper chain of MORwiki ("Mass-Spring-Damper", after Kawano &
+// Scherpen 2015), fixed to walls at both ends, for any N >= 1.
+//
+// MORwiki formulas (implemented exactly; the MATLAB snippet on that page contradicts them, see
+// README):   p' = v,   M v' = K_w p + D_w v + f(p) + B u,   y = C p,
+//   M = m I, K_w = k_l T, D_w = d T, T = tridiag(1, -2, 1),
+//   f(p) = -k_n (U p)^3 - k_n (L p)^3,  (U p)_i = p_i - p_{i+1},  (L p)_i = p_i - p_{i-1},
+//   p_0 = p_{N+1} = 0 (walls), B = e_N, C = e_N^T.
+// This project's mechanical sign convention (src/systems/lti.hpp) writes the same dynamics as
+//   M q'' + D q' + K q + g(q) = B u,   K = -K_w,  D = -D_w,  g = -f,
+// with K, D positive definite and g = grad V, V(q) = k_n/4 sum_{s=0}^{N} (q_{s+1} - q_s)^4 the
+// energy of the N + 1 cubic springs (s = 0 and s = N tie the end masses to the walls).
+//
+// Options beyond the benchmark: Rayleigh damping D = alpha M + beta K in place of d T, and
+// inputs and outputs at any masses (outputs as positions or velocities).
+//
+// The integrator hot path (force, iteration matrix) is matrix-free: a three-point stencil over
+// q and v, one pass over memory, O(N). The sparse matrices are built only when asked for.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <Eigen/Core>
+
+#include "src/core/types.hpp"
+#include "src/linalg/sparse_solver.hpp"
+#include "src/systems/lti.hpp"
+
+namespace mor {
+
+enum class ChainDamping {
+  chain,     ///< D = d (-T): dampers in parallel with the springs (the benchmark)
+  rayleigh,  ///< D = alpha M + beta K: a well-damped variant
+};
+enum class OutputQuantity { position, velocity };
+
+struct ChainParameters {
+  Index N = 1000;    ///< number of masses, >= 1
+  double m = 1.0;    ///< mass of each body, > 0
+  double k_l = 1.0;  ///< linear spring stiffness, >= 0
+  double d = 1.0;    ///< damper coefficient (ChainDamping::chain), >= 0
+  double k_n = 2.0;  ///< cubic spring coefficient, >= 0 (hardening)
+  ChainDamping damping = ChainDamping::chain;
+  double alpha = 0.0;  ///< Rayleigh mass coefficient, >= 0
+  double beta = 0.0;   ///< Rayleigh stiffness coefficient, >= 0
+  /// 1-based indices of the masses the inputs act on (force); empty means {N}.
+  std::vector<Index> inputs;
+  /// 1-based indices of the observed masses; empty means {N}.
+  std::vector<Index> outputs;
+  OutputQuantity output_quantity = OutputQuantity::position;
+};
+
+/// @throws InvalidArgument naming the parameter and its value if any is out of range or not
+/// finite (N <= 0, m <= 0, negative stiffness or damping, mass indices outside [1, N]).
+void validate(const ChainParameters& p);
+
+class MassSpringChain {
+ public:
+  /// @throws InvalidArgument (see validate).
+  explicit MassSpringChain(const ChainParameters& params);
+
+  const ChainParameters& parameters() const { return params_; }
+  Index n() const { return n_; }
+  Index n_inputs() const { return static_cast<Index>(in_.size()); }
+  Index n_outputs() const { return static_cast<Index>(out_.size()); }
+  bool is_linear() const { return params_.k_n == 0.0; }
+
+  /// F = B u - D v - K q - g(q), matrix-free. q, v: any Eigen column expressions of size n.
+  template <class Q, class V>
+  void force(const Eigen::MatrixBase<Q>& q, const Eigen::MatrixBase<V>& v, const Vector& u,
+             Vector& F) const;
+  void mass(const Vector& x, Vector& out) const { out = params_.m * x; }
+  std::optional<double> uniform_mass() const { return params_.m; }
+  /// y = Cp q + Cv v.
+  void output(const Vector& q, const Vector& v, Vector& y) const;
+
+  /// g(q) = -f(q), the cubic spring forces.
+  void nonlinear_force(const Vector& q, Vector& g) const;
+  /// dg/dq(q), n x n tridiagonal symmetric positive semidefinite.
+  SparseMatrix nonlinear_jacobian(const Vector& q) const;
+
+  /// The linear part (M, D, K, B, Cp, Cv) in the mechanical sign convention.
+  SecondOrderSystem linear_system() const;
+  /// The linear part as E x' = A x + B u, x = [q; v] (2n states).
+  DescriptorSystem descriptor_system() const;
+
+  /// Energies for balance checks: T = v'Mv/2, V = q'Kq/2 + k_n/4 sum e^4, P_d = v'Dv,
+  /// P_in = v'Bu (power of the inputs).
+  double kinetic_energy(const Vector& v) const;
+  double potential_energy(const Vector& q) const;
+  double dissipation_power(const Vector& v) const;
+  double input_power(const Vector& v, const Vector& u) const;
+
+  /// Factorizations and scratch for the integrators.
+  class Workspace {
+   public:
+    /// backend: the sparse solver for the tridiagonal SPD iteration matrix (default CHOLMOD).
+    explicit Workspace(const MassSpringChain& chain, SparseBackend backend = SparseBackend::cholmod);
+    void solve_mass(const Vector& r, Vector& x) const { x = r / chain_.params_.m; }
+    /// S = a M + b D + c (K + dg/dq(q)), assembled in O(n) into a fixed tridiagonal pattern,
+    /// analysed once, refactorized numerically (skipped for a linear chain with unchanged a, b, c).
+    void factorize_iteration(double a, double b, double c, const Vector& q);
+    void solve_iteration(const Vector& r, Vector& x) { solver_->solve(r, x); }
+    Index factorizations() const { return factorizations_; }
+
+   private:
+    const MassSpringChain& chain_;
+    std::unique_ptr<SparseSolver> solver_;
+    SparseMatrix S_;  // tridiagonal, both triangles stored
+    double a_ = -1, b_ = -1, c_ = -1;
+    Index factorizations_ = 0;
+  };
+
+ private:
+  ChainParameters params_;
+  Index n_;
+  std::vector<Index> in_, out_;  // 0-based mass indices
+  // Three-point stencils: (K q)_i = k_diag q_i + k_off (q_{i-1} + q_{i+1}), likewise D.
+  double k_diag_, k_off_, d_diag_, d_off_;
+};
+
+// ---------------------------------------------------------------------------------------------
+
+template <class Q, class V>
+void MassSpringChain::force(const Eigen::MatrixBase<Q>& q_expr, const Eigen::MatrixBase<V>& v_expr,
+                            const Vector& u, Vector& F) const {
+  // Evaluators give coefficient access to lazy expressions (e.g. q + h/2 k) without
+  // materialising them: every RK4 stage reads its inputs once.
+  const Eigen::internal::evaluator<Q> q(q_expr.derived());
+  const Eigen::internal::evaluator<V> v(v_expr.derived());
+  const Index N = n_;
+  F.resize(N);
+  double* f = F.data();
+  const double kd = k_diag_, ko = k_off_, dd = d_diag_, dof = d_off_, kn = params_.k_n;
+  auto stencil = [=](double qm, double q0, double qp, double vm, double v0, double vp) {
+    const double el = q0 - qm, er = q0 - qp;
+    return -(kd * q0 + ko * (qm + qp)) - (dd * v0 + dof * (vm + vp)) -
+           kn * (el * el * el + er * er * er);
+  };
+  if (N == 1) {
+    f[0] = stencil(0.0, q.coeff(0), 0.0, 0.0, v.coeff(0), 0.0);
+  } else {
+    f[0] = stencil(0.0, q.coeff(0), q.coeff(1), 0.0, v.coeff(0), v.coeff(1));
+    for (Index i = 1; i < N - 1; ++i)
+      f[i] = stencil(q.coeff(i - 1), q.coeff(i), q.coeff(i + 1), v.coeff(i - 1), v.coeff(i),
+                     v.coeff(i + 1));
+    f[N - 1] = stencil(q.coeff(N - 2), q.coeff(N - 1), 0.0, v.coeff(N - 2), v.coeff(N - 1), 0.0);
+  }
+  for (std::size_t j = 0; j < in_.size(); ++j) f[in_[j]] += u[static_cast<Index>(j)];
+}
+
+}  // namespace mor

@@ -1,0 +1,54 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// Progress of long runs on stderr: steps done, rate, time left. Redrawn at most every 0.5 s, and
+// only when enabled (the `mor` program enables it for runs expected to take a while).
+#pragma once
+
+#include <chrono>
+#include <cstdio>
+#include <string>
+
+#include "src/core/types.hpp"
+
+namespace mor {
+
+class ProgressReporter {
+ public:
+  ProgressReporter(std::string label, bool enabled, std::FILE* stream = stderr)
+      : label_(std::move(label)), enabled_(enabled), stream_(stream) {}
+  ~ProgressReporter() { finish(); }
+  ProgressReporter(const ProgressReporter&) = delete;
+  ProgressReporter& operator=(const ProgressReporter&) = delete;
+
+  /// Cheap enough to call every step: reads the clock only every 64 calls.
+  void update(Index done, Index total) {
+    if (!enabled_ || (++calls_ & 63) != 0) return;
+    const auto now = Clock::now();
+    if (now - last_draw_ < std::chrono::milliseconds(500)) return;
+    last_draw_ = now;
+    const double elapsed = std::chrono::duration<double>(now - start_).count();
+    const double rate = elapsed > 0 ? static_cast<double>(done) / elapsed : 0.0;
+    const double left = rate > 0 ? static_cast<double>(total - done) / rate : 0.0;
+    std::fprintf(stream_, "\r%s: step %lld/%lld (%3.0f%%), %.0f steps/s, %.1f s left   ",
+                 label_.c_str(), static_cast<long long>(done), static_cast<long long>(total),
+                 total > 0 ? 100.0 * static_cast<double>(done) / static_cast<double>(total) : 100.0,
+                 rate, left);
+    std::fflush(stream_);
+    drawn_ = true;
+  }
+  /// Ends the progress line (if one was drawn).
+  void finish() {
+    if (drawn_) std::fprintf(stream_, "\n");
+    drawn_ = false;
+  }
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  std::string label_;
+  bool enabled_;
+  std::FILE* stream_;
+  Clock::time_point start_ = Clock::now(), last_draw_ = Clock::now();
+  unsigned calls_ = 0;
+  bool drawn_ = false;
+};
+
+}  // namespace mor

@@ -1,0 +1,76 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "src/integrators/integrate.hpp"
+
+#include <cmath>
+
+namespace mor {
+
+Scheme parse_scheme(std::string_view name) {
+  if (name == "rk4") return Scheme::rk4;
+  if (name == "implicit_midpoint") return Scheme::implicit_midpoint;
+  if (name == "generalized_alpha") return Scheme::generalized_alpha;
+  throw InvalidArgument(detail::concat("unknown integrator '", name,
+                                       "' (choose rk4, implicit_midpoint or generalized_alpha)"));
+}
+
+std::string_view to_string(Scheme scheme) {
+  switch (scheme) {
+    case Scheme::rk4:
+      return "rk4";
+    case Scheme::implicit_midpoint:
+      return "implicit_midpoint";
+    case Scheme::generalized_alpha:
+      return "generalized_alpha";
+  }
+  return "unknown";
+}
+
+void validate(const IntegratorOptions& o) {
+  require(std::isfinite(o.dt) && o.dt > 0.0, "time step dt must be a finite number > 0, got ",
+          o.dt);
+  require(std::isfinite(o.t0), "start time t0 must be finite, got ", o.t0);
+  require(std::isfinite(o.t_end) && o.t_end > o.t0, "end time t_end must be finite and > t0 = ",
+          o.t0, ", got ", o.t_end);
+  const double ratio = (o.t_end - o.t0) / o.dt;
+  require(ratio < 9.0e15, "t_end - t0 = ", o.t_end - o.t0, " needs too many steps of dt = ", o.dt);
+  const double steps = std::round(ratio);
+  require(steps >= 1.0 && std::abs(ratio - steps) <= 1e-9 * std::max(1.0, ratio),
+          "the horizon t_end - t0 = ", o.t_end - o.t0, " is not a whole number of steps dt = ", o.dt,
+          " (", ratio, " steps)");
+  require(o.rho_infinity >= 0.0 && o.rho_infinity <= 1.0,
+          "generalized-alpha rho_infinity must lie in [0, 1], got ", o.rho_infinity);
+  require(std::isfinite(o.newton_rtol) && o.newton_rtol > 0.0,
+          "Newton relative tolerance must be > 0, got ", o.newton_rtol);
+  require(std::isfinite(o.newton_atol) && o.newton_atol >= 0.0,
+          "Newton absolute tolerance must be >= 0, got ", o.newton_atol);
+  require(o.newton_max_iterations >= 1, "Newton iteration limit must be >= 1, got ",
+          o.newton_max_iterations);
+  require(o.observe_stride >= 1, "output stride must be >= 1, got ", o.observe_stride);
+  require(o.finite_check_stride >= 1, "finite check stride must be >= 1, got ",
+          o.finite_check_stride);
+}
+
+Index step_count(const IntegratorOptions& o) {
+  validate(o);
+  return static_cast<Index>(std::llround((o.t_end - o.t0) / o.dt));
+}
+
+namespace detail {
+void throw_diverged(double t, Index step, Index total, Scheme scheme, double dt) {
+  std::string hint = scheme == Scheme::rk4
+                         ? "; rk4 is explicit: dt = " + concat(dt) +
+                               " may exceed its stability limit, try a smaller dt or an implicit scheme"
+                         : "; try a smaller dt";
+  throw NumericalError(concat("integration diverged: the state is not finite (NaN or Inf) at t = ",
+                              t, " (step ", step, " of ", total, ")", hint));
+}
+
+void throw_newton_failed(double t, Index step, int iterations, double delta, double tolerance,
+                         double dt) {
+  throw NumericalError(concat("Newton did not converge at t = ", t, " (step ", step, ") after ",
+                              iterations, " iterations: last correction ", delta, " > tolerance ",
+                              tolerance, "; try a smaller dt than ", dt));
+}
+}  // namespace detail
+
+}  // namespace mor

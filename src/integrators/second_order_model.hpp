@@ -1,0 +1,49 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// The operator concept every time integrator of this project runs on: full sparse models,
+// matrix-free stencil models and (later) reduced dense models alike.
+//
+// A model describes  M q'' + D q' + K q + g(q) = B u(t),  y = Cp q + Cv q'.
+// It is constant data; everything that changes during a run (factorizations, scratch vectors)
+// lives in its Workspace, built from the model (Pinocchio's Model/Data split).
+//
+//   model.n(), n_inputs(), n_outputs()      sizes n, m, p
+//   model.is_linear()                       true if g == 0: iteration matrices then depend on
+//                                           the step coefficients only and are factorized once
+//   model.force(q, v, u, F)                 F = B u - D v - K q - g(q); q and v may be any Eigen
+//                                           expressions (RK4 passes stage combinations lazily,
+//                                           so a stage costs one pass over memory)
+//   model.output(q, v, y)                   y = Cp q + Cv v
+//   model.mass(x, out)                      out = M x
+//   model.uniform_mass()                    m if M = m I (explicit schemes then fold M^{-1}
+//                                           into their update coefficients), else nullopt
+//   Model::Workspace ws(model, backend)
+//   ws.solve_mass(r, x)                     x = M^{-1} r
+//   ws.factorize_iteration(a, b, c, q)      S = a M + b D + c (K + dg/dq(q)), a, b, c >= 0
+//   ws.solve_iteration(r, x)                x = S^{-1} r
+#pragma once
+
+#include <concepts>
+#include <optional>
+
+#include "src/core/types.hpp"
+#include "src/linalg/sparse_solver.hpp"
+
+namespace mor {
+
+template <class Model>
+concept SecondOrderModel = requires(const Model& model, typename Model::Workspace& ws,
+                                    const Vector& x, Vector& out, double s) {
+  { model.n() } -> std::convertible_to<Index>;
+  { model.n_inputs() } -> std::convertible_to<Index>;
+  { model.n_outputs() } -> std::convertible_to<Index>;
+  { model.is_linear() } -> std::convertible_to<bool>;
+  model.force(x, x, x, out);
+  model.output(x, x, out);
+  model.mass(x, out);
+  { model.uniform_mass() } -> std::convertible_to<std::optional<double>>;
+  ws.solve_mass(x, out);
+  ws.factorize_iteration(s, s, s, x);
+  ws.solve_iteration(x, out);
+};
+
+}  // namespace mor

@@ -1,0 +1,253 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// Integrators against independent references: the exact solution of the linear chain driven by
+// a sine (matrix exponential of the chain augmented with the sine's exosystem), observed orders
+// of convergence, the energy balance of the nonlinear chain, and a second implementation
+// (generic sparse model) of the same linear dynamics.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <numbers>
+#include <vector>
+
+#include <Eigen/Dense>
+#include <unsupported/Eigen/MatrixFunctions>
+
+#include "models/mass_spring_chain.hpp"
+#include "src/integrators/integrate.hpp"
+#include "src/systems/sparse_model.hpp"
+#include "support/compare.hpp"
+
+namespace mor {
+namespace {
+
+using testing::Compare;
+using testing::matrices_near;
+
+struct Final {
+  Vector q, v;
+  IntegrationStats stats;
+};
+
+template <class Model>
+Final run(const Model& model, Scheme scheme, double dt, double T, const Signal& u,
+          SparseBackend backend = SparseBackend::cholmod) {
+  typename Model::Workspace ws(model, backend);
+  IntegratorOptions opt;
+  opt.scheme = scheme;
+  opt.dt = dt;
+  opt.t_end = T;
+  opt.newton_rtol = 1e-13;
+  Final f{Vector::Zero(model.n()), Vector::Zero(model.n()), {}};
+  f.stats = integrate(model, ws, u, opt, f.q, f.v, [](Index, double, const Vector&, const Vector&,
+                                                     const Vector&) {});
+  return f;
+}
+
+int order_of(Scheme s) { return s == Scheme::rk4 ? 4 : 2; }
+
+/// Exact state of the linear chain at time T under u = a sin(w t), from rest.
+Vector exact_linear_chain(const MassSpringChain& chain, double a, double w, double T) {
+  const SecondOrderSystem s = chain.linear_system();
+  const Index n = s.n();
+  // z = [q; v; w1; w2], u = w1, w1' = w w2, w2' = -w w1, w1(0) = 0, w2(0) = a.
+  Matrix A = Matrix::Zero(2 * n + 2, 2 * n + 2);
+  const Matrix Minv = Matrix(s.M).inverse();
+  A.block(0, n, n, n) = Matrix::Identity(n, n);
+  A.block(n, 0, n, n) = -Minv * Matrix(s.K);
+  A.block(n, n, n, n) = -Minv * Matrix(s.D);
+  A.block(n, 2 * n, n, 1) = Minv * Matrix(s.B);
+  A(2 * n, 2 * n + 1) = w;
+  A(2 * n + 1, 2 * n) = -w;
+  Vector z0 = Vector::Zero(2 * n + 2);
+  z0(2 * n + 1) = a;
+  const Matrix At = A * T;
+  return (At.exp() * z0).head(2 * n);
+}
+
+class SchemeTest : public ::testing::TestWithParam<Scheme> {};
+
+TEST_P(SchemeTest, LinearChainConvergesToExactSolutionAtItsOrder) {
+  ChainParameters p;
+  p.N = 6;
+  p.k_n = 0.0;
+  const MassSpringChain chain(p);
+  const double a = 0.8, f = 0.3, T = 4.0;
+  const auto u = make_sine_signal(1, a, f);
+  const Vector exact = exact_linear_chain(chain, a, 2.0 * std::numbers::pi * f, T);
+  std::vector<double> err;
+  for (double dt : {0.08, 0.04, 0.02}) {
+    const Final r = run(chain, GetParam(), dt, T, *u);
+    Vector x(2 * p.N);
+    x << r.q, r.v;
+    err.push_back((x - exact).lpNorm<Eigen::Infinity>());
+  }
+  const int order = order_of(GetParam());
+  for (std::size_t i = 0; i + 1 < err.size(); ++i) {
+    const double observed = std::log2(err[i] / err[i + 1]);
+    EXPECT_NEAR(observed, order, 0.3) << "errors " << err[i] << " -> " << err[i + 1];
+  }
+  EXPECT_LT(err.back(), order == 4 ? 1e-7 : 1e-3);
+}
+
+TEST_P(SchemeTest, NonlinearChainObservedOrder) {
+  // Richardson: e(h) = |x_h - x_{h/2}| shrinks like h^p.
+  ChainParameters p;
+  p.N = 5;
+  const MassSpringChain chain(p);
+  const auto u = make_sine_signal(1, 1.5, 0.4);
+  const double T = 3.0;
+  std::vector<Vector> x;
+  for (double dt : {0.04, 0.02, 0.01, 0.005}) {
+    const Final r = run(chain, GetParam(), dt, T, *u);
+    Vector s(2 * p.N);
+    s << r.q, r.v;
+    x.push_back(s);
+  }
+  const double e0 = (x[0] - x[1]).lpNorm<Eigen::Infinity>();
+  const double e1 = (x[1] - x[2]).lpNorm<Eigen::Infinity>();
+  const double e2 = (x[2] - x[3]).lpNorm<Eigen::Infinity>();
+  const int order = order_of(GetParam());
+  EXPECT_NEAR(std::log2(e0 / e1), order, 0.3) << e0 << " " << e1;
+  EXPECT_NEAR(std::log2(e1 / e2), order, 0.3) << e1 << " " << e2;
+}
+
+TEST_P(SchemeTest, GenericSparseModelGivesTheSameTrajectory) {
+  // Two implementations of the same linear dynamics: matrix-free stencil and sparse products.
+  ChainParameters p;
+  p.N = 30;
+  p.k_n = 0.0;
+  p.inputs = {3, 30};
+  const MassSpringChain chain(p);
+  const SparseSecondOrderModel sparse(chain.linear_system());
+  const auto u = make_chirp_signal(2, 1.0, 0.0, 1.0, 5.0);
+  const Final a = run(chain, GetParam(), 0.01, 5.0, *u);
+  const Final b = run(sparse, GetParam(), 0.01, 5.0, *u, SparseBackend::umfpack);
+  EXPECT_TRUE(matrices_near(a.q, b.q, 1e-12, Compare::relative));
+  EXPECT_TRUE(matrices_near(a.v, b.v, 1e-12, Compare::relative));
+}
+
+TEST_P(SchemeTest, EnergyBalanceOfTheNonlinearChain) {
+  // E(T) - E(0) = int_0^T (v'Bu - v'Dv) dt, the integral by Simpson's rule on every step.
+  ChainParameters p;
+  p.N = 20;
+  const MassSpringChain chain(p);
+  const auto u = make_chirp_signal(1, 2.0, 0.05, 0.5, 10.0);
+  MassSpringChain::Workspace ws(chain);
+  IntegratorOptions opt;
+  opt.scheme = GetParam();
+  opt.dt = 0.005;
+  opt.t_end = 10.0;
+  opt.newton_rtol = 1e-13;
+  Vector q = Vector::Zero(p.N), v = Vector::Zero(p.N);
+  std::vector<double> power, energy;
+  double input_work = 0.0;
+  integrate(chain, ws, *u, opt, q, v,
+            [&](Index, double, const Vector& qk, const Vector& vk, const Vector& uk) {
+              power.push_back(chain.input_power(vk, uk) - chain.dissipation_power(vk));
+              energy.push_back(chain.kinetic_energy(vk) + chain.potential_energy(qk));
+              input_work += std::abs(chain.input_power(vk, uk)) * opt.dt;
+            });
+  ASSERT_EQ(power.size() % 2, 1u);  // Simpson needs an even number of intervals
+  double integral = power.front() + power.back();
+  for (std::size_t i = 1; i + 1 < power.size(); ++i) integral += (i % 2 ? 4.0 : 2.0) * power[i];
+  integral *= opt.dt / 3.0;
+  const double change = energy.back() - energy.front();
+  // RK4's defect is O(h^4); the midpoint rule and generalized-alpha are O(h^2).
+  const double tol = GetParam() == Scheme::rk4 ? 1e-8 : 1e-4;
+  EXPECT_NEAR(change, integral, tol * input_work)
+      << "energy change " << change << ", net work " << integral << ", |input work| " << input_work;
+  EXPECT_GT(input_work, 1e-2) << "the test must move the chain";
+}
+
+INSTANTIATE_TEST_SUITE_P(AllSchemes, SchemeTest,
+                         ::testing::Values(Scheme::rk4, Scheme::implicit_midpoint,
+                                           Scheme::generalized_alpha),
+                         [](const auto& info) { return std::string(to_string(info.param)); });
+
+TEST(Integrate, MidpointKeepsTheLinearEnergyBalanceToRounding) {
+  // Implicit midpoint conserves quadratic invariants: for the linear chain the discrete balance
+  // E_{k+1} - E_k = h (v_m'B u_m - v_m'D v_m), v_m = (v_k + v_{k+1})/2, holds to rounding.
+  ChainParameters p;
+  p.N = 50;
+  p.k_n = 0.0;
+  const MassSpringChain chain(p);
+  const auto u = make_sine_signal(1, 1.0, 0.2);
+  MassSpringChain::Workspace ws(chain);
+  IntegratorOptions opt;
+  opt.dt = 0.05;
+  opt.t_end = 20.0;
+  Vector q = Vector::Zero(p.N), v = Vector::Zero(p.N), v_prev, u_mid(1);
+  double E_prev = 0.0, worst = 0.0, scale = 0.0;
+  integrate(chain, ws, *u, opt, q, v,
+            [&](Index k, double t, const Vector& qk, const Vector& vk, const Vector&) {
+              const double E = chain.kinetic_energy(vk) + chain.potential_energy(qk);
+              if (k > 0) {
+                const Vector vm = 0.5 * (v_prev + vk);
+                u->evaluate(t - 0.5 * opt.dt, u_mid);
+                const double work =
+                    opt.dt * (chain.input_power(vm, u_mid) - chain.dissipation_power(vm));
+                worst = std::max(worst, std::abs(E - E_prev - work));
+                scale = std::max(scale, std::abs(E));
+              }
+              E_prev = E;
+              v_prev = vk;
+            });
+  EXPECT_LT(worst, 1e-13 * std::max(scale, 1.0)) << "largest defect " << worst << ", energy " << scale;
+}
+
+TEST(Integrate, DivergenceIsReportedWithTheTime) {
+  ChainParameters p;
+  p.N = 10;
+  p.k_l = 1e4;  // |lambda| up to 200: rk4 with dt = 0.1 is far outside its stability region
+  const MassSpringChain chain(p);
+  const auto u = make_step_signal(1, 1.0);
+  try {
+    run(chain, Scheme::rk4, 0.1, 50.0, *u);
+    FAIL() << "no error";
+  } catch (const NumericalError& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find("diverged"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("t = "), std::string::npos) << msg;
+    EXPECT_NE(msg.find("dt = 0.1"), std::string::npos) << msg;
+  }
+}
+
+TEST(Integrate, BadOptionsNameTheValue) {
+  ChainParameters p;
+  p.N = 3;
+  const MassSpringChain chain(p);
+  const auto u = make_zero_signal(1);
+  auto message = [&](double dt, double T) {
+    try {
+      run(chain, Scheme::implicit_midpoint, dt, T, *u);
+    } catch (const InvalidArgument& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_NE(message(0.0, 1.0).find("dt must be a finite number > 0, got 0"), std::string::npos);
+  EXPECT_NE(message(-0.1, 1.0).find("got -0.1"), std::string::npos);
+  EXPECT_NE(message(std::nan(""), 1.0).find("got nan"), std::string::npos);
+  EXPECT_NE(message(0.1, -1.0).find("got -1"), std::string::npos);
+  EXPECT_NE(message(0.3, 1.0).find("not a whole number of steps"), std::string::npos);
+}
+
+TEST(Integrate, ObserverStrideAndLastStep) {
+  ChainParameters p;
+  p.N = 4;
+  const MassSpringChain chain(p);
+  const auto u = make_zero_signal(1);
+  MassSpringChain::Workspace ws(chain);
+  IntegratorOptions opt;
+  opt.dt = 0.1;
+  opt.t_end = 1.0;
+  opt.observe_stride = 3;
+  Vector q = Vector::Ones(p.N), v = Vector::Zero(p.N);
+  std::vector<Index> steps;
+  integrate(chain, ws, *u, opt, q, v,
+            [&](Index k, double, const Vector&, const Vector&, const Vector&) { steps.push_back(k); });
+  EXPECT_EQ(steps, (std::vector<Index>{0, 3, 6, 9, 10}));
+}
+
+}  // namespace
+}  // namespace mor
