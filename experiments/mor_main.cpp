@@ -1,2 +1,123 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-int main() { return 0; }
+// `mor`: the command-line program. The only place that turns errors into messages and exit
+// codes:  0 success,  2 bad input (experiment file, option, missing or foreign file),
+//         3 numerical failure (divergence, Newton, singular matrix),  4 plotting failed (results
+//         are complete),  1 anything else.
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "experiments/runner/experiment.hpp"
+#include "src/core/errors.hpp"
+#include "src/core/version.hpp"
+
+namespace {
+
+std::string shell_quote(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+/// Runs experiments/plot_results.py with Debian's python (which has matplotlib and h5py).
+int make_plots(const std::filesystem::path& results) {
+  const std::filesystem::path script =
+      std::filesystem::path(MOR_SOURCE_DIR) / "experiments" / "plot_results.py";
+  const std::string cmd = "/usr/bin/python3 " + shell_quote(script.string()) + " " +
+                          shell_quote(results.string());
+  const int rc = std::system(cmd.c_str());
+  if (rc != 0) {
+    std::cerr << "mor: plotting failed (" << cmd << " exited with " << rc
+              << "); the results file " << results.string() << " is complete\n";
+    return 4;
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"mor: model order reduction of large sparse mechanical systems.\n"
+               "Simulates full-order models from experiment files and stores results in HDF5."};
+  app.set_version_flag("--version", std::string("mor ") + mor::program_version() + " (" +
+                                        mor::git_commit() + ")");
+  app.require_subcommand(1);
+
+  CLI::App* run = app.add_subcommand("run", "Run an experiment file (TOML) and write its results (HDF5)");
+  std::string experiment_file, output;
+  std::vector<std::string> overrides;
+  bool no_plots = false, progress = false, quiet = false;
+  run->add_option("experiment", experiment_file, "experiment file, e.g. experiments/default.toml")
+      ->required();
+  run->add_option("-o,--output", output, "results file (default: experiment.output)");
+  run->add_option("-s,--set", overrides,
+                  "override a setting, e.g. --set model.N=100000 --set simulation.integrator=rk4");
+  run->add_flag("--no-plots", no_plots, "do not make the PNG plots");
+  run->add_flag("--progress", progress, "show progress on stderr (default: when it is a terminal)");
+  run->add_flag("-q,--quiet", quiet, "print nothing but errors");
+
+  CLI::App* info = app.add_subcommand("info", "Summarise a results file");
+  std::string results_file;
+  info->add_option("results", results_file, "results file (.h5) written by mor run")->required();
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 2;
+  }
+
+  std::string command_line;
+  for (int i = 0; i < argc; ++i) command_line += (i ? " " : "") + std::string(argv[i]);
+
+  try {
+    if (*run) {
+      if (!output.empty()) overrides.push_back("experiment.output=\"" + output + "\"");
+      const auto config = mor::experiments::load_experiment(experiment_file, overrides);
+      mor::experiments::RunOptions options;
+      options.progress = progress || (!quiet && isatty(STDERR_FILENO));
+      options.command_line = command_line;
+      const auto s = mor::experiments::run_experiment(config, options);
+      if (!quiet) {
+        std::printf("mor: wrote %s\n", s.results.string().c_str());
+        std::printf(
+            "     N = %lld, %lld steps of %s (dt = %g), %lld outputs, %lld snapshots\n"
+            "     %.3f s total (setup %.3f s, stepping %.3f s, writing %.3f s), "
+            "%.2f ns per step per mass, peak memory %.0f MiB\n",
+            static_cast<long long>(config.model.N), static_cast<long long>(s.stats.steps),
+            std::string(mor::to_string(config.integrator.scheme)).c_str(), config.integrator.dt,
+            static_cast<long long>(s.outputs), static_cast<long long>(s.snapshots), s.total_seconds,
+            s.setup_seconds, s.stats.seconds - s.write_seconds, s.write_seconds,
+            1e9 * (s.stats.seconds - s.write_seconds) / static_cast<double>(s.stats.steps) /
+                static_cast<double>(config.model.N),
+            s.peak_rss_mb);
+        std::fflush(stdout);
+      }
+      if (config.plots && !no_plots) return make_plots(s.results);
+      return 0;
+    }
+    if (*info) {
+      mor::experiments::print_results_info(results_file, std::cout);
+      return 0;
+    }
+  } catch (const mor::InvalidArgument& e) {
+    std::cerr << "mor: error: " << e.what() << "\n";
+    return 2;
+  } catch (const mor::IoError& e) {
+    std::cerr << "mor: error: " << e.what() << "\n";
+    return 2;
+  } catch (const mor::NumericalError& e) {
+    std::cerr << "mor: numerical failure: " << e.what() << "\n";
+    return 3;
+  } catch (const std::exception& e) {
+    std::cerr << "mor: error: " << e.what() << "\n";
+    return 1;
+  }
+  return 0;
+}

@@ -1,1 +1,633 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
+#include "experiments/runner/experiment.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <ctime>
+#include <fstream>
+#include <iomanip>
+#include <map>
+#include <numeric>
+#include <ostream>
+#include <set>
+#include <sstream>
+
+#include <toml++/toml.h>
+
+#include "src/core/errors.hpp"
+#include "src/core/version.hpp"
+#include "src/io/results.hpp"
+#include "src/signals/signal.hpp"
+
+namespace mor::experiments {
+namespace {
+
+using detail::concat;
+
+std::size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  std::iota(row.begin(), row.end(), 0);
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diag = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t up = row[j];
+      const bool same = std::tolower(a[i - 1]) == std::tolower(b[j - 1]);
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (same ? 0 : 1)});
+      diag = up;
+    }
+  }
+  return row[b.size()];
+}
+
+std::string suggestion(const std::string& key, const std::vector<std::string>& known) {
+  std::string best;
+  std::size_t best_d = 3;  // suggest only near misses
+  for (const auto& k : known) {
+    const std::size_t d = edit_distance(key, k);
+    if (d < best_d) {
+      best_d = d;
+      best = k;
+    }
+  }
+  return best;
+}
+
+std::string join(const std::vector<std::string>& items) {
+  std::string s;
+  for (const auto& i : items) s += (s.empty() ? "" : ", ") + i;
+  return s;
+}
+
+/// Reads the keys of one TOML table with types checked; finish() rejects every key not read.
+class TableReader {
+ public:
+  TableReader(const toml::table* table, std::string name, std::string source)
+      : table_(table), name_(std::move(name)), source_(std::move(source)) {}
+
+  double real(const std::string& key, double fallback) {
+    const toml::node* n = find(key);
+    if (!n) return fallback;
+    if (auto v = n->value_exact<double>()) return *v;
+    if (auto v = n->value_exact<std::int64_t>()) return static_cast<double>(*v);
+    fail(key, *n, "a number");
+  }
+  std::int64_t integer(const std::string& key, std::int64_t fallback) {
+    const toml::node* n = find(key);
+    if (!n) return fallback;
+    if (auto v = n->value_exact<std::int64_t>()) return *v;
+    if (auto v = n->value_exact<double>(); v && std::isfinite(*v) && *v == std::round(*v) &&
+                                           std::abs(*v) < 9e15)
+      return static_cast<std::int64_t>(*v);  // 1e6 is a fine way to write a million masses
+    fail(key, *n, "an integer");
+  }
+  std::string text(const std::string& key, const std::string& fallback) {
+    const toml::node* n = find(key);
+    if (!n) return fallback;
+    if (auto v = n->value_exact<std::string>()) return *v;
+    fail(key, *n, "a string");
+  }
+  bool boolean(const std::string& key, bool fallback) {
+    const toml::node* n = find(key);
+    if (!n) return fallback;
+    if (auto v = n->value_exact<bool>()) return *v;
+    fail(key, *n, "true or false");
+  }
+  std::vector<double> reals(const std::string& key, std::vector<double> fallback) {
+    const toml::node* n = find(key);
+    if (!n) return fallback;
+    const toml::array* a = n->as_array();
+    if (!a) fail(key, *n, "an array of numbers");
+    std::vector<double> out;
+    for (const auto& e : *a) {
+      if (auto v = e.value_exact<double>())
+        out.push_back(*v);
+      else if (auto w = e.value_exact<std::int64_t>())
+        out.push_back(static_cast<double>(*w));
+      else
+        fail(key, *n, "an array of numbers");
+    }
+    return out;
+  }
+  std::vector<std::int64_t> integers(const std::string& key, std::vector<std::int64_t> fallback) {
+    const toml::node* n = find(key);
+    if (!n) return fallback;
+    const toml::array* a = n->as_array();
+    if (!a) fail(key, *n, "an array of integers");
+    std::vector<std::int64_t> out;
+    for (const auto& e : *a) {
+      if (auto v = e.value_exact<std::int64_t>())
+        out.push_back(*v);
+      else
+        fail(key, *n, "an array of integers");
+    }
+    return out;
+  }
+  std::vector<std::string> strings(const std::string& key, std::vector<std::string> fallback) {
+    const toml::node* n = find(key);
+    if (!n) return fallback;
+    const toml::array* a = n->as_array();
+    if (!a) fail(key, *n, "an array of strings");
+    std::vector<std::string> out;
+    for (const auto& e : *a) {
+      if (auto v = e.value_exact<std::string>())
+        out.push_back(*v);
+      else
+        fail(key, *n, "an array of strings");
+    }
+    return out;
+  }
+  /// Every key of the table must have been asked for; `context` explains what decided the set.
+  void finish(const std::string& context = "") const {
+    if (!table_) return;
+    for (const auto& [k, node] : *table_) {
+      const std::string key(k.str());
+      if (std::find(known_.begin(), known_.end(), key) != known_.end()) continue;
+      const std::string near = suggestion(key, known_);
+      throw InvalidArgument(concat(
+          source_, ":", node.source().begin.line, ": unknown key '", name_, ".", key, "'",
+          context, near.empty() ? "" : "; did you mean '" + name_ + "." + near + "'?",
+          " (known keys: ", join(known_), ")"));
+    }
+  }
+  std::string where(const std::string& key) const {
+    const toml::node* n = table_ ? table_->get(key) : nullptr;
+    return n ? concat(source_, ":", n->source().begin.line) : source_;
+  }
+
+ private:
+  const toml::node* find(const std::string& key) {
+    known_.push_back(key);
+    return table_ ? table_->get(key) : nullptr;
+  }
+  [[noreturn]] void fail(const std::string& key, const toml::node& n, const char* expected) const {
+    std::ostringstream value;
+    n.visit([&](const auto& x) { value << x; });
+    throw InvalidArgument(concat(source_, ":", n.source().begin.line, ": ", name_, ".", key,
+                                 " must be ", expected, ", got ", value.str()));
+  }
+
+  const toml::table* table_;
+  std::string name_, source_;
+  std::vector<std::string> known_;
+};
+
+/// Applies "a.b=value" to the table (value in TOML syntax, or a bare string).
+void apply_override(toml::table& root, const std::string& assignment) {
+  const auto eq = assignment.find('=');
+  require(eq != std::string::npos && eq > 0, "override '", assignment,
+          "' must look like table.key=value, e.g. model.N=100000");
+  std::string path = assignment.substr(0, eq), value = assignment.substr(eq + 1);
+  auto trim = [](std::string& s) {
+    s.erase(0, s.find_first_not_of(" \t"));
+    s.erase(s.find_last_not_of(" \t") + 1);
+  };
+  trim(path);
+  trim(value);
+  const auto dot = path.find('.');
+  require(dot != std::string::npos && dot > 0 && dot + 1 < path.size(), "override '", assignment,
+          "': the key must name its table, e.g. model.N");
+  const std::string table = path.substr(0, dot), key = path.substr(dot + 1);
+  toml::table parsed;
+  try {
+    parsed = toml::parse("v = " + value);
+  } catch (const toml::parse_error&) {
+    parsed = toml::table{};
+    parsed.insert("v", value);  // a bare word such as rk4
+  }
+  if (!root.contains(table)) root.insert(table, toml::table{});
+  toml::table* t = root[table].as_table();
+  require(t != nullptr, "override '", assignment, "': '", table, "' is not a table");
+  t->insert_or_assign(key, *parsed.get("v"));
+}
+
+std::filesystem::path resolve(const std::filesystem::path& p, const std::filesystem::path& base) {
+  return p.is_absolute() || p.empty() ? p : base / p;
+}
+
+std::string toml_string(const std::string& s) {
+  std::ostringstream os;
+  os << toml::value<std::string>(s);
+  return os.str();
+}
+
+/// The effective configuration, every default filled in, as TOML: stored in results files.
+std::string to_toml(const ExperimentConfig& c) {
+  std::ostringstream os;
+  os.precision(17);
+  auto ints = [](const std::vector<Index>& v) {
+    std::string s = "[";
+    for (std::size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]);
+    return s + "]";
+  };
+  os << "[experiment]\nname = " << toml_string(c.name)
+     << "\ndescription = " << toml_string(c.description)
+     << "\noutput = " << toml_string(c.output.string()) << "\n\n[model]\ntype = \"mass_spring_chain\"\nN = "
+     << c.model.N << "\nm = " << c.model.m << "\nk_l = " << c.model.k_l << "\nd = " << c.model.d
+     << "\nk_n = " << c.model.k_n << "\ndamping = \""
+     << (c.model.damping == ChainDamping::chain ? "chain" : "rayleigh") << "\"\nalpha = "
+     << c.model.alpha << "\nbeta = " << c.model.beta << "\ninputs = " << ints(c.model.inputs)
+     << "\noutputs = " << ints(c.model.outputs) << "\noutput_quantity = \""
+     << (c.model.output_quantity == OutputQuantity::position ? "position" : "velocity")
+     << "\"\n\n[input]\ntype = " << toml_string(c.input.type) << "\n";
+  const InputSpec& in = c.input;
+  if (in.type == "step") os << "amplitude = " << in.amplitude << "\nt_on = " << in.t_on << "\n";
+  if (in.type == "sine")
+    os << "amplitude = " << in.amplitude << "\nfrequency = " << in.frequency
+       << "\nphase = " << in.phase << "\noffset = " << in.offset << "\n";
+  if (in.type == "chirp")
+    os << "amplitude = " << in.amplitude << "\nf0 = " << in.f0 << "\nf1 = " << in.f1
+       << "\nt1 = " << in.t1 << "\n";
+  if (in.type == "multisine") {
+    os << "amplitude = " << in.amplitude << "\nseed = " << in.seed << "\nfrequencies = [";
+    for (std::size_t i = 0; i < in.frequencies.size(); ++i)
+      os << (i ? ", " : "") << in.frequencies[i];
+    os << "]\n";
+  }
+  if (in.type == "table") os << "file = " << toml_string(in.file.string()) << "\n";
+  const IntegratorOptions& o = c.integrator;
+  os << "\n[simulation]\nintegrator = \"" << to_string(o.scheme) << "\"\ndt = " << o.dt
+     << "\nt_end = " << o.t_end << "\nsolver = \"" << to_string(c.solver)
+     << "\"\nrho_infinity = " << o.rho_infinity << "\nnewton_rtol = " << o.newton_rtol
+     << "\nnewton_atol = " << o.newton_atol << "\nnewton_max_iterations = " << o.newton_max_iterations
+     << "\n\n[output]\noutput_stride = " << o.observe_stride
+     << "\nsnapshot_stride = " << c.snapshot_stride << "\nsnapshot_fields = [";
+  for (std::size_t i = 0; i < c.snapshot_fields.size(); ++i)
+    os << (i ? ", " : "") << toml_string(c.snapshot_fields[i]);
+  os << "]\ncompression = " << c.compression << "\nplots = " << (c.plots ? "true" : "false") << "\n";
+  return os.str();
+}
+
+}  // namespace
+
+ExperimentConfig parse_experiment(const std::string& text, const std::string& source,
+                                  const std::filesystem::path& base_dir,
+                                  const std::vector<std::string>& overrides) {
+  toml::table root;
+  try {
+    root = toml::parse(text, source);
+  } catch (const toml::parse_error& e) {
+    throw InvalidArgument(concat(source, ":", e.source().begin.line, ": not valid TOML: ",
+                                 e.description()));
+  }
+  for (const auto& o : overrides) apply_override(root, o);
+
+  const std::vector<std::string> tables = {"experiment", "model", "input", "simulation", "output"};
+  for (const auto& [k, node] : root) {
+    const std::string key(k.str());
+    if (std::find(tables.begin(), tables.end(), key) != tables.end() && node.is_table()) continue;
+    const std::string near = suggestion(key, tables);
+    throw InvalidArgument(concat(source, ":", node.source().begin.line, ": unknown ",
+                                 node.is_table() ? "table [" + key + "]" : "top-level key '" + key + "'",
+                                 near.empty() ? "" : "; did you mean [" + near + "]?",
+                                 " (known tables: ", join(tables), ")"));
+  }
+  auto table = [&](const char* name) { return root[name].as_table(); };
+
+  ExperimentConfig c;
+  c.source = source;
+  {
+    TableReader r(table("experiment"), "experiment", source);
+    c.name = r.text("name", c.name);
+    c.description = r.text("description", "");
+    c.output = r.text("output", "");
+    r.finish();
+    require(!c.name.empty(), source, ": experiment.name must not be empty");
+    if (c.output.empty()) c.output = std::filesystem::path("results") / (c.name + ".h5");
+  }
+  {
+    TableReader r(table("model"), "model", source);
+    const std::string type = r.text("type", "mass_spring_chain");
+    require(type == "mass_spring_chain", r.where("type"), ": model.type '", type,
+            "' is not a known model (known: mass_spring_chain)");
+    ChainParameters& p = c.model;
+    p.N = r.integer("N", p.N);
+    p.m = r.real("m", p.m);
+    p.k_l = r.real("k_l", p.k_l);
+    p.d = r.real("d", p.d);
+    p.k_n = r.real("k_n", p.k_n);
+    const std::string damping = r.text("damping", "chain");
+    require(damping == "chain" || damping == "rayleigh", r.where("damping"), ": model.damping '",
+            damping, "' must be \"chain\" or \"rayleigh\"");
+    p.damping = damping == "chain" ? ChainDamping::chain : ChainDamping::rayleigh;
+    if (p.damping == ChainDamping::rayleigh) {
+      p.alpha = r.real("alpha", 0.0);
+      p.beta = r.real("beta", 0.0);
+    }
+    for (auto i : r.integers("inputs", {})) p.inputs.push_back(i);
+    for (auto i : r.integers("outputs", {})) p.outputs.push_back(i);
+    const std::string quantity = r.text("output_quantity", "position");
+    require(quantity == "position" || quantity == "velocity", r.where("output_quantity"),
+            ": model.output_quantity '", quantity, "' must be \"position\" or \"velocity\"");
+    p.output_quantity = quantity == "position" ? OutputQuantity::position : OutputQuantity::velocity;
+    r.finish(p.damping == ChainDamping::chain ? " (alpha and beta need damping = \"rayleigh\")" : "");
+    try {
+      validate(p);
+    } catch (const InvalidArgument& e) {
+      throw InvalidArgument(concat(source, ": ", e.what()));
+    }
+  }
+  {
+    TableReader r(table("input"), "input", source);
+    InputSpec& in = c.input;
+    in.type = r.text("type", in.type);
+    if (in.type == "zero") {
+    } else if (in.type == "step") {
+      in.amplitude = r.real("amplitude", in.amplitude);
+      in.t_on = r.real("t_on", in.t_on);
+    } else if (in.type == "sine") {
+      in.amplitude = r.real("amplitude", in.amplitude);
+      in.frequency = r.real("frequency", in.frequency);
+      in.phase = r.real("phase", in.phase);
+      in.offset = r.real("offset", in.offset);
+    } else if (in.type == "chirp") {
+      in.amplitude = r.real("amplitude", in.amplitude);
+      in.f0 = r.real("f0", in.f0);
+      in.f1 = r.real("f1", in.f1);
+      in.t1 = r.real("t1", in.t1);
+    } else if (in.type == "multisine") {
+      in.amplitude = r.real("amplitude", in.amplitude);
+      in.frequencies = r.reals("frequencies", {0.01, 0.02, 0.05, 0.1, 0.2});
+      in.seed = r.integer("seed", in.seed);
+      require(in.seed >= 0, r.where("seed"), ": input.seed must be >= 0, got ", in.seed);
+    } else if (in.type == "table") {
+      const std::string file = r.text("file", "");
+      require(!file.empty(), source, ": input.type = \"table\" needs input.file");
+      in.file = resolve(file, base_dir);
+    } else {
+      throw InvalidArgument(concat(r.where("type"), ": input.type '", in.type,
+                                   "' is not a known signal (zero, step, sine, chirp, multisine, table)"));
+    }
+    r.finish(" for input type '" + in.type + "'");
+  }
+  {
+    TableReader r(table("simulation"), "simulation", source);
+    IntegratorOptions& o = c.integrator;
+    try {
+      o.scheme = parse_scheme(r.text("integrator", "implicit_midpoint"));
+      c.solver = parse_sparse_backend(r.text("solver", "cholmod"));
+    } catch (const InvalidArgument& e) {
+      throw InvalidArgument(concat(source, ": simulation: ", e.what()));
+    }
+    o.dt = r.real("dt", 0.05);
+    o.t0 = 0.0;
+    o.t_end = r.real("t_end", 100.0);
+    o.rho_infinity = r.real("rho_infinity", o.rho_infinity);
+    o.newton_rtol = r.real("newton_rtol", o.newton_rtol);
+    o.newton_atol = r.real("newton_atol", o.newton_atol);
+    o.newton_max_iterations = static_cast<int>(r.integer("newton_max_iterations", o.newton_max_iterations));
+    r.finish();
+  }
+  {
+    TableReader r(table("output"), "output", source);
+    c.integrator.observe_stride = r.integer("output_stride", 1);
+    c.snapshot_stride = r.integer("snapshot_stride", c.snapshot_stride);
+    c.snapshot_fields = r.strings("snapshot_fields", c.snapshot_fields);
+    c.compression = static_cast<int>(r.integer("compression", c.compression));
+    c.plots = r.boolean("plots", c.plots);
+    r.finish();
+    require(c.snapshot_stride >= 0, r.where("snapshot_stride"),
+            ": output.snapshot_stride must be >= 0 (0: no snapshots), got ", c.snapshot_stride);
+    require(c.compression >= 0 && c.compression <= 9, r.where("compression"),
+            ": output.compression must be a deflate level 0..9, got ", c.compression);
+    for (const auto& f : c.snapshot_fields)
+      require(f == "p" || f == "v", r.where("snapshot_fields"), ": output.snapshot_fields entry '", f,
+              "' must be \"p\" (positions) or \"v\" (velocities)");
+  }
+  try {
+    validate(c.integrator);
+  } catch (const InvalidArgument& e) {
+    throw InvalidArgument(concat(source, ": simulation: ", e.what()));
+  }
+  c.toml = to_toml(c);
+  return c;
+}
+
+ExperimentConfig load_experiment(const std::filesystem::path& file,
+                                 const std::vector<std::string>& overrides) {
+  std::ifstream in(file);
+  if (!in) throw IoError(concat("cannot read experiment file '", file.string(), "'"));
+  std::ostringstream text;
+  text << in.rdbuf();
+  return parse_experiment(text.str(), file.string(), file.parent_path(), overrides);
+}
+
+double peak_rss_mib() {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line))
+    if (line.rfind("VmHWM:", 0) == 0) return std::stod(line.substr(6)) / 1024.0;
+  return 0.0;
+}
+
+namespace {
+
+std::unique_ptr<Signal> make_signal(const InputSpec& in, Index m) {
+  if (in.type == "zero") return make_zero_signal(m);
+  if (in.type == "step") return make_step_signal(m, in.amplitude, in.t_on);
+  if (in.type == "sine") return make_sine_signal(m, in.amplitude, in.frequency, in.phase, in.offset);
+  if (in.type == "chirp") return make_chirp_signal(m, in.amplitude, in.f0, in.f1, in.t1);
+  if (in.type == "multisine")
+    return make_multisine_signal(m, in.amplitude, in.frequencies, static_cast<std::uint64_t>(in.seed));
+  return make_table_signal(m, in.file);
+}
+
+std::string utc_now() {
+  const std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  std::ostringstream os;
+  os << std::put_time(&tm, "%Y-%m-%dT%H:%M:%SZ");
+  return os.str();
+}
+
+std::string host_name() {
+  char buf[256] = {};
+  return gethostname(buf, sizeof buf - 1) == 0 ? std::string(buf) : std::string("unknown");
+}
+
+std::vector<std::int64_t> to_int64(const std::vector<Index>& v, Index fallback) {
+  std::vector<std::int64_t> out(v.begin(), v.end());
+  if (out.empty()) out.push_back(fallback);
+  return out;
+}
+
+}  // namespace
+
+RunSummary run_experiment(const ExperimentConfig& c, const RunOptions& options) {
+  using Clock = std::chrono::steady_clock;
+  const auto t_start = Clock::now();
+  RunSummary summary;
+  const MassSpringChain chain(c.model);
+  MassSpringChain::Workspace ws(chain, c.solver);
+  const auto input = make_signal(c.input, chain.n_inputs());
+  const Index N = chain.n();
+
+  io::ResultsWriter out(c.output);
+  out.set_attribute("/", "program", std::string("mor"));
+  out.set_attribute("/", "program_version", std::string(program_version()));
+  out.set_attribute("/", "git_commit", std::string(git_commit()));
+  out.set_attribute("/", "created", utc_now());
+  out.set_attribute("/", "host", host_name());
+  out.set_attribute("/", "command_line", options.command_line);
+  out.set_attribute("/", "experiment_name", c.name);
+  out.set_attribute("/", "experiment_description", c.description);
+  out.set_attribute("/", "experiment_source", c.source);
+  out.set_attribute("/", "configuration", c.toml);
+
+  const ChainParameters& p = c.model;
+  out.create_group("/model");
+  out.set_attribute("/model", "type", std::string("mass_spring_chain"));
+  out.set_attribute("/model", "N", static_cast<std::int64_t>(p.N));
+  out.set_attribute("/model", "m", p.m);
+  out.set_attribute("/model", "k_l", p.k_l);
+  out.set_attribute("/model", "d", p.d);
+  out.set_attribute("/model", "k_n", p.k_n);
+  out.set_attribute("/model", "damping",
+                    std::string(p.damping == ChainDamping::chain ? "chain" : "rayleigh"));
+  out.set_attribute("/model", "alpha", p.alpha);
+  out.set_attribute("/model", "beta", p.beta);
+  out.set_attribute("/model", "inputs", to_int64(p.inputs, p.N));
+  out.set_attribute("/model", "outputs", to_int64(p.outputs, p.N));
+  out.set_attribute("/model", "output_quantity",
+                    std::string(p.output_quantity == OutputQuantity::position ? "position" : "velocity"));
+  out.set_attribute("/model", "convention",
+                    std::string("M q'' + D q' + K q + g(q) = B u, y = Cp q + Cv q'; K = -k_l T, "
+                                "D = -d T (or alpha M + beta K), g = -f of MORwiki"));
+
+  const IntegratorOptions& o = c.integrator;
+  const Index steps = step_count(o);
+  out.create_group("/simulation");
+  out.set_attribute("/simulation", "integrator", std::string(to_string(o.scheme)));
+  out.set_attribute("/simulation", "solver", std::string(to_string(c.solver)));
+  out.set_attribute("/simulation", "dt", o.dt);
+  out.set_attribute("/simulation", "t0", o.t0);
+  out.set_attribute("/simulation", "t_end", o.t_end);
+  out.set_attribute("/simulation", "steps", static_cast<std::int64_t>(steps));
+  out.set_attribute("/simulation", "rho_infinity", o.rho_infinity);
+  out.set_attribute("/simulation", "newton_rtol", o.newton_rtol);
+  out.set_attribute("/simulation", "newton_atol", o.newton_atol);
+  out.set_attribute("/simulation", "output_stride", static_cast<std::int64_t>(o.observe_stride));
+  out.set_attribute("/simulation", "snapshot_stride", static_cast<std::int64_t>(c.snapshot_stride));
+  out.set_attribute("/simulation", "initial_state", std::string("rest (q = v = 0)"));
+  out.create_group("/input");
+  out.set_attribute("/input", "type", c.input.type);
+  out.set_attribute("/input", "description", input->describe());
+
+  out.create_group("/outputs");
+  io::RowStream& s_t = out.open_row_stream("/outputs/t", 1, 0);
+  io::RowStream& s_u = out.open_row_stream("/outputs/u", chain.n_inputs(), 0);
+  io::RowStream& s_y = out.open_row_stream("/outputs/y", chain.n_outputs(), 0);
+  const bool snapshots = c.snapshot_stride > 0 && !c.snapshot_fields.empty();
+  const bool snap_p = snapshots && std::count(c.snapshot_fields.begin(), c.snapshot_fields.end(), "p");
+  const bool snap_v = snapshots && std::count(c.snapshot_fields.begin(), c.snapshot_fields.end(), "v");
+  io::RowStream *s_st = nullptr, *s_p = nullptr, *s_v = nullptr, *s_e = nullptr;
+  if (snapshots) {
+    out.create_group("/snapshots");
+    s_st = &out.open_row_stream("/snapshots/t", 1, 0);
+    if (snap_p) s_p = &out.open_row_stream("/snapshots/p", N, c.compression);
+    if (snap_v) s_v = &out.open_row_stream("/snapshots/v", N, c.compression);
+    s_e = &out.open_row_stream("/snapshots/energy", 1, 0);
+  }
+
+  // The integrator observes at every multiple of gcd(output, snapshot stride); this observer
+  // sorts out which of the two streams a step belongs to.
+  IntegratorOptions run = o;
+  run.observe_stride = snapshots ? std::gcd(o.observe_stride, c.snapshot_stride) : o.observe_stride;
+  Vector y(chain.n_outputs());
+  double write_seconds = 0.0;
+  auto observe = [&](Index k, double t, const Vector& q, const Vector& v, const Vector& u) {
+    const auto w0 = Clock::now();
+    if (k % o.observe_stride == 0 || k == steps) {
+      chain.output(q, v, y);
+      s_t.append(&t);
+      s_u.append(u);
+      s_y.append(y);
+      ++summary.outputs;
+    }
+    if (snapshots && (k % c.snapshot_stride == 0 || k == steps)) {
+      s_st->append(&t);
+      if (s_p) s_p->append(q);
+      if (s_v) s_v->append(v);
+      const double energy = chain.kinetic_energy(v) + chain.potential_energy(q);
+      s_e->append(&energy);
+      ++summary.snapshots;
+    }
+    write_seconds += std::chrono::duration<double>(Clock::now() - w0).count();
+  };
+
+  Vector q = Vector::Zero(N), v = Vector::Zero(N);
+  ProgressReporter progress(c.name, options.progress);
+  summary.setup_seconds = std::chrono::duration<double>(Clock::now() - t_start).count();
+  summary.stats = integrate(chain, ws, *input, run, q, v, observe, &progress);
+  summary.write_seconds = write_seconds;
+
+  const double stepping = summary.stats.seconds - write_seconds;
+  out.create_group("/timings");
+  out.set_attribute("/timings", "setup_s", summary.setup_seconds);
+  out.set_attribute("/timings", "integration_s", summary.stats.seconds);
+  out.set_attribute("/timings", "write_s", write_seconds);
+  out.set_attribute("/timings", "stepping_s", stepping);
+  out.set_attribute("/timings", "ns_per_step_per_dof",
+                    1e9 * stepping / static_cast<double>(steps) / static_cast<double>(N));
+  out.set_attribute("/timings", "steps", static_cast<std::int64_t>(summary.stats.steps));
+  out.set_attribute("/timings", "force_evaluations",
+                    static_cast<std::int64_t>(summary.stats.force_evaluations));
+  out.set_attribute("/timings", "newton_iterations",
+                    static_cast<std::int64_t>(summary.stats.newton_iterations));
+  out.set_attribute("/timings", "factorizations", static_cast<std::int64_t>(ws.factorizations()));
+  summary.peak_rss_mb = peak_rss_mib();
+  out.set_attribute("/timings", "peak_rss_mib", summary.peak_rss_mb);
+  summary.total_seconds = std::chrono::duration<double>(Clock::now() - t_start).count();
+  out.set_attribute("/timings", "total_s", summary.total_seconds);
+  out.commit();
+  summary.results = c.output;
+  return summary;
+}
+
+void print_results_info(const std::filesystem::path& file, std::ostream& os) {
+  const io::ResultsReader r(file);
+  auto show_attrs = [&](const std::string& obj) {
+    for (const auto& name : r.attribute_names(obj)) {
+      if (name == "configuration") continue;
+      const io::AttributeValue value = r.attribute(obj, name);
+      os << "  " << std::left << std::setw(24) << name << " ";
+      std::visit(
+          [&](const auto& x) {
+            using T = std::decay_t<decltype(x)>;
+            if constexpr (std::is_same_v<T, std::vector<double>> ||
+                          std::is_same_v<T, std::vector<std::int64_t>>) {
+              os << "[";
+              for (std::size_t i = 0; i < x.size() && i < 16; ++i) os << (i ? ", " : "") << x[i];
+              os << (x.size() > 16 ? ", ...]" : "]");
+            } else {
+              os << x;
+            }
+          },
+          value);
+      os << "\n";
+    }
+  };
+  os << file.string() << "\n";
+  show_attrs("/");
+  for (const std::string group : {"/model", "/simulation", "/input", "/timings"}) {
+    if (!r.exists(group)) continue;
+    os << group << "\n";
+    show_attrs(group);
+  }
+  os << "datasets\n";
+  for (const std::string group : {"/outputs", "/snapshots"}) {
+    if (!r.exists(group)) continue;
+    for (const auto& name : r.list(group)) {
+      const auto d = r.dims(group + "/" + name);
+      os << "  " << std::left << std::setw(24) << (group + "/" + name) << " ";
+      for (std::size_t i = 0; i < d.size(); ++i) os << (i ? " x " : "") << d[i];
+      os << "\n";
+    }
+  }
+}
+
+}  // namespace mor::experiments

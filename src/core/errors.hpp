@@ -33,7 +33,7 @@ namespace detail {
 template <class... Args>
 std::string concat(const Args&... args) {
   std::ostringstream os;
-  os.precision(17);
+  os.precision(15);  // enough to tell values apart, short enough to read 0.1 as 0.1
   (os << ... << args);
   return os.str();
 }

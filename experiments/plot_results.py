@@ -1,0 +1,182 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Plot a results file written by `mor run`.
+
+Usage:
+    /usr/bin/python3 experiments/plot_results.py RESULTS.h5 [--out DIR]
+
+Writes, into DIR (default: <file stem>_plots next to RESULTS.h5, created if missing):
+  outputs.png      y(t) of each output and, below on the same time axis, u(t) of each input;
+  snapshots_p.png  heat map of the displacements p_i(t) (if /snapshots/p exists), read with
+                   strided slicing so that at most about 1000 x 2000 values are loaded;
+  energy.png       total mechanical energy vs time (if /snapshots/energy exists).
+Prints the path of each written PNG on stdout. Exits with 2 and a one-line message on stderr
+if the file cannot be read or is not a "mor-results" file.
+
+Needs Debian's python3-matplotlib, python3-h5py and python3-numpy (hence /usr/bin/python3).
+"""
+import argparse
+import math
+import sys
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import h5py  # noqa: E402
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+
+MAX_TIMES, MAX_MASSES = 1000, 2000  # largest heat map read from a snapshot dataset
+DPI = 120
+
+
+def fail(message):
+    print(f"plot_results.py: {message}", file=sys.stderr)
+    sys.exit(2)
+
+
+def attr(obj, name, default="?"):
+    """Attribute `name` of an HDF5 object (str for strings), or `default` if it is missing."""
+    if obj is None or name not in obj.attrs:
+        return default
+    value = obj.attrs[name]
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "replace")
+    if isinstance(value, np.ndarray) and value.shape == ():
+        return value.item()
+    return value
+
+
+def title_of(f):
+    """Figure title from the model, simulation and input attributes."""
+    model, sim, inp = f.get("model"), f.get("simulation"), f.get("input")
+    dt = attr(sim, "dt")
+    dt = f"{dt:g}" if isinstance(dt, (float, int, np.floating, np.integer)) else dt
+    name = attr(f, "experiment_name", "")
+    head = f"{name}: " if name else ""
+    return (f"{head}{attr(model, 'type')}, N = {attr(model, 'N')}, "
+            f"{attr(sim, 'integrator')}, dt = {dt}\ninput: {attr(inp, 'description')}")
+
+
+def ordinal(k):
+    """1 -> '1st', 2 -> '2nd', 3 -> '3rd', 11 -> '11th', 100 -> '100th'."""
+    suffix = "th" if 10 <= k % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(k % 10, "th")
+    return f"{k}{suffix}"
+
+
+def save(fig, out_dir, name):
+    path = out_dir / name
+    fig.tight_layout()
+    fig.savefig(path, dpi=DPI)
+    plt.close(fig)
+    print(path)
+
+
+def plot_outputs(f, out_dir, title):
+    t = f["outputs/t"][:, 0]
+    u, y = f["outputs/u"][()], f["outputs/y"][()]
+    model = f.get("model")
+    outputs = np.atleast_1d(attr(model, "outputs", np.arange(1, y.shape[1] + 1)))
+    inputs = np.atleast_1d(attr(model, "inputs", np.arange(1, u.shape[1] + 1)))
+    quantity = attr(model, "output_quantity", "output")
+    fig, (ax_y, ax_u) = plt.subplots(2, 1, sharex=True, figsize=(9, 6),
+                                     gridspec_kw={"height_ratios": [2, 1]})
+    for k in range(y.shape[1]):
+        mass = outputs[k] if k < len(outputs) else "?"
+        ax_y.plot(t, y[:, k], lw=1, label=f"y_{k + 1}: {quantity} of mass {mass}")
+    for j in range(u.shape[1]):
+        mass = inputs[j] if j < len(inputs) else "?"
+        ax_u.plot(t, u[:, j], lw=1, label=f"u_{j + 1}: force on mass {mass}")
+    ax_y.set_ylabel(f"y ({quantity})")
+    ax_u.set_ylabel("u (input)")
+    ax_u.set_xlabel("time t")
+    for ax in (ax_y, ax_u):
+        ax.grid(alpha=0.3)
+        if ax.lines:
+            ax.legend(fontsize="small", loc="best")
+    ax_y.set_title(title)
+    save(fig, out_dir, "outputs.png")
+
+
+def plot_snapshots_p(f, out_dir, title):
+    dset = f["snapshots/p"]
+    n_snap, n = dset.shape
+    if n_snap == 0 or n == 0:
+        print("plot_results.py: /snapshots/p is empty, skipped", file=sys.stderr)
+        return
+    rs, cs = math.ceil(n_snap / MAX_TIMES), math.ceil(n / MAX_MASSES)
+    p = dset[::rs, ::cs]  # strided read: never the whole dataset
+    t = f["snapshots/t"][::rs, 0] if "snapshots/t" in f else np.arange(0, n_snap, rs, float)
+    # Cell edges: the last snapshot (at the final step) may be closer to its neighbour than the
+    # others, so the time edges are midpoints rather than a uniform extent.
+    step = t[1] - t[0] if len(t) > 1 else 1.0
+    t_edges = np.concatenate(([t[0] - step / 2], (t[1:] + t[:-1]) / 2, [t[-1] + step / 2]))
+    i_edges = np.append(np.arange(1, n + 1, cs) - 0.5, n + 0.5)
+    finite = np.abs(p[np.isfinite(p)])
+    vmax = float(finite.max()) if finite.size and finite.max() > 0 else 1.0
+    fig, ax = plt.subplots(figsize=(9, 6))
+    image = ax.pcolorfast(t_edges, i_edges, p.T, cmap="RdBu_r", vmin=-vmax, vmax=vmax)
+    fig.colorbar(image, ax=ax, label="displacement p_i")
+    ax.set_xlabel("time t")
+    ax.set_ylabel("mass index i")
+    notes = [f"every {ordinal(k)} {what}"
+             for k, what in ((cs, "mass"), (rs, "snapshot time")) if k > 1]
+    sub = f" (subsampled: {', '.join(notes)})" if notes else ""
+    ax.set_title(f"{title}\ndisplacements p_i(t){sub}")
+    save(fig, out_dir, "snapshots_p.png")
+
+
+def plot_energy(f, out_dir, title):
+    energy = f["snapshots/energy"][:, 0]
+    t = f["snapshots/t"][:, 0] if "snapshots/t" in f else np.arange(len(energy), dtype=float)
+    fig, ax = plt.subplots(figsize=(9, 4.5))
+    ax.plot(t, energy, lw=1)
+    ax.set_xlabel("time t")
+    ax.set_ylabel("total mechanical energy")
+    ax.grid(alpha=0.3)
+    ax.set_title(f"{title}\nenergy")
+    save(fig, out_dir, "energy.png")
+
+
+def main():
+    parser = argparse.ArgumentParser(description="Plot a results file written by `mor run`.")
+    parser.add_argument("results", type=Path, help="results file (HDF5)")
+    parser.add_argument("--out", type=Path, help="output directory "
+                        "(default: <file stem>_plots next to the results file)")
+    args = parser.parse_args()
+    path = args.results
+    if not path.is_file():
+        fail(f"cannot read results file '{path}': " +
+             ("not a regular file" if path.exists() else "no such file"))
+    try:
+        f = h5py.File(path, "r")
+    except (OSError, ValueError) as error:
+        fail(f"cannot read results file '{path}': {' '.join(str(error).split())}")
+    with f:
+        if attr(f, "format", None) != "mor-results":
+            fail(f"'{path}' is not a mor results file (root attribute format = "
+                 f"{attr(f, 'format', None)!r}, expected 'mor-results')")
+        version = attr(f, "format_version", 1)
+        if version != 1:
+            print(f"plot_results.py: warning: format_version {version!r} "
+                  "(this script knows 1); plotting anyway", file=sys.stderr)
+        for name in ("outputs/t", "outputs/u", "outputs/y"):
+            if name not in f:
+                fail(f"'{path}' has no dataset /{name}")
+        out_dir = args.out if args.out else path.parent / f"{path.stem}_plots"
+        try:
+            out_dir.mkdir(parents=True, exist_ok=True)
+        except OSError as error:
+            fail(f"cannot create output directory '{out_dir}': {error}")
+        title = title_of(f)
+        plot_outputs(f, out_dir, title)
+        if "snapshots/p" in f:
+            plot_snapshots_p(f, out_dir, title)
+        if "snapshots/energy" in f:
+            plot_energy(f, out_dir, title)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

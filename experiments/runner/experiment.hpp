@@ -1,0 +1,85 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// Experiment files: a TOML description of one full-order simulation (model, input, integrator,
+// what to store), parsed strictly (an unknown or mistyped key is an error naming it), and the
+// runner that simulates it and streams the results into one HDF5 file. The format is
+// documented in README.md ("Experiment files") and exemplified by experiments/default.toml.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+#include "models/mass_spring_chain.hpp"
+#include "src/integrators/integrate.hpp"
+#include "src/linalg/sparse_solver.hpp"
+
+namespace mor::experiments {
+
+struct InputSpec {
+  std::string type = "sine";  ///< zero, step, sine, chirp, multisine, table
+  double amplitude = 1.0;
+  double frequency = 0.05;  ///< sine, Hz
+  double phase = 0.0;       ///< sine, rad
+  double offset = 0.0;      ///< sine
+  double t_on = 0.0;        ///< step
+  double f0 = 0.0, f1 = 0.5, t1 = 100.0;  ///< chirp
+  std::vector<double> frequencies;        ///< multisine, Hz
+  std::int64_t seed = 1;                  ///< multisine
+  std::filesystem::path file;             ///< table (relative to the experiment file)
+};
+
+struct ExperimentConfig {
+  std::string name = "experiment";
+  std::string description;
+  std::filesystem::path output;  ///< results file; default results/<name>.h5
+  ChainParameters model;
+  InputSpec input;
+  IntegratorOptions integrator;
+  SparseBackend solver = SparseBackend::cholmod;
+  Index snapshot_stride = 10;  ///< 0: no snapshots
+  std::vector<std::string> snapshot_fields = {"p", "v"};
+  int compression = 1;  ///< deflate level 0..9 of the snapshots
+  bool plots = true;
+  std::string source;   ///< where the configuration came from (file name)
+  std::string toml;     ///< the effective configuration, overrides applied, as TOML
+};
+
+/// Reads and validates an experiment file; overrides are "table.key=value" (value in TOML
+/// syntax, a bare word is taken as a string), applied before validation.
+/// @throws InvalidArgument naming the file, the key and the value for any mistake;
+///         IoError if the file cannot be read.
+ExperimentConfig load_experiment(const std::filesystem::path& file,
+                                 const std::vector<std::string>& overrides = {});
+/// The same from TOML text; `source` names it in messages, `base_dir` resolves relative paths.
+ExperimentConfig parse_experiment(const std::string& text, const std::string& source,
+                                  const std::filesystem::path& base_dir,
+                                  const std::vector<std::string>& overrides = {});
+
+struct RunOptions {
+  bool progress = false;        ///< progress line on stderr
+  std::string command_line;     ///< recorded as provenance
+};
+
+struct RunSummary {
+  std::filesystem::path results;
+  IntegrationStats stats;
+  Index snapshots = 0, outputs = 0;
+  double setup_seconds = 0, write_seconds = 0, total_seconds = 0;
+  double peak_rss_mb = 0;
+};
+
+/// Builds the model, simulates it and writes the results file (under a temporary name,
+/// renamed when complete: a failed run leaves no file behind).
+/// @throws InvalidArgument, NumericalError, IoError as the parts below it.
+RunSummary run_experiment(const ExperimentConfig& config, const RunOptions& options = {});
+
+/// Human-readable summary of a results file (provenance, configuration, datasets, timings).
+/// @throws IoError for a missing, unreadable or foreign file.
+void print_results_info(const std::filesystem::path& results, std::ostream& out);
+
+/// Peak resident memory of this process in MiB (VmHWM), 0 if unknown.
+double peak_rss_mib();
+
+}  // namespace mor::experiments

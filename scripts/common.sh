@@ -1,0 +1,46 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+# Shared by the quick-start scripts: install the Debian 12 packages that are missing, then
+# configure and build a Release tree in build/. Idempotent: a second run installs nothing and
+# rebuilds only what changed.
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+BUILD_DIR="${MOR_BUILD_DIR:-$ROOT/build}"
+
+# Everything the project needs, from Debian's archive only.
+PACKAGES=(
+  g++ make cmake pkg-config git
+  libeigen3-dev libspectra-dev libsuitesparse-dev libhdf5-dev
+  libtomlplusplus-dev libcli11-dev libgtest-dev libbenchmark-dev
+  python3 python3-numpy python3-matplotlib python3-h5py
+)
+
+install_packages() {
+  local missing=()
+  for p in "${PACKAGES[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  if [ ${#missing[@]} -eq 0 ]; then
+    echo "== packages: all ${#PACKAGES[@]} present"
+    return
+  fi
+  echo "== packages: installing ${missing[*]}"
+  local sudo=""
+  if [ "$(id -u)" -ne 0 ]; then
+    command -v sudo >/dev/null || { echo "error: need root (or sudo) to install: ${missing[*]}" >&2; exit 1; }
+    sudo="sudo"
+  fi
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+}
+
+build_project() {
+  echo "== build: Release in $BUILD_DIR"
+  cmake -S "$ROOT" -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Release "$@" >/dev/null
+  # The full log goes to a file; on failure its end is shown.
+  if ! cmake --build "$BUILD_DIR" -j"$(nproc)" >"$BUILD_DIR/build.log" 2>&1; then
+    tail -n 60 "$BUILD_DIR/build.log" >&2
+    echo "error: the build failed; full log: $BUILD_DIR/build.log" >&2
+    exit 1
+  fi
+}

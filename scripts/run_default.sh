@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
+# Quick start 1: install what is missing, build, run the default experiment, make its plots.
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+install_packages
+build_project
+cd "$ROOT"
+echo "== run: build/bin/mor run experiments/default.toml"
+"$BUILD_DIR/bin/mor" run experiments/default.toml "$@"
+echo "== results: $ROOT/results/default.h5 (inspect: $BUILD_DIR/bin/mor info results/default.h5)"
+echo "== plots:   $ROOT/results/default_plots/"

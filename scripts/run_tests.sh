@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
+# Quick start 2: install what is missing, build, run the whole test suite with ctest.
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+install_packages
+build_project
+cd "$BUILD_DIR"
+ctest --output-on-failure -j"$(nproc)" "$@"
