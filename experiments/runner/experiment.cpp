@@ -228,9 +228,10 @@ std::string to_toml(const ExperimentConfig& c) {
      << "\noutput = " << toml_string(c.output.string()) << "\n\n[model]\ntype = \"mass_spring_chain\"\nN = "
      << c.model.N << "\nm = " << c.model.m << "\nk_l = " << c.model.k_l << "\nd = " << c.model.d
      << "\nk_n = " << c.model.k_n << "\ndamping = \""
-     << (c.model.damping == ChainDamping::chain ? "chain" : "rayleigh") << "\"\nalpha = "
-     << c.model.alpha << "\nbeta = " << c.model.beta << "\ninputs = " << ints(c.model.inputs)
-     << "\noutputs = " << ints(c.model.outputs) << "\noutput_quantity = \""
+     << (c.model.damping == ChainDamping::chain ? "chain" : "rayleigh") << "\"\n";
+  if (c.model.damping == ChainDamping::rayleigh)
+    os << "alpha = " << c.model.alpha << "\nbeta = " << c.model.beta << "\n";
+  os << "inputs = " << ints(c.model.inputs) << "\noutputs = " << ints(c.model.outputs) << "\noutput_quantity = \""
      << (c.model.output_quantity == OutputQuantity::position ? "position" : "velocity")
      << "\"\n\n[input]\ntype = " << toml_string(c.input.type) << "\n";
   const InputSpec& in = c.input;
