@@ -1,0 +1,204 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// Results files: HDF5 files with root attributes format = "mor-results", format_version = 1,
+// holding groups, dense vectors and matrices, attributes, and appendable row streams (e.g. one
+// snapshot per time step). Written through a temporary file that is renamed into place at
+// commit(), so a results file under its final name is always complete.
+//
+// Layout conventions, so that h5py/NumPy see the same shapes as Eigen:
+//  - a Vector of size n is a 1-D dataset (n);
+//  - a Matrix A is a 2-D dataset (A.rows(), A.cols()): entry (i, j) is h5py's ds[i, j];
+//  - a row stream of width w holding k rows is a 2-D dataset (k, w), float64, chunked;
+//  - strings are variable-length UTF-8 (h5py returns str), doubles IEEE float64, integers int64,
+//    vector attributes 1-D.
+// Paths are HDF5 paths relative to the root ("/a/b" and "a/b" are the same object).
+// Not for concurrent use of one writer or reader from several threads.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "src/core/types.hpp"
+#include "src/io/hdf5.hpp"
+
+namespace mor::io {
+
+/// The value of an attribute: string (UTF-8, stored up to its first NUL), scalar double or
+/// int64, or a 1-D array of either.
+using AttributeValue =
+    std::variant<std::string, double, std::int64_t, std::vector<double>, std::vector<std::int64_t>>;
+
+/// The format tag and version written to the root of every results file.
+inline constexpr const char* kResultsFormat = "mor-results";
+inline constexpr std::int64_t kResultsFormatVersion = 1;
+
+/// An appendable 2-D float64 dataset of shape (rows(), width()) that grows along rows; created
+/// and owned by a ResultsWriter. Each append() extends the dataset by one row, so the file always
+/// holds exactly the rows appended. Memory use is bounded by the chunk cache (about two row-bands
+/// of chunks, see ResultsWriter::open_row_stream), independent of the number of rows.
+class RowStream {
+ public:
+  RowStream(const RowStream&) = delete;
+  RowStream& operator=(const RowStream&) = delete;
+  ~RowStream();
+
+  /// Appends one row: row[0 .. width()-1].
+  /// @throws InvalidArgument if row is null; IoError if HDF5 fails or the writer was committed.
+  void append(const double* row);
+  /// Appends one row. @throws InvalidArgument unless row.size() == width(); IoError as above.
+  void append(const Eigen::Ref<const Vector>& row);
+
+  /// Rows appended so far.
+  Index rows() const noexcept { return rows_; }
+  /// Doubles per row, fixed at creation.
+  Index width() const noexcept { return width_; }
+  /// The dataset's path in the file.
+  const std::string& path() const noexcept { return path_; }
+
+ private:
+  friend class ResultsWriter;
+  RowStream(h5::Dataset dataset, std::string path, std::filesystem::path file, Index width);
+  /// Closes the dataset (flushing cached chunks); afterwards append() throws IoError.
+  void close();
+
+  h5::Dataset dataset_;
+  h5::Dataspace row_space_;  // memory dataspace of one row, reused by every append
+  std::string path_;
+  std::filesystem::path file_;
+  Index width_ = 0;
+  Index rows_ = 0;
+};
+
+/// Writes one results file. Non-copyable, movable (a moved-from writer is inert).
+class ResultsWriter {
+ public:
+  /// Creates the parent directories of final_path and the file "<final_path>.tmp-<pid>"
+  /// (truncated if present); the file appears under final_path only at commit(), replacing any
+  /// file there. Writes the root attributes format = "mor-results", format_version = 1 (int64).
+  /// @throws IoError naming the path if a directory or the file cannot be created.
+  explicit ResultsWriter(const std::filesystem::path& final_path);
+  ResultsWriter(const ResultsWriter&) = delete;
+  ResultsWriter& operator=(const ResultsWriter&) = delete;
+  ResultsWriter(ResultsWriter&& other) noexcept;
+  ResultsWriter& operator=(ResultsWriter&& other) noexcept;
+  /// Without commit(): closes and removes the temporary file, so no partial results remain.
+  ~ResultsWriter();
+
+  /// Creates the group at path and any missing intermediate groups ("/a/b" creates "/a").
+  /// No-op if path is already a group.
+  /// @throws InvalidArgument if path is empty; IoError if a non-group object is in the way.
+  void create_group(const std::string& path);
+
+  /// Sets attribute name of the object at object_path ("/" for the root, a group or a dataset),
+  /// replacing an existing attribute of that name (whatever its type).
+  /// @throws InvalidArgument if name is empty; IoError if the object does not exist.
+  void set_attribute(const std::string& object_path, const std::string& name,
+                     const AttributeValue& value);
+
+  /// Writes v as a 1-D float64 dataset of size v.size(); intermediate groups are created.
+  /// @throws IoError if something already exists at path.
+  void write_vector(const std::string& path, const Vector& v);
+
+  /// Writes A as a 2-D float64 dataset of dims (A.rows(), A.cols()) in HDF5's row-major order
+  /// (one transposing copy of A is made). @throws IoError if something already exists at path.
+  void write_matrix(const std::string& path, const Matrix& A);
+
+  /// Creates an empty row stream (0, width) at path, owned by the writer; the reference stays
+  /// valid until the writer is destroyed (after commit() its append() throws).
+  /// Storage: chunks of (rows_per_chunk, cols_per_chunk) doubles, about 1 MiB each, with
+  ///   rows_per_chunk = clamp(2^17 / width, 1, 1024), cols_per_chunk = min(width, 2^17),
+  /// shuffle + deflate at deflate_level (0: no filters). A dataset chunk cache of two row-bands of
+  /// chunks keeps the band being filled in memory, so that each chunk is compressed and written
+  /// once, when it is evicted, and never re-read or re-compressed.
+  /// @throws InvalidArgument unless width >= 1 and 0 <= deflate_level <= 9; IoError if path exists
+  ///         or deflate is unavailable.
+  RowStream& open_row_stream(const std::string& path, Index width, int deflate_level = 1);
+
+  /// Flushes and closes everything (row streams included), then renames the temporary file to
+  /// final_path (std::filesystem::rename: atomic on one filesystem). Afterwards the writer is
+  /// inert: every write throws IoError.
+  /// @throws IoError on failure, after removing the temporary file.
+  void commit();
+
+  /// True until commit() or a move from this writer.
+  bool is_open() const noexcept { return file_.valid(); }
+  const std::filesystem::path& temporary_path() const noexcept { return temporary_path_; }
+  const std::filesystem::path& final_path() const noexcept { return final_path_; }
+
+ private:
+  /// Throws IoError unless the writer is open.
+  void require_open(const char* operation) const;
+  /// Closes all handles and removes the temporary file, ignoring errors (destructor, failures).
+  void discard() noexcept;
+
+  std::filesystem::path final_path_;
+  std::filesystem::path temporary_path_;
+  h5::File file_;
+  std::vector<std::unique_ptr<RowStream>> streams_;
+};
+
+/// Reads a results file. Read-only; movable.
+class ResultsReader {
+ public:
+  /// Opens path read-only.
+  /// @throws IoError naming path and saying which, if the file does not exist, is not an HDF5
+  ///         file, is HDF5 but not a mor results file (root attribute "format" missing or not
+  ///         "mor-results"), or has a format_version this program does not read (> 1).
+  explicit ResultsReader(const std::filesystem::path& path);
+
+  const std::filesystem::path& path() const noexcept { return path_; }
+
+  /// Whether a group or dataset exists at path (false for dangling links). "/" always exists.
+  bool exists(const std::string& path) const;
+
+  /// Names of the members of group, sorted. @throws IoError if group is not an existing group.
+  std::vector<std::string> list(const std::string& group) const;
+
+  /// Names of the attributes of the object at object_path, sorted.
+  /// @throws IoError if the object does not exist.
+  std::vector<std::string> attribute_names(const std::string& object_path) const;
+
+  /// The attribute name of the object at object_path. Integer attributes of any width come back
+  /// as int64, floating-point ones as double, strings (variable or fixed length) as std::string.
+  /// @throws IoError naming object and attribute if either is missing, or if the attribute is of
+  ///         another type (e.g. a string array or a 2-D array).
+  AttributeValue attribute(const std::string& object_path, const std::string& name) const;
+  /// @throws IoError as attribute(), or if the attribute is not a string.
+  std::string attribute_string(const std::string& object_path, const std::string& name) const;
+  /// A scalar double or int64 attribute as double.
+  /// @throws IoError as attribute(), or if the attribute is not a scalar number.
+  double attribute_double(const std::string& object_path, const std::string& name) const;
+  /// @throws IoError as attribute(), or if the attribute is not a scalar integer.
+  std::int64_t attribute_int(const std::string& object_path, const std::string& name) const;
+
+  /// The dimensions of the dataset (empty for a scalar dataset).
+  /// @throws IoError if dataset_path is not an existing dataset.
+  std::vector<Index> dims(const std::string& dataset_path) const;
+
+  /// A 1-D dataset, or a 2-D one with one row or one column, as a vector.
+  /// @throws IoError if path is not a numeric dataset of such a shape.
+  Vector read_vector(const std::string& path) const;
+
+  /// A 2-D dataset of dims (m, n) as an m x n matrix (entry (i, j) = h5py's ds[i, j]).
+  /// @throws IoError if path is not a 2-D numeric dataset.
+  Matrix read_matrix(const std::string& path) const;
+
+  /// Rows [first, first + count) of a 2-D dataset of dims (rows, width), e.g. a row stream, as a
+  /// width x count matrix: column k is row first + k. count = -1 reads to the last row. HDF5's
+  /// row-major rows are Eigen's column-major columns, so the rows are read in place, uncopied.
+  /// @throws InvalidArgument unless 0 <= first <= rows and the range lies within [0, rows);
+  ///         IoError if path is not a 2-D numeric dataset.
+  Matrix read_rows_as_columns(const std::string& path, Index first = 0, Index count = -1) const;
+
+ private:
+  /// Opens the dataset at path, with messages naming it if missing or not a dataset.
+  h5::Dataset open_dataset(const std::string& path) const;
+
+  std::filesystem::path path_;
+  h5::File file_;
+};
+
+}  // namespace mor::io

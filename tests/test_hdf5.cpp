@@ -1,0 +1,341 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// Results files: round trips are exact (HDF5 stores IEEE doubles bit for bit), matrices keep
+// their orientation, row streams read back as columns, files appear only at commit, and every
+// failure is an IoError naming the file and the object.
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <atomic>
+#include <cmath>
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "src/core/errors.hpp"
+#include "src/io/results.hpp"
+#include "support/compare.hpp"
+
+namespace fs = std::filesystem;
+using mor::Index;
+using mor::Matrix;
+using mor::Vector;
+using mor::io::AttributeValue;
+using mor::io::ResultsReader;
+using mor::io::ResultsWriter;
+using mor::testing::matrices_near;
+
+namespace {
+
+/// A fresh directory per test, removed afterwards.
+class Hdf5Test : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    static std::atomic<int> counter{0};
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    dir_ = fs::temp_directory_path() / ("mor_test_hdf5_" + std::to_string(::getpid()) + "_" +
+                                        std::to_string(counter++) + "_" + info->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override {
+    std::error_code ignored;
+    fs::remove_all(dir_, ignored);
+  }
+  fs::path dir_;
+};
+
+/// Passes if f throws mor::IoError whose message contains every one of parts.
+::testing::AssertionResult throws_io_error(const std::function<void()>& f,
+                                           const std::vector<std::string>& parts) {
+  try {
+    f();
+  } catch (const mor::IoError& e) {
+    const std::string message = e.what();
+    for (const auto& part : parts)
+      if (message.find(part) == std::string::npos)
+        return ::testing::AssertionFailure()
+               << "IoError message \"" << message << "\" lacks \"" << part << "\"";
+    return ::testing::AssertionSuccess() << message;
+  } catch (const std::exception& e) {
+    return ::testing::AssertionFailure() << "threw another exception: " << e.what();
+  }
+  return ::testing::AssertionFailure() << "did not throw";
+}
+
+/// Row r of a test stream of the given width: distinct, non-round values in every entry.
+Vector stream_row(Index r, Index width) {
+  Vector row(width);
+  for (Index j = 0; j < width; ++j)
+    row[j] = std::sin(0.37 * static_cast<double>(r) + 1e-3 * static_cast<double>(j)) + r;
+  return row;
+}
+
+}  // namespace
+
+TEST_F(Hdf5Test, VectorsAndMatricesRoundTripExactly) {
+  const fs::path file = dir_ / "sub" / "dir" / "data.h5";  // parent directories are created
+  Vector v = Vector::LinSpaced(11, -1.0, 1.0).array().exp();
+  Matrix A(3, 5);  // non-square, so a transposed read would show as wrong dims
+  for (Index i = 0; i < A.rows(); ++i)
+    for (Index j = 0; j < A.cols(); ++j) A(i, j) = 10.0 * i + j + 0.125;
+  {
+    ResultsWriter writer(file);
+    writer.write_vector("/v", v);
+    writer.write_vector("/empty", Vector());
+    writer.write_matrix("/deep/A", A);  // intermediate group "/deep" is created
+    writer.write_matrix("/column", A.col(2));
+    writer.write_matrix("/row", A.row(1));
+    writer.commit();
+  }
+  const ResultsReader reader(file);
+  EXPECT_TRUE(matrices_near(reader.read_vector("/v"), v, 0.0));
+  EXPECT_EQ(reader.read_vector("/empty").size(), 0);
+  EXPECT_EQ(reader.dims("/v"), std::vector<Index>({11}));
+  EXPECT_EQ(reader.dims("/deep/A"), std::vector<Index>({3, 5}));
+  const Matrix B = reader.read_matrix("/deep/A");
+  ASSERT_TRUE(matrices_near(B, A, 0.0));
+  EXPECT_EQ(B(2, 4), 24.125);
+  EXPECT_TRUE(matrices_near(reader.read_vector("/column"), Vector(A.col(2)), 0.0));
+  EXPECT_TRUE(matrices_near(reader.read_vector("/row"), Vector(A.row(1).transpose()), 0.0));
+  EXPECT_TRUE(throws_io_error([&] { reader.read_matrix("/v"); }, {"/v", "not a matrix"}));
+  EXPECT_TRUE(throws_io_error([&] { reader.read_vector("/deep/A"); }, {"/deep/A", "(3, 5)"}));
+}
+
+TEST_F(Hdf5Test, EveryAttributeTypeRoundTrips) {
+  const fs::path file = dir_ / "attributes.h5";
+  const std::vector<double> doubles = {1.5, -2.25, 1e-300};
+  const std::vector<std::int64_t> ints = {1, -2, INT64_MAX};
+  std::vector<double> large(20000);  // > 64 KiB: needs dense attribute storage
+  for (std::size_t k = 0; k < large.size(); ++k) large[k] = 0.5 * static_cast<double>(k);
+  {
+    ResultsWriter writer(file);
+    writer.create_group("/g");
+    writer.write_vector("/g/x", Vector::Ones(3));
+    for (const std::string object : {"/", "/g", "/g/x"}) {
+      writer.set_attribute(object, "s", std::string("Ünïcode μ"));
+      writer.set_attribute(object, "d", 0.1);
+      writer.set_attribute(object, "i", std::int64_t{-7});
+      writer.set_attribute(object, "dv", doubles);
+      writer.set_attribute(object, "iv", ints);
+    }
+    writer.set_attribute("/", "empty_string", std::string());
+    writer.set_attribute("/", "empty_doubles", std::vector<double>());
+    writer.set_attribute("/", "large", large);
+    writer.set_attribute("/g", "d", std::string("replaced by a string"));  // overwrite, new type
+    writer.commit();
+  }
+  const ResultsReader reader(file);
+  for (const std::string object : {"/", "/g/x"}) {
+    EXPECT_EQ(reader.attribute_string(object, "s"), "Ünïcode μ");
+    EXPECT_EQ(reader.attribute_double(object, "d"), 0.1);
+    EXPECT_EQ(reader.attribute_int(object, "i"), -7);
+    EXPECT_EQ(reader.attribute_double(object, "i"), -7.0);  // integers widen to double
+    EXPECT_EQ(std::get<std::vector<double>>(reader.attribute(object, "dv")), doubles);
+    EXPECT_EQ(std::get<std::vector<std::int64_t>>(reader.attribute(object, "iv")), ints);
+  }
+  EXPECT_EQ(reader.attribute("/g", "d"), AttributeValue(std::string("replaced by a string")));
+  EXPECT_EQ(reader.attribute("/", "empty_string"), AttributeValue(std::string()));
+  EXPECT_EQ(reader.attribute("/", "empty_doubles"), AttributeValue(std::vector<double>()));
+  EXPECT_EQ(std::get<std::vector<double>>(reader.attribute("/", "large")), large);
+  EXPECT_EQ(reader.attribute_string("/", "format"), "mor-results");
+  EXPECT_EQ(reader.attribute_int("/", "format_version"), 1);
+  EXPECT_EQ(reader.attribute_names("/g/x"), (std::vector<std::string>{"d", "dv", "i", "iv", "s"}));
+  EXPECT_EQ(reader.attribute_names("/"),
+            (std::vector<std::string>{"d", "dv", "empty_doubles", "empty_string", "format",
+                                      "format_version", "i", "iv", "large", "s"}));
+
+  EXPECT_TRUE(throws_io_error([&] { reader.attribute_int("/", "d"); }, {"'d'", "not an integer"}));
+  EXPECT_TRUE(throws_io_error([&] { reader.attribute_double("/", "s"); }, {"'s'", "not a number"}));
+  EXPECT_TRUE(throws_io_error([&] { reader.attribute_string("/", "i"); }, {"'i'", "not a string"}));
+  EXPECT_TRUE(throws_io_error([&] { reader.attribute("/g", "missing"); },
+                              {"missing", "/g", file.string()}));
+  EXPECT_TRUE(
+      throws_io_error([&] { reader.attribute("/nowhere", "s"); }, {"/nowhere", file.string()}));
+}
+
+TEST_F(Hdf5Test, NestedGroupsListAndExist) {
+  const fs::path file = dir_ / "groups.h5";
+  {
+    ResultsWriter writer(file);
+    writer.create_group("/a/b/c");  // intermediate groups
+    writer.create_group("/a/b");    // already there: no-op
+    writer.create_group("/z");
+    writer.write_vector("/a/y", Vector::Zero(2));
+    writer.write_vector("/a/x", Vector::Zero(2));
+    EXPECT_TRUE(throws_io_error([&] { writer.create_group("/a/x"); }, {"/a/x", "dataset"}));
+    EXPECT_TRUE(
+        throws_io_error([&] { writer.write_vector("/a/x", Vector::Zero(1)); }, {"/a/x", "exists"}));
+    EXPECT_TRUE(throws_io_error([&] { writer.set_attribute("/nope", "k", 1.0); }, {"/nope"}));
+    EXPECT_THROW(writer.set_attribute("/", "", 1.0), mor::InvalidArgument);
+    writer.commit();
+  }
+  const ResultsReader reader(file);
+  EXPECT_EQ(reader.list("/"), (std::vector<std::string>{"a", "z"}));
+  EXPECT_EQ(reader.list("/a"), (std::vector<std::string>{"b", "x", "y"}));
+  EXPECT_EQ(reader.list("a/b"), (std::vector<std::string>{"c"}));
+  EXPECT_TRUE(reader.list("/a/b/c").empty());
+  for (const char* path : {"/", "/a", "/a/b/c", "/a/x", "a/x", "/a/b/"})
+    EXPECT_TRUE(reader.exists(path)) << path;
+  for (const char* path : {"/b", "/a/b/c/d", "/a/x/under_a_dataset", "/q/r"})
+    EXPECT_FALSE(reader.exists(path)) << path;
+  EXPECT_TRUE(throws_io_error([&] { reader.list("/a/x"); }, {"/a/x", "not a group"}));
+  EXPECT_TRUE(throws_io_error([&] { reader.list("/missing"); }, {"/missing"}));
+  EXPECT_TRUE(
+      throws_io_error([&] { reader.read_vector("/a/missing"); }, {"/a/missing", file.string()}));
+  EXPECT_TRUE(throws_io_error([&] { reader.read_matrix("/a/b"); }, {"/a/b", "not a dataset"}));
+  EXPECT_TRUE(throws_io_error([&] { reader.dims("/nothing"); }, {"/nothing"}));
+}
+
+TEST_F(Hdf5Test, RowStreamReadsBackAsColumns) {
+  const fs::path file = dir_ / "stream.h5";
+  const Index width = 1000, rows = 300;  // 131 rows per chunk: several bands, a partial last one
+  Matrix expected(width, rows);
+  for (Index r = 0; r < rows; ++r) expected.col(r) = stream_row(r, width);
+  {
+    ResultsWriter writer(file);
+    auto& compressed = writer.open_row_stream("/snapshots/q", width);
+    auto& plain = writer.open_row_stream("/plain", width, 0);
+    EXPECT_EQ(compressed.width(), width);
+    for (Index r = 0; r < rows; ++r) {
+      compressed.append(expected.col(r));
+      plain.append(expected.col(r).data());
+    }
+    EXPECT_EQ(compressed.rows(), rows);
+    EXPECT_THROW(compressed.append(Vector::Zero(width + 1)), mor::InvalidArgument);
+    EXPECT_EQ(compressed.rows(), rows);
+    EXPECT_THROW(writer.open_row_stream("/w0", 0), mor::InvalidArgument);
+    EXPECT_THROW(writer.open_row_stream("/bad_level", 3, 10), mor::InvalidArgument);
+    EXPECT_TRUE(throws_io_error([&] { writer.open_row_stream("/plain", 3); }, {"/plain"}));
+    writer.set_attribute("/snapshots/q", "dt", 0.01);
+    writer.commit();
+    EXPECT_TRUE(throws_io_error([&] { compressed.append(expected.col(0)); }, {"/snapshots/q"}));
+  }
+  const ResultsReader reader(file);
+  EXPECT_EQ(reader.dims("/snapshots/q"), std::vector<Index>({rows, width}));
+  EXPECT_EQ(reader.attribute_double("/snapshots/q", "dt"), 0.01);
+  EXPECT_TRUE(matrices_near(reader.read_rows_as_columns("/snapshots/q"), expected, 0.0));
+  EXPECT_TRUE(matrices_near(reader.read_rows_as_columns("/plain"), expected, 0.0));
+  struct Range {
+    Index first, count;
+  };
+  for (const Range range : {Range{0, 1}, Range{130, 2}, Range{131, 131}, Range{250, -1},
+                            Range{299, 1}, Range{300, 0}, Range{300, -1}}) {
+    const Index count = range.count == -1 ? rows - range.first : range.count;
+    EXPECT_TRUE(matrices_near(reader.read_rows_as_columns("/snapshots/q", range.first, range.count),
+                              expected.middleCols(range.first, count), 0.0))
+        << "first " << range.first << ", count " << range.count;
+  }
+  EXPECT_THROW(reader.read_rows_as_columns("/snapshots/q", 301), mor::InvalidArgument);
+  EXPECT_THROW(reader.read_rows_as_columns("/snapshots/q", 200, 101), mor::InvalidArgument);
+  EXPECT_THROW(reader.read_rows_as_columns("/snapshots/q", -1, 1), mor::InvalidArgument);
+}
+
+TEST_F(Hdf5Test, RowStreamsOfExtremeWidths) {
+  const fs::path file = dir_ / "widths.h5";
+  const Index wide = 200000;  // two chunk columns, the second one partial
+  {
+    ResultsWriter writer(file);
+    auto& narrow = writer.open_row_stream("/narrow", 1);
+    auto& broad = writer.open_row_stream("/broad", wide);
+    for (Index r = 0; r < 5; ++r) {
+      narrow.append(stream_row(r, 1));
+      broad.append(stream_row(r, wide));
+    }
+    writer.commit();
+  }
+  const ResultsReader reader(file);
+  EXPECT_EQ(reader.dims("/narrow"), std::vector<Index>({5, 1}));
+  EXPECT_EQ(reader.dims("/broad"), std::vector<Index>({5, wide}));
+  for (Index r = 0; r < 5; ++r) {
+    EXPECT_TRUE(matrices_near(reader.read_rows_as_columns("/narrow", r, 1), stream_row(r, 1), 0.0));
+    EXPECT_TRUE(
+        matrices_near(reader.read_rows_as_columns("/broad", r, 1), stream_row(r, wide), 0.0));
+  }
+  EXPECT_TRUE(matrices_near(reader.read_vector("/narrow"),
+                            Vector(reader.read_rows_as_columns("/narrow").transpose()), 0.0));
+}
+
+TEST_F(Hdf5Test, FileAppearsOnlyAtCommit) {
+  const fs::path file = dir_ / "atomic.h5";
+  ResultsWriter writer(file);
+  EXPECT_EQ(writer.final_path(), file);
+  EXPECT_EQ(writer.temporary_path().string(), file.string() + ".tmp-" + std::to_string(::getpid()));
+  writer.write_vector("/v", Vector::Ones(4));
+  writer.open_row_stream("/s", 10).append(Vector::Ones(10));
+  EXPECT_TRUE(fs::exists(writer.temporary_path()));
+  EXPECT_FALSE(fs::exists(file));
+  writer.commit();
+  EXPECT_FALSE(fs::exists(writer.temporary_path()));
+  EXPECT_TRUE(fs::exists(file));
+  EXPECT_FALSE(writer.is_open());
+  EXPECT_TRUE(throws_io_error([&] { writer.write_vector("/w", Vector::Ones(1)); }, {"atomic.h5"}));
+  EXPECT_TRUE(throws_io_error([&] { writer.commit(); }, {"atomic.h5"}));
+  EXPECT_EQ(ResultsReader(file).read_rows_as_columns("/s").cols(), 1);
+}
+
+TEST_F(Hdf5Test, WriterWithoutCommitLeavesNoFile) {
+  const fs::path file = dir_ / "abandoned.h5";
+  fs::path temporary;
+  {
+    ResultsWriter writer(file);
+    temporary = writer.temporary_path();
+    writer.write_matrix("/A", Matrix::Identity(3, 3));
+    auto& stream = writer.open_row_stream("/s", 1000);
+    for (int r = 0; r < 10; ++r) stream.append(Vector::Zero(1000));
+    EXPECT_TRUE(fs::exists(temporary));
+  }
+  EXPECT_FALSE(fs::exists(temporary));
+  EXPECT_FALSE(fs::exists(file));
+  EXPECT_TRUE(fs::is_empty(dir_));
+}
+
+TEST_F(Hdf5Test, MovedWriterKeepsTheFile) {
+  const fs::path file = dir_ / "moved.h5";
+  ResultsWriter first(file);
+  first.write_vector("/v", Vector::Ones(2));
+  ResultsWriter second(std::move(first));
+  EXPECT_FALSE(first.is_open());  // NOLINT(bugprone-use-after-move): moved-from is inert
+  second.commit();
+  EXPECT_TRUE(ResultsReader(file).exists("/v"));
+}
+
+TEST_F(Hdf5Test, ReaderRejectsMissingForeignAndNonHdf5Files) {
+  const fs::path missing = dir_ / "missing.h5";
+  EXPECT_TRUE(
+      throws_io_error([&] { ResultsReader r(missing); }, {missing.string(), "does not exist"}));
+
+  const fs::path text = dir_ / "text.h5";
+  std::ofstream(text) << "this is not an HDF5 file\n";
+  EXPECT_TRUE(throws_io_error([&] { ResultsReader r(text); }, {text.string(), "not an HDF5 file"}));
+
+  const fs::path foreign = dir_ / "foreign.h5";
+  {
+    ResultsWriter writer(foreign);
+    writer.set_attribute("/", "format", std::string("someone-else"));
+    writer.commit();
+  }
+  EXPECT_TRUE(throws_io_error([&] { ResultsReader r(foreign); },
+                              {foreign.string(), "not a mor results file", "someone-else"}));
+
+  const fs::path wrong_type = dir_ / "wrong_type.h5";
+  {
+    ResultsWriter writer(wrong_type);
+    writer.set_attribute("/", "format", 1.0);
+    writer.commit();
+  }
+  EXPECT_TRUE(throws_io_error([&] { ResultsReader r(wrong_type); },
+                              {wrong_type.string(), "not a mor results file", "a double"}));
+
+  const fs::path newer = dir_ / "newer.h5";
+  {
+    ResultsWriter writer(newer);
+    writer.set_attribute("/", "format_version", std::int64_t{2});
+    writer.commit();
+  }
+  EXPECT_TRUE(
+      throws_io_error([&] { ResultsReader r(newer); }, {newer.string(), "format_version 2"}));
+}
