@@ -30,12 +30,12 @@ std::string shell_quote(const std::string& s) {
 int make_plots(const std::filesystem::path& results) {
   const std::filesystem::path script =
       std::filesystem::path(MOR_SOURCE_DIR) / "experiments" / "plot_results.py";
-  const std::string cmd = "/usr/bin/python3 " + shell_quote(script.string()) + " " +
-                          shell_quote(results.string());
+  const std::string cmd =
+      "/usr/bin/python3 " + shell_quote(script.string()) + " " + shell_quote(results.string());
   const int rc = std::system(cmd.c_str());
   if (rc != 0) {
-    std::cerr << "mor: plotting failed (" << cmd << " exited with " << rc
-              << "); the results file " << results.string() << " is complete\n";
+    std::cerr << "mor: plotting failed (" << cmd << " exited with " << rc << "); the results file "
+              << results.string() << " is complete\n";
     return 4;
   }
   return 0;
@@ -44,13 +44,15 @@ int make_plots(const std::filesystem::path& results) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"mor: model order reduction of large sparse mechanical systems.\n"
-               "Simulates full-order models from experiment files and stores results in HDF5."};
-  app.set_version_flag("--version", std::string("mor ") + mor::program_version() + " (" +
-                                        mor::git_commit() + ")");
+  CLI::App app{
+      "mor: model order reduction of large sparse mechanical systems.\n"
+      "Simulates full-order models from experiment files and stores results in HDF5."};
+  app.set_version_flag(
+      "--version", std::string("mor ") + mor::program_version() + " (" + mor::git_commit() + ")");
   app.require_subcommand(1);
 
-  CLI::App* run = app.add_subcommand("run", "Run an experiment file (TOML) and write its results (HDF5)");
+  CLI::App* run =
+      app.add_subcommand("run", "Run an experiment file (TOML) and write its results (HDF5)");
   std::string experiment_file, output;
   std::vector<std::string> overrides;
   bool no_plots = false, progress = false, quiet = false;

@@ -108,8 +108,10 @@ SecondOrderSystem MassSpringChain::linear_system() const {
   SecondOrderSystem s;
   s.M = tridiagonal(Vector::Constant(N, params_.m), Vector::Zero(std::max<Index>(N - 1, 0)));
   s.M.prune(0.0);
-  s.K = tridiagonal(Vector::Constant(N, k_diag_), Vector::Constant(std::max<Index>(N - 1, 0), k_off_));
-  s.D = tridiagonal(Vector::Constant(N, d_diag_), Vector::Constant(std::max<Index>(N - 1, 0), d_off_));
+  s.K = tridiagonal(Vector::Constant(N, k_diag_),
+                    Vector::Constant(std::max<Index>(N - 1, 0), k_off_));
+  s.D = tridiagonal(Vector::Constant(N, d_diag_),
+                    Vector::Constant(std::max<Index>(N - 1, 0), d_off_));
   std::vector<Triplet> t;
   for (std::size_t j = 0; j < in_.size(); ++j)
     t.emplace_back(static_cast<int>(in_[j]), static_cast<int>(j), 1.0);
@@ -131,7 +133,9 @@ SecondOrderSystem MassSpringChain::linear_system() const {
   return s;
 }
 
-DescriptorSystem MassSpringChain::descriptor_system() const { return to_descriptor(linear_system()); }
+DescriptorSystem MassSpringChain::descriptor_system() const {
+  return to_descriptor(linear_system());
+}
 
 double MassSpringChain::kinetic_energy(const Vector& v) const {
   return 0.5 * params_.m * v.squaredNorm();
@@ -168,7 +172,8 @@ MassSpringChain::Workspace::Workspace(const MassSpringChain& chain, SparseBacken
   solver_->analyze_pattern(S_);
 }
 
-void MassSpringChain::Workspace::factorize_iteration(double a, double b, double c, const Vector& q) {
+void MassSpringChain::Workspace::factorize_iteration(double a, double b, double c,
+                                                     const Vector& q) {
   const bool linear = chain_.is_linear();
   if (linear && a == a_ && b == b_ && c == c_) return;
   const Index N = chain_.n_;

@@ -99,7 +99,8 @@ class MassSpringChain {
   class Workspace {
    public:
     /// backend: the sparse solver for the tridiagonal SPD iteration matrix (default CHOLMOD).
-    explicit Workspace(const MassSpringChain& chain, SparseBackend backend = SparseBackend::cholmod);
+    explicit Workspace(const MassSpringChain& chain,
+                       SparseBackend backend = SparseBackend::cholmod);
     void solve_mass(const Vector& r, Vector& x) const { x = r / chain_.params_.m; }
     /// S = a M + b D + c (K + dg/dq(q)), assembled in O(n) into a fixed tridiagonal pattern,
     /// analysed once, refactorized numerically (skipped for a linear chain with unchanged a, b, c).

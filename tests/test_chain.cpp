@@ -56,8 +56,7 @@ TEST(Chain, ForceMatchesMorwikiFormulas) {
     Vector B = Vector::Zero(N);
     B(N - 1) = 1.0;
     // M v' = K_w p + D_w v + f(p) + B u with f(p) = -k_n (Up)^3 - k_n (Lp)^3.
-    const Vector expected = p.k_l * T * q + p.d * T * v -
-                            p.k_n * (U * q).array().cube().matrix() -
+    const Vector expected = p.k_l * T * q + p.d * T * v - p.k_n * (U * q).array().cube().matrix() -
                             p.k_n * (L * q).array().cube().matrix() + B * u(0);
     Vector F;
     chain.force(q, v, u, F);
@@ -184,7 +183,8 @@ TEST(Chain, RayleighDampingAndChosenPorts) {
   Vector F, g, y;
   chain.force(q, v, u, F);
   chain.nonlinear_force(q, g);
-  EXPECT_TRUE(matrices_near(F, Vector(s.B * u - s.D * v - s.K * q - g), kStencilTol, Compare::relative));
+  EXPECT_TRUE(
+      matrices_near(F, Vector(s.B * u - s.D * v - s.K * q - g), kStencilTol, Compare::relative));
   chain.output(q, v, y);
   EXPECT_TRUE(matrices_near(y, Vector(s.Cv * v), 0.0));
 }
@@ -195,8 +195,10 @@ TEST(Chain, IterationMatrixSolvesTheAssembledSystem) {
   const Vector q = Vector::Random(N);
   const double a = 1.0, b = 0.05, c = 0.000625;
   const SecondOrderSystem s = chain.linear_system();
-  const Matrix S = a * Matrix(s.M) + b * Matrix(s.D) + c * (Matrix(s.K) + Matrix(chain.nonlinear_jacobian(q)));
-  for (SparseBackend backend : {SparseBackend::cholmod, SparseBackend::klu, SparseBackend::umfpack}) {
+  const Matrix S =
+      a * Matrix(s.M) + b * Matrix(s.D) + c * (Matrix(s.K) + Matrix(chain.nonlinear_jacobian(q)));
+  for (SparseBackend backend :
+       {SparseBackend::cholmod, SparseBackend::klu, SparseBackend::umfpack}) {
     MassSpringChain::Workspace ws(chain, backend);
     ws.factorize_iteration(a, b, c, q);
     const Vector r = Vector::Random(N);

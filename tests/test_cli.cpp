@@ -37,7 +37,8 @@ class Cli : public ::testing::Test {
   void TearDown() override { fs::remove_all(dir_); }
 
   Outcome mor(const std::string& args) const {
-    const std::string cmd = "cd '" + dir_.string() + "' && '" + mor_.string() + "' " + args + " 2>&1";
+    const std::string cmd =
+        "cd '" + dir_.string() + "' && '" + mor_.string() + "' " + args + " 2>&1";
     FILE* pipe = popen(cmd.c_str(), "r");
     std::string out;
     std::array<char, 4096> buf{};
@@ -51,9 +52,10 @@ class Cli : public ::testing::Test {
                       const std::string& extra_top = "") const {
     const fs::path file = dir_ / "exp.toml";
     std::ofstream(file) << extra_top << "[experiment]\nname = \"t\"\noutput = \"out/r.h5\"\n"
-                        << "[model]\nN = 20\n" << extra_model << "\n[input]\ntype = \"sine\"\n"
-                        << "[simulation]\ndt = 0.1\nt_end = 2.0\n" << extra_sim
-                        << "\n[output]\nplots = false\n";
+                        << "[model]\nN = 20\n"
+                        << extra_model << "\n[input]\ntype = \"sine\"\n"
+                        << "[simulation]\ndt = 0.1\nt_end = 2.0\n"
+                        << extra_sim << "\n[output]\nplots = false\n";
     return file;
   }
 
@@ -72,7 +74,8 @@ class Cli : public ::testing::Test {
 
 void expect_contains(const Outcome& o, const std::string& needle) {
   EXPECT_NE(o.output.find(needle), std::string::npos)
-      << "expected '" << needle << "' in the output:\n" << o.output;
+      << "expected '" << needle << "' in the output:\n"
+      << o.output;
 }
 
 TEST_F(Cli, ValidRunWritesResultsAndInfoReadsThem) {
@@ -150,7 +153,8 @@ TEST_F(Cli, MissingAndForeignResultsFiles) {
   // A valid HDF5 file that is not ours, made by h5py (a dependency of the plots).
   ASSERT_EQ(std::system(("cd '" + dir_.string() +
                          "' && /usr/bin/python3 -c \"import h5py; h5py.File('foreign.h5', 'w')"
-                         "['x'] = [1.0, 2.0]\"").c_str()),
+                         "['x'] = [1.0, 2.0]\"")
+                            .c_str()),
             0);
   o = mor("info foreign.h5");
   EXPECT_EQ(o.exit_code, 2);

@@ -24,8 +24,9 @@ using testing::matrices_near;
 class Experiment : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("mor_exp_" + std::to_string(::getpid()) + "_" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    dir_ = fs::temp_directory_path() /
+           ("mor_exp_" + std::to_string(::getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::remove_all(dir_);
     fs::create_directories(dir_);
   }
@@ -166,9 +167,9 @@ TEST_F(Experiment, ChainOnlyKeysNeedTheirOption) {
 }
 
 TEST_F(Experiment, FailedRunLeavesNoFile) {
-  ExperimentConfig c = parse_experiment(kSmall, "small.toml", dir_,
-                                        {"model.k_l=1e4", "simulation.integrator=rk4",
-                                         "simulation.dt=0.1", "simulation.t_end=50"});
+  ExperimentConfig c = parse_experiment(
+      kSmall, "small.toml", dir_,
+      {"model.k_l=1e4", "simulation.integrator=rk4", "simulation.dt=0.1", "simulation.t_end=50"});
   c.output = dir_ / "diverged.h5";
   EXPECT_THROW(run_experiment(c), NumericalError);
   EXPECT_TRUE(fs::is_empty(dir_)) << "a diverged run left a file in " << dir_;

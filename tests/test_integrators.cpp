@@ -38,12 +38,14 @@ Final run(const Model& model, Scheme scheme, double dt, double T, const Signal& 
   opt.t_end = T;
   opt.newton_rtol = 1e-13;
   Final f{Vector::Zero(model.n()), Vector::Zero(model.n()), {}};
-  f.stats = integrate(model, ws, u, opt, f.q, f.v, [](Index, double, const Vector&, const Vector&,
-                                                     const Vector&) {});
+  f.stats = integrate(model, ws, u, opt, f.q, f.v,
+                      [](Index, double, const Vector&, const Vector&, const Vector&) {});
   return f;
 }
 
-int order_of(Scheme s) { return s == Scheme::rk4 ? 4 : 2; }
+int order_of(Scheme s) {
+  return s == Scheme::rk4 ? 4 : 2;
+}
 
 /// Exact state of the linear chain at time T under u = a sin(w t), from rest.
 Vector exact_linear_chain(const MassSpringChain& chain, double a, double w, double T) {
@@ -192,7 +194,8 @@ TEST(Integrate, MidpointKeepsTheLinearEnergyBalanceToRounding) {
               E_prev = E;
               v_prev = vk;
             });
-  EXPECT_LT(worst, 1e-13 * std::max(scale, 1.0)) << "largest defect " << worst << ", energy " << scale;
+  EXPECT_LT(worst, 1e-13 * std::max(scale, 1.0))
+      << "largest defect " << worst << ", energy " << scale;
 }
 
 TEST(Integrate, DivergenceIsReportedWithTheTime) {
@@ -244,8 +247,9 @@ TEST(Integrate, ObserverStrideAndLastStep) {
   opt.observe_stride = 3;
   Vector q = Vector::Ones(p.N), v = Vector::Zero(p.N);
   std::vector<Index> steps;
-  integrate(chain, ws, *u, opt, q, v,
-            [&](Index k, double, const Vector&, const Vector&, const Vector&) { steps.push_back(k); });
+  integrate(
+      chain, ws, *u, opt, q, v,
+      [&](Index k, double, const Vector&, const Vector&, const Vector&) { steps.push_back(k); });
   EXPECT_EQ(steps, (std::vector<Index>{0, 3, 6, 9, 10}));
 }
 

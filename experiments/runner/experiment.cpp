@@ -79,8 +79,8 @@ class TableReader {
     const toml::node* n = find(key);
     if (!n) return fallback;
     if (auto v = n->value_exact<std::int64_t>()) return *v;
-    if (auto v = n->value_exact<double>(); v && std::isfinite(*v) && *v == std::round(*v) &&
-                                           std::abs(*v) < 9e15)
+    if (auto v = n->value_exact<double>();
+        v && std::isfinite(*v) && *v == std::round(*v) && std::abs(*v) < 9e15)
       return static_cast<std::int64_t>(*v);  // 1e6 is a fine way to write a million masses
     fail(key, *n, "an integer");
   }
@@ -147,10 +147,10 @@ class TableReader {
       const std::string key(k.str());
       if (std::find(known_.begin(), known_.end(), key) != known_.end()) continue;
       const std::string near = suggestion(key, known_);
-      throw InvalidArgument(concat(
-          source_, ":", node.source().begin.line, ": unknown key '", name_, ".", key, "'",
-          context, near.empty() ? "" : "; did you mean '" + name_ + "." + near + "'?",
-          " (known keys: ", join(known_), ")"));
+      throw InvalidArgument(
+          concat(source_, ":", node.source().begin.line, ": unknown key '", name_, ".", key, "'",
+                 context, near.empty() ? "" : "; did you mean '" + name_ + "." + near + "'?",
+                 " (known keys: ", join(known_), ")"));
     }
   }
   std::string where(const std::string& key) const {
@@ -225,13 +225,15 @@ std::string to_toml(const ExperimentConfig& c) {
   };
   os << "[experiment]\nname = " << toml_string(c.name)
      << "\ndescription = " << toml_string(c.description)
-     << "\noutput = " << toml_string(c.output.string()) << "\n\n[model]\ntype = \"mass_spring_chain\"\nN = "
-     << c.model.N << "\nm = " << c.model.m << "\nk_l = " << c.model.k_l << "\nd = " << c.model.d
-     << "\nk_n = " << c.model.k_n << "\ndamping = \""
-     << (c.model.damping == ChainDamping::chain ? "chain" : "rayleigh") << "\"\n";
+     << "\noutput = " << toml_string(c.output.string())
+     << "\n\n[model]\ntype = \"mass_spring_chain\"\nN = " << c.model.N << "\nm = " << c.model.m
+     << "\nk_l = " << c.model.k_l << "\nd = " << c.model.d << "\nk_n = " << c.model.k_n
+     << "\ndamping = \"" << (c.model.damping == ChainDamping::chain ? "chain" : "rayleigh")
+     << "\"\n";
   if (c.model.damping == ChainDamping::rayleigh)
     os << "alpha = " << c.model.alpha << "\nbeta = " << c.model.beta << "\n";
-  os << "inputs = " << ints(c.model.inputs) << "\noutputs = " << ints(c.model.outputs) << "\noutput_quantity = \""
+  os << "inputs = " << ints(c.model.inputs) << "\noutputs = " << ints(c.model.outputs)
+     << "\noutput_quantity = \""
      << (c.model.output_quantity == OutputQuantity::position ? "position" : "velocity")
      << "\"\n\n[input]\ntype = " << toml_string(c.input.type) << "\n";
   const InputSpec& in = c.input;
@@ -253,12 +255,14 @@ std::string to_toml(const ExperimentConfig& c) {
   os << "\n[simulation]\nintegrator = \"" << to_string(o.scheme) << "\"\ndt = " << o.dt
      << "\nt_end = " << o.t_end << "\nsolver = \"" << to_string(c.solver)
      << "\"\nrho_infinity = " << o.rho_infinity << "\nnewton_rtol = " << o.newton_rtol
-     << "\nnewton_atol = " << o.newton_atol << "\nnewton_max_iterations = " << o.newton_max_iterations
+     << "\nnewton_atol = " << o.newton_atol
+     << "\nnewton_max_iterations = " << o.newton_max_iterations
      << "\n\n[output]\noutput_stride = " << o.observe_stride
      << "\nsnapshot_stride = " << c.snapshot_stride << "\nsnapshot_fields = [";
   for (std::size_t i = 0; i < c.snapshot_fields.size(); ++i)
     os << (i ? ", " : "") << toml_string(c.snapshot_fields[i]);
-  os << "]\ncompression = " << c.compression << "\nplots = " << (c.plots ? "true" : "false") << "\n";
+  os << "]\ncompression = " << c.compression << "\nplots = " << (c.plots ? "true" : "false")
+     << "\n";
   return os.str();
 }
 
@@ -271,8 +275,8 @@ ExperimentConfig parse_experiment(const std::string& text, const std::string& so
   try {
     root = toml::parse(text, source);
   } catch (const toml::parse_error& e) {
-    throw InvalidArgument(concat(source, ":", e.source().begin.line, ": not valid TOML: ",
-                                 e.description()));
+    throw InvalidArgument(
+        concat(source, ":", e.source().begin.line, ": not valid TOML: ", e.description()));
   }
   for (const auto& o : overrides) apply_override(root, o);
 
@@ -281,10 +285,11 @@ ExperimentConfig parse_experiment(const std::string& text, const std::string& so
     const std::string key(k.str());
     if (std::find(tables.begin(), tables.end(), key) != tables.end() && node.is_table()) continue;
     const std::string near = suggestion(key, tables);
-    throw InvalidArgument(concat(source, ":", node.source().begin.line, ": unknown ",
-                                 node.is_table() ? "table [" + key + "]" : "top-level key '" + key + "'",
-                                 near.empty() ? "" : "; did you mean [" + near + "]?",
-                                 " (known tables: ", join(tables), ")"));
+    throw InvalidArgument(
+        concat(source, ":", node.source().begin.line, ": unknown ",
+               node.is_table() ? "table [" + key + "]" : "top-level key '" + key + "'",
+               near.empty() ? "" : "; did you mean [" + near + "]?",
+               " (known tables: ", join(tables), ")"));
   }
   auto table = [&](const char* name) { return root[name].as_table(); };
 
@@ -323,8 +328,10 @@ ExperimentConfig parse_experiment(const std::string& text, const std::string& so
     const std::string quantity = r.text("output_quantity", "position");
     require(quantity == "position" || quantity == "velocity", r.where("output_quantity"),
             ": model.output_quantity '", quantity, "' must be \"position\" or \"velocity\"");
-    p.output_quantity = quantity == "position" ? OutputQuantity::position : OutputQuantity::velocity;
-    r.finish(p.damping == ChainDamping::chain ? " (alpha and beta need damping = \"rayleigh\")" : "");
+    p.output_quantity =
+        quantity == "position" ? OutputQuantity::position : OutputQuantity::velocity;
+    r.finish(p.damping == ChainDamping::chain ? " (alpha and beta need damping = \"rayleigh\")"
+                                              : "");
     try {
       validate(p);
     } catch (const InvalidArgument& e) {
@@ -359,8 +366,9 @@ ExperimentConfig parse_experiment(const std::string& text, const std::string& so
       require(!file.empty(), source, ": input.type = \"table\" needs input.file");
       in.file = resolve(file, base_dir);
     } else {
-      throw InvalidArgument(concat(r.where("type"), ": input.type '", in.type,
-                                   "' is not a known signal (zero, step, sine, chirp, multisine, table)"));
+      throw InvalidArgument(
+          concat(r.where("type"), ": input.type '", in.type,
+                 "' is not a known signal (zero, step, sine, chirp, multisine, table)"));
     }
     r.finish(" for input type '" + in.type + "'");
   }
@@ -379,7 +387,8 @@ ExperimentConfig parse_experiment(const std::string& text, const std::string& so
     o.rho_infinity = r.real("rho_infinity", o.rho_infinity);
     o.newton_rtol = r.real("newton_rtol", o.newton_rtol);
     o.newton_atol = r.real("newton_atol", o.newton_atol);
-    o.newton_max_iterations = static_cast<int>(r.integer("newton_max_iterations", o.newton_max_iterations));
+    o.newton_max_iterations =
+        static_cast<int>(r.integer("newton_max_iterations", o.newton_max_iterations));
     r.finish();
   }
   {
@@ -395,8 +404,8 @@ ExperimentConfig parse_experiment(const std::string& text, const std::string& so
     require(c.compression >= 0 && c.compression <= 9, r.where("compression"),
             ": output.compression must be a deflate level 0..9, got ", c.compression);
     for (const auto& f : c.snapshot_fields)
-      require(f == "p" || f == "v", r.where("snapshot_fields"), ": output.snapshot_fields entry '", f,
-              "' must be \"p\" (positions) or \"v\" (velocities)");
+      require(f == "p" || f == "v", r.where("snapshot_fields"), ": output.snapshot_fields entry '",
+              f, "' must be \"p\" (positions) or \"v\" (velocities)");
   }
   try {
     validate(c.integrator);
@@ -429,10 +438,12 @@ namespace {
 std::unique_ptr<Signal> make_signal(const InputSpec& in, Index m) {
   if (in.type == "zero") return make_zero_signal(m);
   if (in.type == "step") return make_step_signal(m, in.amplitude, in.t_on);
-  if (in.type == "sine") return make_sine_signal(m, in.amplitude, in.frequency, in.phase, in.offset);
+  if (in.type == "sine")
+    return make_sine_signal(m, in.amplitude, in.frequency, in.phase, in.offset);
   if (in.type == "chirp") return make_chirp_signal(m, in.amplitude, in.f0, in.f1, in.t1);
   if (in.type == "multisine")
-    return make_multisine_signal(m, in.amplitude, in.frequencies, static_cast<std::uint64_t>(in.seed));
+    return make_multisine_signal(m, in.amplitude, in.frequencies,
+                                 static_cast<std::uint64_t>(in.seed));
   return make_table_signal(m, in.file);
 }
 
@@ -493,8 +504,9 @@ RunSummary run_experiment(const ExperimentConfig& c, const RunOptions& options) 
   out.set_attribute("/model", "beta", p.beta);
   out.set_attribute("/model", "inputs", to_int64(p.inputs, p.N));
   out.set_attribute("/model", "outputs", to_int64(p.outputs, p.N));
-  out.set_attribute("/model", "output_quantity",
-                    std::string(p.output_quantity == OutputQuantity::position ? "position" : "velocity"));
+  out.set_attribute(
+      "/model", "output_quantity",
+      std::string(p.output_quantity == OutputQuantity::position ? "position" : "velocity"));
   out.set_attribute("/model", "convention",
                     std::string("M q'' + D q' + K q + g(q) = B u, y = Cp q + Cv q'; K = -k_l T, "
                                 "D = -d T (or alpha M + beta K), g = -f of MORwiki"));
@@ -523,8 +535,10 @@ RunSummary run_experiment(const ExperimentConfig& c, const RunOptions& options) 
   io::RowStream& s_u = out.open_row_stream("/outputs/u", chain.n_inputs(), 0);
   io::RowStream& s_y = out.open_row_stream("/outputs/y", chain.n_outputs(), 0);
   const bool snapshots = c.snapshot_stride > 0 && !c.snapshot_fields.empty();
-  const bool snap_p = snapshots && std::count(c.snapshot_fields.begin(), c.snapshot_fields.end(), "p");
-  const bool snap_v = snapshots && std::count(c.snapshot_fields.begin(), c.snapshot_fields.end(), "v");
+  const bool snap_p =
+      snapshots && std::count(c.snapshot_fields.begin(), c.snapshot_fields.end(), "p");
+  const bool snap_v =
+      snapshots && std::count(c.snapshot_fields.begin(), c.snapshot_fields.end(), "v");
   io::RowStream *s_st = nullptr, *s_p = nullptr, *s_v = nullptr, *s_e = nullptr;
   if (snapshots) {
     out.create_group("/snapshots");

@@ -20,10 +20,10 @@ namespace mor::experiments {
 struct InputSpec {
   std::string type = "sine";  ///< zero, step, sine, chirp, multisine, table
   double amplitude = 1.0;
-  double frequency = 0.05;  ///< sine, Hz
-  double phase = 0.0;       ///< sine, rad
-  double offset = 0.0;      ///< sine
-  double t_on = 0.0;        ///< step
+  double frequency = 0.05;                ///< sine, Hz
+  double phase = 0.0;                     ///< sine, rad
+  double offset = 0.0;                    ///< sine
+  double t_on = 0.0;                      ///< step
   double f0 = 0.0, f1 = 0.5, t1 = 100.0;  ///< chirp
   std::vector<double> frequencies;        ///< multisine, Hz
   std::int64_t seed = 1;                  ///< multisine
@@ -42,8 +42,8 @@ struct ExperimentConfig {
   std::vector<std::string> snapshot_fields = {"p", "v"};
   int compression = 1;  ///< deflate level 0..9 of the snapshots
   bool plots = true;
-  std::string source;   ///< where the configuration came from (file name)
-  std::string toml;     ///< the effective configuration, overrides applied, as TOML
+  std::string source;  ///< where the configuration came from (file name)
+  std::string toml;    ///< the effective configuration, overrides applied, as TOML
 };
 
 /// Reads and validates an experiment file; overrides are "table.key=value" (value in TOML
@@ -58,8 +58,8 @@ ExperimentConfig parse_experiment(const std::string& text, const std::string& so
                                   const std::vector<std::string>& overrides = {});
 
 struct RunOptions {
-  bool progress = false;        ///< progress line on stderr
-  std::string command_line;     ///< recorded as provenance
+  bool progress = false;     ///< progress line on stderr
+  std::string command_line;  ///< recorded as provenance
 };
 
 struct RunSummary {

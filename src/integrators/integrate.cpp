@@ -29,14 +29,14 @@ void validate(const IntegratorOptions& o) {
   require(std::isfinite(o.dt) && o.dt > 0.0, "time step dt must be a finite number > 0, got ",
           o.dt);
   require(std::isfinite(o.t0), "start time t0 must be finite, got ", o.t0);
-  require(std::isfinite(o.t_end) && o.t_end > o.t0, "end time t_end must be finite and > t0 = ",
-          o.t0, ", got ", o.t_end);
+  require(std::isfinite(o.t_end) && o.t_end > o.t0,
+          "end time t_end must be finite and > t0 = ", o.t0, ", got ", o.t_end);
   const double ratio = (o.t_end - o.t0) / o.dt;
   require(ratio < 9.0e15, "t_end - t0 = ", o.t_end - o.t0, " needs too many steps of dt = ", o.dt);
   const double steps = std::round(ratio);
   require(steps >= 1.0 && std::abs(ratio - steps) <= 1e-9 * std::max(1.0, ratio),
-          "the horizon t_end - t0 = ", o.t_end - o.t0, " is not a whole number of steps dt = ", o.dt,
-          " (", ratio, " steps)");
+          "the horizon t_end - t0 = ", o.t_end - o.t0,
+          " is not a whole number of steps dt = ", o.dt, " (", ratio, " steps)");
   require(o.rho_infinity >= 0.0 && o.rho_infinity <= 1.0,
           "generalized-alpha rho_infinity must lie in [0, 1], got ", o.rho_infinity);
   require(std::isfinite(o.newton_rtol) && o.newton_rtol > 0.0,
@@ -57,10 +57,11 @@ Index step_count(const IntegratorOptions& o) {
 
 namespace detail {
 void throw_diverged(double t, Index step, Index total, Scheme scheme, double dt) {
-  std::string hint = scheme == Scheme::rk4
-                         ? "; rk4 is explicit: dt = " + concat(dt) +
-                               " may exceed its stability limit, try a smaller dt or an implicit scheme"
-                         : "; try a smaller dt";
+  std::string hint =
+      scheme == Scheme::rk4
+          ? "; rk4 is explicit: dt = " + concat(dt) +
+                " may exceed its stability limit, try a smaller dt or an implicit scheme"
+          : "; try a smaller dt";
   throw NumericalError(concat("integration diverged: the state is not finite (NaN or Inf) at t = ",
                               t, " (step ", step, " of ", total, ")", hint));
 }

@@ -17,11 +17,11 @@
 namespace mor {
 
 enum class SparseBackend {
-  cholmod,      ///< CHOLMOD supernodal/simplicial Cholesky; A symmetric positive definite
-  umfpack,      ///< UMFPACK multifrontal LU; any square nonsingular A
-  klu,          ///< KLU left-looking LU with BTF; circuit-like and banded A
-  eigen_ldlt,   ///< Eigen::SimplicialLDLT; A symmetric positive definite (no SuiteSparse)
-  eigen_lu,     ///< Eigen::SparseLU; any square nonsingular A (no SuiteSparse)
+  cholmod,     ///< CHOLMOD supernodal/simplicial Cholesky; A symmetric positive definite
+  umfpack,     ///< UMFPACK multifrontal LU; any square nonsingular A
+  klu,         ///< KLU left-looking LU with BTF; circuit-like and banded A
+  eigen_ldlt,  ///< Eigen::SimplicialLDLT; A symmetric positive definite (no SuiteSparse)
+  eigen_lu,    ///< Eigen::SparseLU; any square nonsingular A (no SuiteSparse)
 };
 
 /// Parses "cholmod", "umfpack", "klu", "eigen_ldlt", "eigen_lu"; throws InvalidArgument naming

@@ -77,7 +77,8 @@ class TableSignal final : public Signal {
 }  // namespace
 
 std::unique_ptr<Signal> make_zero_signal(Index m) {
-  return broadcast(m, [](double) { return 0.0; }, "zero");
+  return broadcast(
+      m, [](double) { return 0.0; }, "zero");
 }
 
 std::unique_ptr<Signal> make_step_signal(Index m, double amplitude, double t_on) {
@@ -88,8 +89,8 @@ std::unique_ptr<Signal> make_step_signal(Index m, double amplitude, double t_on)
       detail::concat("step(amplitude=", amplitude, ", t_on=", t_on, ")"));
 }
 
-std::unique_ptr<Signal> make_sine_signal(Index m, double amplitude, double frequency,
-                                         double phase, double offset) {
+std::unique_ptr<Signal> make_sine_signal(Index m, double amplitude, double frequency, double phase,
+                                         double offset) {
   require_finite(amplitude, "amplitude");
   require_finite(frequency, "frequency");
   require_finite(phase, "phase");
@@ -98,8 +99,8 @@ std::unique_ptr<Signal> make_sine_signal(Index m, double amplitude, double frequ
   const double omega = kTwoPi * frequency;
   return broadcast(
       m, [=](double t) { return amplitude * std::sin(omega * t + phase) + offset; },
-      detail::concat("sine(amplitude=", amplitude, ", frequency=", frequency,
-                     " Hz, phase=", phase, ", offset=", offset, ")"));
+      detail::concat("sine(amplitude=", amplitude, ", frequency=", frequency, " Hz, phase=", phase,
+                     ", offset=", offset, ")"));
 }
 
 std::unique_ptr<Signal> make_chirp_signal(Index m, double amplitude, double f0, double f1,
@@ -120,13 +121,12 @@ std::unique_ptr<Signal> make_chirp_signal(Index m, double amplitude, double f0, 
         if (t <= t1) return amplitude * std::sin(kTwoPi * (f0 * t + 0.5 * rate * t * t));
         return amplitude * std::sin(phase_t1 + kTwoPi * f1 * (t - t1));
       },
-      detail::concat("chirp(amplitude=", amplitude, ", f0=", f0, " Hz, f1=", f1,
-                     " Hz, t1=", t1, ")"));
+      detail::concat("chirp(amplitude=", amplitude, ", f0=", f0, " Hz, f1=", f1, " Hz, t1=", t1,
+                     ")"));
 }
 
 std::unique_ptr<Signal> make_multisine_signal(Index m, double amplitude,
-                                              std::vector<double> frequencies,
-                                              std::uint64_t seed) {
+                                              std::vector<double> frequencies, std::uint64_t seed) {
   require_finite(amplitude, "amplitude");
   require(!frequencies.empty(), "a multisine needs at least one frequency");
   for (double f : frequencies) {

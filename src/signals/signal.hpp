@@ -42,8 +42,7 @@ std::unique_ptr<Signal> make_chirp_signal(Index m, double amplitude, double f0, 
 /// sum_k sin(2 pi f_k t + phi_k), phases phi_k uniform in [0, 2 pi) drawn from a 64-bit Mersenne
 /// twister seeded with `seed`, so a seed reproduces the signal on every machine.
 std::unique_ptr<Signal> make_multisine_signal(Index m, double amplitude,
-                                              std::vector<double> frequencies,
-                                              std::uint64_t seed);
+                                              std::vector<double> frequencies, std::uint64_t seed);
 /// Table from a text file: one row per time, columns t u_1 ... u_k separated by spaces, tabs or
 /// commas; lines starting with '#' are comments. t strictly increasing; k == 1 (broadcast to
 /// all m inputs) or k == m. Linear interpolation inside, the end values held outside.

@@ -32,9 +32,8 @@ void validate(const DescriptorSystem& s) {
           "; both must be n x n");
   require(s.B.rows() == n, "descriptor system: B has ", s.B.rows(), " rows, expected ", n);
   require(s.C.cols() == n, "descriptor system: C has ", s.C.cols(), " columns, expected ", n);
-  require(s.D_ff.rows() == s.C.rows() && s.D_ff.cols() == s.B.cols(),
-          "descriptor system: D is ", s.D_ff.rows(), "x", s.D_ff.cols(), ", expected ",
-          s.C.rows(), "x", s.B.cols());
+  require(s.D_ff.rows() == s.C.rows() && s.D_ff.cols() == s.B.cols(), "descriptor system: D is ",
+          s.D_ff.rows(), "x", s.D_ff.cols(), ", expected ", s.C.rows(), "x", s.B.cols());
 }
 
 namespace {
@@ -59,8 +58,7 @@ DescriptorSystem to_descriptor(const SecondOrderSystem& s) {
   d.E.setFromTriplets(t.begin(), t.end());
 
   t.clear();
-  for (Index i = 0; i < n; ++i)
-    t.emplace_back(static_cast<int>(i), static_cast<int>(n + i), 1.0);
+  for (Index i = 0; i < n; ++i) t.emplace_back(static_cast<int>(i), static_cast<int>(n + i), 1.0);
   append(t, s.K, n, 0, -1.0);
   append(t, s.D, n, n, -1.0);
   d.A.resize(2 * n, 2 * n);

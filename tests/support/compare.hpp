@@ -20,16 +20,18 @@ enum class Compare { absolute, relative };
 
 /// ||a - b||_max <= tol (absolute) or ||a - b||_max <= tol * max(||b||_max, tiny) (relative).
 template <class A, class B>
-::testing::AssertionResult matrices_near(const Eigen::MatrixBase<A>& a, const Eigen::MatrixBase<B>& b,
-                                         double tol, Compare kind = Compare::absolute) {
+::testing::AssertionResult matrices_near(const Eigen::MatrixBase<A>& a,
+                                         const Eigen::MatrixBase<B>& b, double tol,
+                                         Compare kind = Compare::absolute) {
   if (a.rows() != b.rows() || a.cols() != b.cols())
     return ::testing::AssertionFailure() << "size mismatch: " << a.rows() << "x" << a.cols()
                                          << " against " << b.rows() << "x" << b.cols();
   if (a.size() == 0) return ::testing::AssertionSuccess();
   Eigen::Index i = 0, j = 0;
   const double err = (a - b).cwiseAbs().maxCoeff(&i, &j);
-  const double scale =
-      kind == Compare::relative ? std::max(b.cwiseAbs().maxCoeff(), std::numeric_limits<double>::min()) : 1.0;
+  const double scale = kind == Compare::relative
+                           ? std::max(b.cwiseAbs().maxCoeff(), std::numeric_limits<double>::min())
+                           : 1.0;
   if (std::isfinite(err) && err <= tol * scale) return ::testing::AssertionSuccess();
   std::ostringstream os;
   os.precision(17);
@@ -42,7 +44,8 @@ template <class A, class B>
 
 inline ::testing::AssertionResult scalars_near(double a, double b, double tol,
                                                Compare kind = Compare::absolute) {
-  const double scale = kind == Compare::relative ? std::max(std::abs(b), std::numeric_limits<double>::min()) : 1.0;
+  const double scale =
+      kind == Compare::relative ? std::max(std::abs(b), std::numeric_limits<double>::min()) : 1.0;
   const double err = std::abs(a - b);
   if (std::isfinite(err) && err <= tol * scale) return ::testing::AssertionSuccess();
   std::ostringstream os;
