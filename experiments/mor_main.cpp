@@ -47,8 +47,13 @@ int main(int argc, char** argv) {
   CLI::App app{
       "mor: model order reduction of large sparse mechanical systems.\n"
       "Simulates full-order models from experiment files and stores results in HDF5."};
-  app.set_version_flag(
-      "--version", std::string("mor ") + mor::program_version() + " (" + mor::git_commit() + ")");
+  app.add_flag_callback(
+      "--version",
+      [] {
+        std::cout << "mor " << mor::program_version() << " (git " << mor::git_commit() << ")\n";
+        throw CLI::Success();
+      },
+      "Print the version and git commit and exit");
   app.require_subcommand(1);
 
   CLI::App* run =
