@@ -12,6 +12,8 @@
 #include <fstream>
 #include <string>
 
+#include "support/temp_dir.hpp"
+
 namespace fs = std::filesystem;
 
 namespace {
@@ -21,21 +23,15 @@ struct Outcome {
   std::string output;  // stdout and stderr
 };
 
-class Cli : public ::testing::Test {
+class Cli : public mor::testing::TempDirTest {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("mor_cli_" + std::to_string(::getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
+    TempDirTest::SetUp();
     const char* bin = std::getenv("MOR_BINARY_DIR");
     ASSERT_NE(bin, nullptr) << "MOR_BINARY_DIR is set by ctest";
     mor_ = fs::path(bin) / "bin" / "mor";
     ASSERT_TRUE(fs::exists(mor_)) << mor_;
   }
-  void TearDown() override { fs::remove_all(dir_); }
-
   Outcome mor(const std::string& args) const {
     const std::string cmd =
         "cd '" + dir_.string() + "' && '" + mor_.string() + "' " + args + " 2>&1";
@@ -69,7 +65,7 @@ class Cli : public ::testing::Test {
     return ::testing::AssertionSuccess();
   }
 
-  fs::path dir_, mor_;
+  fs::path mor_;
 };
 
 void expect_contains(const Outcome& o, const std::string& needle) {

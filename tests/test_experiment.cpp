@@ -14,6 +14,7 @@
 #include "src/core/errors.hpp"
 #include "src/io/results.hpp"
 #include "support/compare.hpp"
+#include "support/temp_dir.hpp"
 
 namespace mor::experiments {
 namespace {
@@ -21,18 +22,7 @@ namespace {
 namespace fs = std::filesystem;
 using testing::matrices_near;
 
-class Experiment : public ::testing::Test {
- protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("mor_exp_" + std::to_string(::getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-  fs::path dir_;
-};
+using Experiment = testing::TempDirTest;
 
 const char* kSmall = R"(
 [experiment]

@@ -6,7 +6,6 @@
 
 #include <unistd.h>
 
-#include <atomic>
 #include <cmath>
 #include <cstdint>
 #include <filesystem>
@@ -18,6 +17,7 @@
 #include "src/core/errors.hpp"
 #include "src/io/results.hpp"
 #include "support/compare.hpp"
+#include "support/temp_dir.hpp"
 
 namespace fs = std::filesystem;
 using mor::Index;
@@ -30,23 +30,7 @@ using mor::testing::matrices_near;
 
 namespace {
 
-/// A fresh directory per test, removed afterwards.
-class Hdf5Test : public ::testing::Test {
- protected:
-  void SetUp() override {
-    static std::atomic<int> counter{0};
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    dir_ = fs::temp_directory_path() / ("mor_test_hdf5_" + std::to_string(::getpid()) + "_" +
-                                        std::to_string(counter++) + "_" + info->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override {
-    std::error_code ignored;
-    fs::remove_all(dir_, ignored);
-  }
-  fs::path dir_;
-};
+using Hdf5Test = mor::testing::TempDirTest;
 
 /// Passes if f throws mor::IoError whose message contains every one of parts.
 ::testing::AssertionResult throws_io_error(const std::function<void()>& f,

@@ -13,6 +13,7 @@
 
 #include "src/core/errors.hpp"
 #include "src/signals/signal.hpp"
+#include "support/temp_dir.hpp"
 
 namespace mor {
 namespace {
@@ -86,15 +87,8 @@ TEST(Signals, StepSwitchesOnAtItsTime) {
   EXPECT_EQ(at(*make_zero_signal(2), 5.0), 0.0);
 }
 
-class TableSignal : public ::testing::Test {
+class TableSignal : public testing::TempDirTest {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("mor_signal_" + std::to_string(::getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
   fs::path write(const std::string& text) {
     const fs::path p = dir_ / "u.txt";
     std::ofstream(p) << text;
@@ -108,7 +102,6 @@ class TableSignal : public ::testing::Test {
     }
     return "no error";
   }
-  fs::path dir_;
 };
 
 TEST_F(TableSignal, InterpolatesLinearlyAndHoldsTheEnds) {
