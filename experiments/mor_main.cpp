@@ -2,9 +2,11 @@
 // `mor`: the command-line program. The only place that turns errors into messages and exit
 // codes:  0 success,  2 bad input (experiment file, option, missing or foreign file),
 //         3 numerical failure (divergence, Newton, singular matrix),  4 plotting failed (results
-//         are complete),  1 anything else.
+//         are complete),  130 interrupted (SIGINT/SIGTERM; nothing written),  1 anything else.
 #include <unistd.h>
 
+#include <atomic>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -19,6 +21,12 @@
 #include "src/core/version.hpp"
 
 namespace {
+
+// Set by SIGINT/SIGTERM; the run stops at its next step and removes its temporary file.
+std::atomic<bool> g_stop_requested{false};
+extern "C" void request_stop(int) {
+  g_stop_requested.store(true);
+}
 
 std::string shell_quote(const std::string& s) {
   std::string q = "'";
@@ -90,6 +98,9 @@ int main(int argc, char** argv) {
       mor::experiments::RunOptions options;
       options.progress = progress || (!quiet && isatty(STDERR_FILENO));
       options.command_line = command_line;
+      options.stop_requested = &g_stop_requested;
+      std::signal(SIGINT, request_stop);
+      std::signal(SIGTERM, request_stop);
       const auto s = mor::experiments::run_experiment(config, options);
       if (!quiet) {
         std::printf("mor: wrote %s\n", s.results.string().c_str());
@@ -119,6 +130,9 @@ int main(int argc, char** argv) {
   } catch (const mor::IoError& e) {
     std::cerr << "mor: error: " << e.what() << "\n";
     return 2;
+  } catch (const mor::Interrupted& e) {
+    std::cerr << "mor: " << e.what() << "; no results written\n";
+    return 130;
   } catch (const mor::NumericalError& e) {
     std::cerr << "mor: numerical failure: " << e.what() << "\n";
     return 3;

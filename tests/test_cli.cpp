@@ -32,9 +32,11 @@ class Cli : public mor::testing::TempDirTest {
     mor_ = fs::path(bin) / "bin" / "mor";
     ASSERT_TRUE(fs::exists(mor_)) << mor_;
   }
-  Outcome mor(const std::string& args) const {
-    const std::string cmd =
-        "cd '" + dir_.string() + "' && '" + mor_.string() + "' " + args + " 2>&1";
+  Outcome mor(const std::string& args) const { return shell("'" + mor_.string() + "' " + args); }
+
+  /// Runs a shell command in the test folder; stdout and stderr together.
+  Outcome shell(const std::string& command) const {
+    const std::string cmd = "cd '" + dir_.string() + "' && " + command + " 2>&1";
     FILE* pipe = popen(cmd.c_str(), "r");
     std::string out;
     std::array<char, 4096> buf{};
@@ -167,6 +169,19 @@ TEST_F(Cli, MissingExperimentFileAndBadOverride) {
   o = mor("run " + experiment().string() + " --set N=5");
   EXPECT_EQ(o.exit_code, 2);
   expect_contains(o, "the key must name its table");
+  EXPECT_TRUE(no_results_left());
+}
+
+TEST_F(Cli, InterruptedRunLeavesNoFile) {
+  // A run of many seconds, stopped by SIGTERM once it has started writing.
+  const std::string run = "'" + mor_.string() + "' run " + experiment().string() +
+                          " --set model.N=100000 --set simulation.t_end=1e4 -q";
+  const Outcome o =
+      shell("(" + run + " & pid=$!; while [ ! -e out/r.h5.tmp-$pid ]; do sleep 0.05; done;" +
+            " sleep 0.3; kill -TERM $pid; wait $pid; echo exit=$?)");
+  expect_contains(o, "interrupted at t = ");
+  expect_contains(o, "no results written");
+  expect_contains(o, "exit=130");
   EXPECT_TRUE(no_results_left());
 }
 

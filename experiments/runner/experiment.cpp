@@ -551,6 +551,7 @@ RunSummary run_experiment(const ExperimentConfig& c, const RunOptions& options) 
   // The integrator observes at every multiple of gcd(output, snapshot stride); this observer
   // sorts out which of the two streams a step belongs to.
   IntegratorOptions run = o;
+  run.stop_requested = options.stop_requested;
   run.observe_stride = snapshots ? std::gcd(o.observe_stride, c.snapshot_stride) : o.observe_stride;
   Vector y(chain.n_outputs());
   double write_seconds = 0.0;

@@ -5,6 +5,7 @@
 // documented in README.md ("Experiment files") and exemplified by experiments/default.toml.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <filesystem>
 #include <iosfwd>
@@ -60,6 +61,8 @@ ExperimentConfig parse_experiment(const std::string& text, const std::string& so
 struct RunOptions {
   bool progress = false;     ///< progress line on stderr
   std::string command_line;  ///< recorded as provenance
+  /// Polled every step; when it turns true the run throws Interrupted and writes nothing.
+  const std::atomic<bool>* stop_requested = nullptr;
 };
 
 struct RunSummary {

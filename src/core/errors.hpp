@@ -23,6 +23,12 @@ class NumericalError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+/// A run stopped on request (e.g. SIGINT); nothing it was writing is kept.
+class Interrupted : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
 /// Input/output failures: missing, unreadable or foreign files.
 class IoError : public std::runtime_error {
  public:

@@ -16,6 +16,7 @@
 // with a fixed step (then one solve per step).
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <optional>
@@ -47,6 +48,8 @@ struct IntegratorOptions {
   int newton_max_iterations = 30;
   /// The observer is called at t0 and after every observe_stride-th step (and the last step).
   Index observe_stride = 1;
+  /// If set and true, the run throws Interrupted at the next step (set from a signal handler).
+  const std::atomic<bool>* stop_requested = nullptr;
   /// The state is checked for NaN/Inf every this many steps and at the last step.
   Index finite_check_stride = 32;
 };
@@ -117,6 +120,9 @@ IntegrationStats integrate(const Model& model, typename Model::Workspace& ws, co
   observe(Index{0}, opt.t0, q, v, u);
 
   auto after_step = [&](Index k) {
+    if (opt.stop_requested && opt.stop_requested->load(std::memory_order_relaxed))
+      throw Interrupted(
+          detail::concat("interrupted at t = ", time_at(k), " (step ", k, " of ", total, ")"));
     const bool observed = k % opt.observe_stride == 0 || k == total;
     // A full pass over the state: every finite_check_stride steps, not at every observation,
     // which would add a memory pass to each cheap explicit step.
