@@ -124,12 +124,6 @@ int main(int argc, char** argv) {
       mor::experiments::print_results_info(results_file, std::cout);
       return 0;
     }
-  } catch (const mor::InvalidArgument& e) {
-    std::cerr << "mor: error: " << e.what() << "\n";
-    return 2;
-  } catch (const mor::IoError& e) {
-    std::cerr << "mor: error: " << e.what() << "\n";
-    return 2;
   } catch (const mor::Interrupted& e) {
     std::cerr << "mor: " << e.what() << "; no results written\n";
     return 130;
@@ -137,8 +131,11 @@ int main(int argc, char** argv) {
     std::cerr << "mor: numerical failure: " << e.what() << "\n";
     return 3;
   } catch (const std::exception& e) {
+    // Bad input (InvalidArgument, IoError: files the user named) is exit 2; anything else 1.
+    const bool bad_input =
+        dynamic_cast<const mor::InvalidArgument*>(&e) || dynamic_cast<const mor::IoError*>(&e);
     std::cerr << "mor: error: " << e.what() << "\n";
-    return 1;
+    return bad_input ? 2 : 1;
   }
   return 0;
 }
