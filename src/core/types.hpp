@@ -2,6 +2,8 @@
 // Scalar, vector and matrix types shared by every module.
 #pragma once
 
+#include <complex>
+
 #include <Eigen/Core>
 #include <Eigen/SparseCore>
 
@@ -13,5 +15,10 @@ using Matrix = Eigen::MatrixXd;
 /// Compressed sparse column, the layout SuiteSparse (CHOLMOD, UMFPACK, KLU) consumes directly.
 using SparseMatrix = Eigen::SparseMatrix<double, Eigen::ColMajor, int>;
 using Triplet = Eigen::Triplet<double, int>;
+
+using Complex = std::complex<double>;
+using ComplexVector = Eigen::VectorXcd;
+using ComplexMatrix = Eigen::MatrixXcd;
+using ComplexSparseMatrix = Eigen::SparseMatrix<Complex, Eigen::ColMajor, int>;
 
 }  // namespace mor

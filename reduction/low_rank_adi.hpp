@@ -1,0 +1,69 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// Low-rank Cholesky-factor ADI (LR-ADI) for the Gramians of large sparse stable systems, in the
+// residual-factor formulation with complex shift pairs handled in real arithmetic:
+//   Benner, Kuerschner, Saak, "Efficient handling of complex shift parameters in the low-rank
+//   ADI method", Numer. Algorithms 62 (2013) 225-251;
+//   Benner, Kuerschner, Saak, "Self-generating and efficient shift parameters in ADI methods for
+//   large Lyapunov and Sylvester equations", ETNA 43 (2014) 142-162 (projection shifts);
+//   Penzl, "A cyclic low-rank Smith method for large sparse Lyapunov equations", SISC 21 (2000)
+//   (heuristic shifts from Ritz values).
+// Each step costs one shifted sparse solve with m (or p) right-hand sides and O(n m) vector work;
+// nothing n x n is formed. The iteration stops when the residual norm ||W^T W||_2, exact for the
+// factor computed so far, drops below tolerance * ||B^T B||_2 (or ||C C^T||_2).
+#pragma once
+
+#include <atomic>
+#include <string>
+#include <vector>
+
+#include "reduction/gramian.hpp"
+
+namespace mor {
+
+enum class ShiftStrategy {
+  projection,  ///< self-generating: Ritz values of the pencil projected on the last block
+  penzl,       ///< Penzl's heuristic on Ritz values of E^{-1} A and its inverse (Spectra Arnoldi)
+  given,       ///< the shifts in AdiOptions::shifts, used cyclically
+};
+
+ShiftStrategy parse_shift_strategy(std::string_view name);  ///< "projection", "penzl", "given"
+std::string_view to_string(ShiftStrategy s);
+
+struct AdiOptions {
+  double tolerance = 1e-10;    ///< on the relative residual norm ||W^T W|| / ||B^T B||
+  Index max_iterations = 500;  ///< ADI steps (a complex pair counts as two)
+  ShiftStrategy strategy = ShiftStrategy::projection;
+  Index penzl_shifts = 20;                 ///< number of Penzl shifts l0
+  Index penzl_arnoldi_steps = 40;          ///< Arnoldi steps on E^{-1} A (k_+)
+  Index penzl_inverse_arnoldi_steps = 25;  ///< Arnoldi steps on A^{-1} E (k_-)
+  std::vector<Complex> shifts;  ///< for ShiftStrategy::given; every Re p < 0, pairs complete
+  /// Stops with AdiStatus::stalled when the residual has not decreased by this factor over
+  /// stall_window steps (0 disables).
+  double stall_factor = 0.9;
+  Index stall_window = 100;
+  const std::atomic<bool>* stop_requested = nullptr;  ///< polled once per step
+};
+
+enum class AdiStatus { converged, max_iterations, stalled };
+std::string_view to_string(AdiStatus s);
+
+/// Outcome of LR-ADI: X ~ Z Z^T. A run that did not converge still returns its factor, with a
+/// status and a message saying what was reached; callers decide (BT refuses by default).
+struct AdiResult {
+  Matrix Z;  ///< n x k real factor
+  AdiStatus status = AdiStatus::max_iterations;
+  std::string message;                   ///< one line: status, steps, final residual
+  Index iterations = 0;                  ///< ADI steps taken
+  std::vector<double> residual_history;  ///< relative residual after each step
+  std::vector<Complex> shifts;           ///< the shift of each step
+  double seconds = 0.0;                  ///< wall time
+  double shift_seconds = 0.0;            ///< of which computing shifts
+};
+
+/// LR-ADI for the Gramian `kind` of `sys` (see reduction/gramian.hpp).
+/// @throws InvalidArgument for bad options (tolerance <= 0, given shifts with Re p >= 0 or an
+///         unpaired complex shift); NumericalError if a shifted matrix is singular (naming p)
+///         or the iterate becomes non-finite; Interrupted if stop_requested is set.
+AdiResult low_rank_adi(LtiOperator& sys, GramianKind kind, const AdiOptions& options = {});
+
+}  // namespace mor
