@@ -115,6 +115,17 @@ int main(int argc, char** argv) {
             1e9 * (s.stats.seconds - s.write_seconds) / static_cast<double>(s.stats.steps) /
                 static_cast<double>(config.model.N),
             s.peak_rss_mb);
+        if (s.reduced_order > 0) {
+          std::printf(
+              "     reduced (%s): r = %lld in %.3f s; reduced run %.3f s; relative output "
+              "error %.3g",
+              config.reduction.method.c_str(), static_cast<long long>(s.reduced_order),
+              s.reduction_seconds, s.reduced_stats.seconds, s.output_error_relative);
+          if (s.h2_error_relative >= 0)
+            std::printf(", relative H2 error %.3g", s.h2_error_relative);
+          if (s.hinf_error >= 0) std::printf(", Hinf error %.3g", s.hinf_error);
+          std::printf("\n");
+        }
         std::fflush(stdout);
       }
       if (config.plots && !no_plots) return make_plots(s.results);

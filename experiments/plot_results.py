@@ -9,7 +9,13 @@ Writes, into DIR (default: <file stem>_plots next to RESULTS.h5, created if miss
   outputs.png      y(t) of each output and, below on the same time axis, u(t) of each input;
   snapshots_p.png  heat map of the displacements p_i(t) (if /snapshots/p exists), read with
                    strided slicing so that at most about 1000 x 2000 values are loaded;
-  energy.png       total mechanical energy vs time (if /snapshots/energy exists).
+  energy.png       total mechanical energy vs time (if /snapshots/energy exists);
+  and, for a reduction experiment (/reduction exists):
+  hsv.png          Hankel singular values sigma_i / sigma_1 (and, for second-order BT, the
+                   variant's singular values), the order r and the error bound;
+  bode.png         sigma_max(G(i w)) of the full and the reduced model and of their difference,
+                   with the H-infinity error and the BT bound;
+  reduced_outputs.png  y(t) of the full and the reduced model and the error y - y_r.
 Prints the path of each written PNG on stdout. Exits with 2 and a one-line message on stderr
 if the file cannot be read or is not a "mor-results" file.
 
@@ -166,6 +172,84 @@ def plot_energy(f, out_dir, title):
     save(fig, out_dir, "energy.png")
 
 
+def plot_hsv(f, out_dir, title):
+    red = f["reduction"]
+    hsv = red["hsv"][()]
+    r = int(attr(red, "r", 0))
+    fig, ax = plt.subplots(figsize=(9, 5))
+    i = np.arange(1, len(hsv) + 1)
+    ax.semilogy(i, hsv / hsv[0], ".-", lw=1, ms=3, label="Hankel singular values sigma_i / sigma_1")
+    if "sv" in red:
+        sv = red["sv"][()]
+        ax.semilogy(np.arange(1, len(sv) + 1), sv / sv[0], ".-", lw=1, ms=3,
+                    label=f"second-order ({attr(red, 'variant')}) singular values, normalised")
+    if r > 0:
+        ax.axvline(r, color="k", ls="--", lw=1, label=f"r = {r}")
+    method = attr(red, "gramian_method")
+    note = (f"Gramians: {method}, factor ranks {attr(red, 'rank_c')} / {attr(red, 'rank_o')}"
+            + ("" if method == "dense" else " (only the leading values are computed)"))
+    bound = attr(red, "error_bound", None)
+    if bound is not None:
+        note += f"; BT bound 2 sum_(i>r) sigma_i = {bound:.3g}"
+    ax.set_xlabel("i")
+    ax.set_ylabel("sigma_i / sigma_1")
+    ax.grid(alpha=0.3, which="both")
+    ax.legend(fontsize="small")
+    ax.set_title(f"{title}\n{attr(red, 'method')}: {note}", fontsize="medium")
+    save(fig, out_dir, "hsv.png")
+
+
+def plot_bode(f, out_dir, title):
+    a = f["analysis"]
+    w = a["omega"][()]
+    fig, ax = plt.subplots(figsize=(9, 5))
+    r = attr(f.get("reduction"), "r", "?")
+    ax.loglog(w, a["sigma_full"][()], lw=1.5, label="full model")
+    ax.loglog(w, a["sigma_reduced"][()], "--", lw=1.2, label=f"reduced model, r = {r}")
+    err = a["sigma_error"][()]
+    ax.loglog(w, np.where(err > 0, err, np.nan), lw=1, label="error sigma_max(G - G_r)")
+    hinf = attr(a, "hinf_error", None)
+    bound = attr(f.get("reduction"), "error_bound", None)
+    notes = []
+    if hinf is not None:
+        ax.axhline(hinf, color="C2", ls=":", lw=1)
+        notes.append(f"||G - G_r||_Hinf = {hinf:.3g} ({attr(a, 'hinf_method')})")
+    if bound is not None and attr(f.get("reduction"), "method") == "bt":
+        ax.axhline(bound, color="k", ls=":", lw=1, label="BT bound")
+        notes.append(f"bound {bound:.3g}")
+    h2 = attr(a, "h2_error_relative", None)
+    if h2 is not None:
+        notes.append(f"relative H2 error {h2:.3g}")
+    ax.set_xlabel("frequency w (rad/s)")
+    ax.set_ylabel("sigma_max(G(iw))")
+    ax.grid(alpha=0.3, which="both")
+    ax.legend(fontsize="small")
+    ax.set_title(f"{title}\n" + "; ".join(notes), fontsize="medium")
+    save(fig, out_dir, "bode.png")
+
+
+def plot_reduced_outputs(f, out_dir, title):
+    t = f["outputs/t"][:, 0]
+    y, yr, e = f["outputs/y"][()], f["reduced/outputs/y"][()], f["error/y"][()]
+    r = attr(f.get("reduction"), "r", "?")
+    fig, (ax_y, ax_e) = plt.subplots(2, 1, sharex=True, figsize=(9, 6),
+                                     gridspec_kw={"height_ratios": [2, 1]})
+    for k in range(y.shape[1]):
+        ax_y.plot(t, y[:, k], lw=1.5, label=f"y_{k + 1} full")
+        ax_y.plot(t, yr[:, k], "--", lw=1.2, label=f"y_{k + 1} reduced (r = {r})")
+        ax_e.plot(t, e[:, k], lw=1, label=f"y_{k + 1} - y_r,{k + 1}")
+    ax_y.set_ylabel("output y")
+    ax_e.set_ylabel("error")
+    ax_e.set_xlabel("time t")
+    for ax in (ax_y, ax_e):
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize="small", loc="best")
+    rel = attr(f.get("error"), "relative_l2", None)
+    sub = f"; relative L2 output error {rel:.3g}" if rel is not None else ""
+    ax_y.set_title(f"{title}\nfull against reduced{sub}", fontsize="medium")
+    save(fig, out_dir, "reduced_outputs.png")
+
+
 def main():
     parser = argparse.ArgumentParser(description="Plot a results file written by `mor run`.")
     parser.add_argument("results", type=Path, help="results file (HDF5)")
@@ -202,6 +286,12 @@ def main():
             plot_snapshots_p(f, out_dir, title)
         if "snapshots/energy" in f:
             plot_energy(f, out_dir, title)
+        if "reduction/hsv" in f:
+            plot_hsv(f, out_dir, title)
+        if "analysis/omega" in f:
+            plot_bode(f, out_dir, title)
+        if "reduced/outputs/y" in f and "error/y" in f:
+            plot_reduced_outputs(f, out_dir, title)
     return 0
 
 

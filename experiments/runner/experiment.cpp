@@ -8,15 +8,18 @@
 #include <cmath>
 #include <ctime>
 #include <fstream>
+#include <functional>
 #include <iomanip>
 #include <map>
 #include <numeric>
+#include <optional>
 #include <ostream>
 #include <set>
 #include <sstream>
 
 #include <toml++/toml.h>
 
+#include "experiments/runner/reduction_run.hpp"
 #include "src/core/errors.hpp"
 #include "src/core/version.hpp"
 #include "src/io/results.hpp"
@@ -263,6 +266,27 @@ std::string to_toml(const ExperimentConfig& c) {
     os << (i ? ", " : "") << toml_string(c.snapshot_fields[i]);
   os << "]\ncompression = " << c.compression << "\nplots = " << (c.plots ? "true" : "false")
      << "\n";
+  const ReductionSpec& red = c.reduction;
+  os << "\n[reduction]\nmethod = " << toml_string(red.method) << "\n";
+  if (red.method != "none") {
+    if (red.order > 0)
+      os << "order = " << red.order << "\n";
+    else
+      os << "tolerance = " << red.tolerance << "\n";
+    os << "projection = " << toml_string(red.projection) << "\n";
+    if (red.method == "sobt") os << "variant = " << toml_string(red.variant) << "\n";
+    os << "gramians = " << toml_string(red.gramians) << "\ndense_limit = " << red.dense_limit
+       << "\nadi_tolerance = " << red.adi_tolerance
+       << "\nadi_max_iterations = " << red.adi_max_iterations
+       << "\nshifts = " << toml_string(red.shifts)
+       << "\nallow_unconverged = " << (red.allow_unconverged ? "true" : "false")
+       << "\nstore_bases = " << (red.store_bases ? "true" : "false") << "\n";
+  }
+  const AnalysisSpec& a = c.analysis;
+  os << "\n[analysis]\nh2 = " << (a.h2 ? "true" : "false")
+     << "\nhinf = " << (a.hinf ? "true" : "false") << "\nbode_points = " << a.bode_points
+     << "\nomega_min = " << a.omega_min << "\nomega_max = " << a.omega_max
+     << "\nhinf_grid = " << a.hinf_grid << "\n";
   return os.str();
 }
 
@@ -280,7 +304,8 @@ ExperimentConfig parse_experiment(const std::string& text, const std::string& so
   }
   for (const auto& o : overrides) apply_override(root, o);
 
-  const std::vector<std::string> tables = {"experiment", "model", "input", "simulation", "output"};
+  const std::vector<std::string> tables = {"experiment", "model",     "input",   "simulation",
+                                           "output",     "reduction", "analysis"};
   for (const auto& [k, node] : root) {
     const std::string key(k.str());
     if (std::find(tables.begin(), tables.end(), key) != tables.end() && node.is_table()) continue;
@@ -407,6 +432,72 @@ ExperimentConfig parse_experiment(const std::string& text, const std::string& so
       require(f == "p" || f == "v", r.where("snapshot_fields"), ": output.snapshot_fields entry '",
               f, "' must be \"p\" (positions) or \"v\" (velocities)");
   }
+  {
+    TableReader r(table("reduction"), "reduction", source);
+    ReductionSpec& red = c.reduction;
+    red.method = r.text("method", red.method);
+    require(red.method == "none" || red.method == "bt" || red.method == "sobt", r.where("method"),
+            ": reduction.method '", red.method,
+            "' must be \"none\", \"bt\" (first-order balanced truncation) or \"sobt\" "
+            "(second-order balanced truncation)");
+    if (red.method != "none") {
+      red.order = r.integer("order", 0);
+      red.tolerance = r.real("tolerance", 0.0);
+      red.projection = r.text("projection", red.method == "bt" ? "square_root" : "balancing_free");
+      if (red.method == "sobt") red.variant = r.text("variant", red.variant);
+      red.gramians = r.text("gramians", red.gramians);
+      red.dense_limit = r.integer("dense_limit", red.dense_limit);
+      red.adi_tolerance = r.real("adi_tolerance", red.adi_tolerance);
+      red.adi_max_iterations = r.integer("adi_max_iterations", red.adi_max_iterations);
+      red.shifts = r.text("shifts", red.shifts);
+      red.allow_unconverged = r.boolean("allow_unconverged", red.allow_unconverged);
+      red.store_bases = r.boolean("store_bases", red.store_bases);
+      try {
+        if (red.method == "bt")
+          parse_bt_projection(red.projection);
+        else {
+          parse_second_order_projection(red.projection);
+          parse_second_order_bt_variant(red.variant);
+        }
+        parse_gramian_method(red.gramians);
+        parse_shift_strategy(red.shifts);
+      } catch (const InvalidArgument& e) {
+        throw InvalidArgument(concat(source, ": reduction: ", e.what()));
+      }
+      require((red.order > 0) != (red.tolerance > 0.0), source,
+              ": reduction: set exactly one of reduction.order (r >= 1) and "
+              "reduction.tolerance (> 0); got order = ",
+              red.order, ", tolerance = ", red.tolerance);
+      require(red.order >= 0, r.where("order"), ": reduction.order must be >= 1, got ", red.order);
+      require(red.adi_tolerance > 0.0, r.where("adi_tolerance"),
+              ": reduction.adi_tolerance must be > 0, got ", red.adi_tolerance);
+      require(red.adi_max_iterations >= 1, r.where("adi_max_iterations"),
+              ": reduction.adi_max_iterations must be >= 1, got ", red.adi_max_iterations);
+      require(c.model.k_n == 0.0, r.where("method"), ": reduction.method = \"", red.method,
+              "\" reduces linear systems: set model.k_n = 0 (got k_n = ", c.model.k_n, ")");
+    }
+    r.finish(red.method == "none" ? " (reduction.method = \"none\" takes no other key)"
+             : red.method == "bt" ? " (variant needs method = \"sobt\")"
+                                  : "");
+  }
+  {
+    TableReader r(table("analysis"), "analysis", source);
+    AnalysisSpec& a = c.analysis;
+    a.h2 = r.boolean("h2", a.h2);
+    a.hinf = r.boolean("hinf", a.hinf);
+    a.bode_points = r.integer("bode_points", a.bode_points);
+    a.omega_min = r.real("omega_min", a.omega_min);
+    a.omega_max = r.real("omega_max", a.omega_max);
+    a.hinf_grid = r.integer("hinf_grid", a.hinf_grid);
+    r.finish();
+    require(a.bode_points >= 0 && a.bode_points != 1, r.where("bode_points"),
+            ": analysis.bode_points must be 0 (none) or >= 2, got ", a.bode_points);
+    require(a.omega_min > 0.0 && a.omega_max > a.omega_min, r.where("omega_min"),
+            ": analysis needs 0 < omega_min < omega_max, got omega_min = ", a.omega_min,
+            ", omega_max = ", a.omega_max);
+    require(a.hinf_grid >= 10, r.where("hinf_grid"), ": analysis.hinf_grid must be >= 10, got ",
+            a.hinf_grid);
+  }
   try {
     validate(c.integrator);
   } catch (const InvalidArgument& e) {
@@ -465,6 +556,53 @@ std::vector<std::int64_t> to_int64(const std::vector<Index>& v, Index fallback) 
   std::vector<std::int64_t> out(v.begin(), v.end());
   if (out.empty()) out.push_back(fallback);
   return out;
+}
+
+/// Simulates the reduced model with the full model's integrator options and writes
+/// /reduced/outputs/y and /error/y = y - y_r at the full model's output times.
+void simulate_reduced(const ExperimentConfig& c, ReducedModel& reduced, const Signal& input,
+                      const std::vector<double>& y_full, io::ResultsWriter& out,
+                      const RunOptions& options, RunSummary& summary) {
+  const DenseSecondOrderModel model(reduced.second_order);
+  DenseSecondOrderModel::Workspace ws(model);
+  const IntegratorOptions& o = c.integrator;
+  const Index steps = step_count(o), p = model.n_outputs();
+  IntegratorOptions run = o;
+  run.stop_requested = options.stop_requested;
+  out.create_group("/reduced");
+  io::RowStream& s_y = out.open_row_stream("/reduced/outputs/y", p, 0);
+  io::RowStream& s_e = out.open_row_stream("/error/y", p, 0);
+  Vector y(p), e(p);
+  double err2 = 0.0, ref2 = 0.0, err_max = 0.0;
+  std::size_t row = 0;
+  auto observe = [&](Index k, double, const Vector& q, const Vector& v, const Vector& u) {
+    if (k % o.observe_stride != 0 && k != steps) return;
+    model.output(q, v, y);
+    y.noalias() += reduced.second_order.D_ff * u;
+    const Eigen::Map<const Vector> yf(y_full.data() + row * static_cast<std::size_t>(p), p);
+    e = yf - y;
+    s_y.append(y);
+    s_e.append(e);
+    err2 += e.squaredNorm();
+    ref2 += yf.squaredNorm();
+    err_max = std::max(err_max, e.cwiseAbs().maxCoeff());
+    ++row;
+  };
+  Vector q = Vector::Zero(model.n()), v = Vector::Zero(model.n());
+  try {
+    summary.reduced_stats = integrate(model, ws, input, run, q, v, observe);
+  } catch (const NumericalError& e) {
+    throw NumericalError(concat("reduced model (r = ", reduced.r, ", spectral abscissa ",
+                                reduced.spectral_abscissa, "): ", e.what()));
+  }
+  summary.output_error_relative = ref2 > 0.0 ? std::sqrt(err2 / ref2) : std::sqrt(err2);
+  out.set_attribute("/reduced", "r", static_cast<std::int64_t>(reduced.r));
+  out.set_attribute("/reduced", "integration_s", summary.reduced_stats.seconds);
+  out.set_attribute("/error", "max_abs", err_max);
+  out.set_attribute("/error", "relative_l2", summary.output_error_relative);
+  out.set_attribute("/error", "definition",
+                    std::string("y - y_r at /outputs/t; relative_l2 = ||y - y_r||_2 / ||y||_2 "
+                                "over all samples and outputs"));
 }
 
 }  // namespace
@@ -530,6 +668,17 @@ RunSummary run_experiment(const ExperimentConfig& c, const RunOptions& options) 
   out.set_attribute("/input", "type", c.input.type);
   out.set_attribute("/input", "description", input->describe());
 
+  // Reduce first: a reduction that fails (bad order, unconverged ADI) costs no simulation.
+  const bool reducing = c.reduction.method != "none";
+  std::optional<SecondOrderSystem> linear;
+  ReducedModel reduced;
+  if (reducing) {
+    linear = chain.linear_system();
+    reduced = reduce_and_record(c, *linear, out);
+    summary.reduced_order = reduced.r;
+    summary.reduction_seconds = reduced.seconds;
+  }
+
   out.create_group("/outputs");
   io::RowStream& s_t = out.open_row_stream("/outputs/t", 1, 0);
   io::RowStream& s_u = out.open_row_stream("/outputs/u", chain.n_inputs(), 0);
@@ -554,6 +703,7 @@ RunSummary run_experiment(const ExperimentConfig& c, const RunOptions& options) 
   run.stop_requested = options.stop_requested;
   run.observe_stride = snapshots ? std::gcd(o.observe_stride, c.snapshot_stride) : o.observe_stride;
   Vector y(chain.n_outputs());
+  std::vector<double> y_full;  // kept for the reduced model's output error
   double write_seconds = 0.0;
   auto observe = [&](Index k, double t, const Vector& q, const Vector& v, const Vector& u) {
     const auto w0 = Clock::now();
@@ -562,6 +712,7 @@ RunSummary run_experiment(const ExperimentConfig& c, const RunOptions& options) 
       s_t.append(&t);
       s_u.append(u);
       s_y.append(y);
+      if (reducing) y_full.insert(y_full.end(), y.begin(), y.end());
       ++summary.outputs;
     }
     if (snapshots && (k % c.snapshot_stride == 0 || k == steps)) {
@@ -580,6 +731,7 @@ RunSummary run_experiment(const ExperimentConfig& c, const RunOptions& options) 
   summary.setup_seconds = std::chrono::duration<double>(Clock::now() - t_start).count();
   summary.stats = integrate(chain, ws, *input, run, q, v, observe, &progress);
   summary.write_seconds = write_seconds;
+  if (reducing) simulate_reduced(c, reduced, *input, y_full, out, options, summary);
 
   const double stepping = summary.stats.seconds - write_seconds;
   out.create_group("/timings");
@@ -595,6 +747,13 @@ RunSummary run_experiment(const ExperimentConfig& c, const RunOptions& options) 
   out.set_attribute("/timings", "newton_iterations",
                     static_cast<std::int64_t>(summary.stats.newton_iterations));
   out.set_attribute("/timings", "factorizations", static_cast<std::int64_t>(ws.factorizations()));
+  if (reducing) {
+    const AnalysisOutcome a = analyse_and_record(c, *linear, reduced, out);
+    summary.h2_error_relative = a.h2_error_relative;
+    summary.hinf_error = a.hinf_error;
+    out.set_attribute("/timings", "reduction_s", reduced.seconds);
+    out.set_attribute("/timings", "reduced_integration_s", summary.reduced_stats.seconds);
+  }
   summary.peak_rss_mb = peak_rss_mib();
   out.set_attribute("/timings", "peak_rss_mib", summary.peak_rss_mb);
   summary.total_seconds = std::chrono::duration<double>(Clock::now() - t_start).count();
@@ -629,21 +788,32 @@ void print_results_info(const std::filesystem::path& file, std::ostream& os) {
   };
   os << file.string() << "\n";
   show_attrs("/");
-  for (const std::string group : {"/model", "/simulation", "/input", "/timings"}) {
+  for (const std::string group : {"/model", "/simulation", "/input", "/reduction", "/reduced",
+                                  "/error", "/analysis", "/timings"}) {
     if (!r.exists(group)) continue;
     os << group << "\n";
     show_attrs(group);
   }
   os << "datasets\n";
-  for (const std::string group : {"/outputs", "/snapshots"}) {
-    if (!r.exists(group)) continue;
+  // Every dataset below the data groups, depth first; a member without dims is a group.
+  std::function<void(const std::string&)> walk = [&](const std::string& group) {
     for (const auto& name : r.list(group)) {
-      const auto d = r.dims(group + "/" + name);
-      os << "  " << std::left << std::setw(24) << (group + "/" + name) << " ";
+      const std::string path = group + "/" + name;
+      std::vector<Index> d;
+      try {
+        d = r.dims(path);
+      } catch (const IoError&) {
+        walk(path);
+        continue;
+      }
+      os << "  " << std::left << std::setw(32) << path << " ";
       for (std::size_t i = 0; i < d.size(); ++i) os << (i ? " x " : "") << d[i];
       os << "\n";
     }
-  }
+  };
+  for (const std::string group :
+       {"/outputs", "/snapshots", "/reduction", "/reduced", "/error", "/analysis"})
+    if (r.exists(group)) walk(group);
 }
 
 }  // namespace mor::experiments

@@ -31,6 +31,32 @@ struct InputSpec {
   std::filesystem::path file;             ///< table (relative to the experiment file)
 };
 
+/// [reduction]: balanced truncation of the linear chain (k_n = 0). method "none" simulates the
+/// full model only.
+struct ReductionSpec {
+  std::string method = "none";  ///< none, bt (first-order), sobt (second-order)
+  Index order = 0;              ///< r; or
+  double tolerance = 0.0;       ///< bt: 2 sum_{i>r} sigma_i <= tolerance; sobt: the same heuristic
+  std::string projection;       ///< bt: square_root | balancing_free; sobt: + galerkin
+  std::string variant = "pv";   ///< sobt: p, v, pv, vp
+  std::string gramians = "automatic";  ///< automatic, dense, low_rank
+  Index dense_limit = 1500;            ///< automatic: dense up to this many states
+  double adi_tolerance = 1e-10;
+  Index adi_max_iterations = 500;
+  std::string shifts = "projection";  ///< projection, penzl
+  bool allow_unconverged = false;
+  bool store_bases = false;  ///< write V and W (n x r each) to the results file
+};
+
+/// [analysis]: frequency-domain comparison of full and reduced models.
+struct AnalysisSpec {
+  bool h2 = true;           ///< H2 norm of the error system (and of the full system)
+  bool hinf = true;         ///< H-infinity norm of the error system
+  Index bode_points = 100;  ///< sigma_max(G(i w)) of full, reduced and error; 0: none
+  double omega_min = 1e-4, omega_max = 10.0;  ///< rad/s
+  Index hinf_grid = 200;  ///< sweep grid of the large-system H-infinity estimate
+};
+
 struct ExperimentConfig {
   std::string name = "experiment";
   std::string description;
@@ -39,6 +65,8 @@ struct ExperimentConfig {
   InputSpec input;
   IntegratorOptions integrator;
   SparseBackend solver = SparseBackend::cholmod;
+  ReductionSpec reduction;
+  AnalysisSpec analysis;
   Index snapshot_stride = 10;  ///< 0: no snapshots
   std::vector<std::string> snapshot_fields = {"p", "v"};
   int compression = 1;  ///< deflate level 0..9 of the snapshots
@@ -68,6 +96,12 @@ struct RunOptions {
 struct RunSummary {
   std::filesystem::path results;
   IntegrationStats stats;
+  IntegrationStats reduced_stats;  ///< the reduced model's run (reduction.method != none)
+  Index reduced_order = 0;
+  double reduction_seconds = 0;      ///< Gramians and projection
+  double output_error_relative = 0;  ///< ||y - y_r||_2 / ||y||_2 over all output samples
+  double h2_error_relative = -1;     ///< ||G - G_r||_H2 / ||G||_H2, -1 if not computed
+  double hinf_error = -1;            ///< ||G - G_r||_Hinf, -1 if not computed
   Index snapshots = 0, outputs = 0;
   double setup_seconds = 0, write_seconds = 0, total_seconds = 0;
   double peak_rss_mb = 0;

@@ -1,0 +1,261 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "experiments/runner/reduction_run.hpp"
+
+#include <Eigen/Eigenvalues>
+#include <Eigen/LU>
+#include <Eigen/SVD>
+#include <chrono>
+#include <cmath>
+
+#include "reduction/system_norms.hpp"
+#include "src/core/errors.hpp"
+
+namespace mor::experiments {
+namespace {
+
+using detail::concat;
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+AdiOptions adi_options(const ReductionSpec& red) {
+  AdiOptions a;
+  a.tolerance = red.adi_tolerance;
+  a.max_iterations = red.adi_max_iterations;
+  a.strategy = parse_shift_strategy(red.shifts);
+  return a;
+}
+
+OrderSelection selection(const ReductionSpec& red) {
+  OrderSelection s;
+  s.order = red.order;
+  s.tolerance = red.tolerance;
+  return s;
+}
+
+std::vector<double> to_std(const Vector& v) {
+  return std::vector<double>(v.begin(), v.end());
+}
+
+void record_gramians(io::ResultsWriter& out, const GramianDiagnostics& g) {
+  const std::string grp = "/reduction";
+  out.set_attribute(grp, "gramian_method", std::string(to_string(g.method)));
+  out.set_attribute(grp, "rank_c", static_cast<std::int64_t>(g.rank_c));
+  out.set_attribute(grp, "rank_o", static_cast<std::int64_t>(g.rank_o));
+  out.set_attribute(grp, "residual_c", g.residual_c);
+  out.set_attribute(grp, "residual_o", g.residual_o);
+  out.set_attribute(grp, "gramians_converged", static_cast<std::int64_t>(g.converged));
+  out.set_attribute(grp, "gramians_s", g.seconds);
+  const std::pair<const char*, const std::optional<AdiResult>*> runs[] = {
+      {"controllability", &g.adi_c}, {"observability", &g.adi_o}};
+  for (const auto& [name, run] : runs) {
+    if (!run->has_value()) continue;
+    const AdiResult& a = **run;
+    const std::string path = grp + "/adi_" + name;
+    out.create_group(path);
+    out.set_attribute(path, "status", std::string(to_string(a.status)));
+    out.set_attribute(path, "message", a.message);
+    out.set_attribute(path, "iterations", static_cast<std::int64_t>(a.iterations));
+    out.set_attribute(path, "seconds", a.seconds);
+    out.set_attribute(path, "shift_seconds", a.shift_seconds);
+    out.write_vector(path + "/residuals",
+                     Eigen::Map<const Vector>(a.residual_history.data(),
+                                              static_cast<Index>(a.residual_history.size())));
+    Matrix shifts(static_cast<Index>(a.shifts.size()), 2);
+    for (std::size_t i = 0; i < a.shifts.size(); ++i)
+      shifts.row(static_cast<Index>(i)) << a.shifts[i].real(), a.shifts[i].imag();
+    if (shifts.rows() > 0) out.write_matrix(path + "/shifts", shifts);
+  }
+}
+
+}  // namespace
+
+ReducedModel reduce_and_record(const ExperimentConfig& c, const SecondOrderSystem& sys,
+                               io::ResultsWriter& out) {
+  const ReductionSpec& red = c.reduction;
+  ReducedModel model;
+  const std::string grp = "/reduction";
+  out.create_group(grp);
+  out.set_attribute(grp, "method", red.method);
+  out.set_attribute(grp, "projection", red.projection);
+  out.set_attribute(grp, "shifts", red.shifts);
+  out.set_attribute(grp, "adi_tolerance", red.adi_tolerance);
+  out.set_attribute(grp, "order_requested", static_cast<std::int64_t>(red.order));
+  out.set_attribute(grp, "tolerance", red.tolerance);
+  const auto t0 = Clock::now();
+  if (red.method == "bt") {
+    BtOptions o;
+    o.selection = selection(red);
+    o.projection = parse_bt_projection(red.projection);
+    o.method = parse_gramian_method(red.gramians);
+    o.dense_limit = red.dense_limit;
+    o.adi = adi_options(red);
+    o.allow_unconverged = red.allow_unconverged;
+    SecondOrderLtiOperator op(sys);
+    BtResult res = balanced_truncation(op, o);
+    model.seconds = seconds_since(t0);
+    model.r = res.r;
+    model.second_order = from_first_order(res.Er, res.Ar, res.Br, res.Cr, res.Dr);
+    model.first_order = std::make_unique<DenseLtiOperator>(res.Er, res.Ar, res.Br, res.Cr, res.Dr);
+    out.set_attribute(grp, "r", static_cast<std::int64_t>(res.r));
+    out.set_attribute(grp, "error_bound", res.error_bound);
+    out.set_attribute(grp, "bound_is_complete", static_cast<std::int64_t>(res.bound_is_complete));
+    out.set_attribute(grp, "projection_s", res.seconds_projection);
+    out.write_vector(grp + "/hsv", res.hsv);
+    record_gramians(out, res.gramians);
+    out.write_matrix(grp + "/reduced/E", res.Er);
+    out.write_matrix(grp + "/reduced/A", res.Ar);
+    out.write_matrix(grp + "/reduced/B", res.Br);
+    out.write_matrix(grp + "/reduced/C", res.Cr);
+    out.write_matrix(grp + "/reduced/D", res.Dr);
+    if (red.store_bases) {
+      out.write_matrix(grp + "/V", res.V);
+      out.write_matrix(grp + "/W", res.W);
+    }
+  } else {
+    SecondOrderBtOptions o;
+    o.variant = parse_second_order_bt_variant(red.variant);
+    o.projection = parse_second_order_projection(red.projection);
+    o.selection = selection(red);
+    o.method = parse_gramian_method(red.gramians);
+    o.dense_limit = red.dense_limit;
+    o.adi = adi_options(red);
+    o.allow_unconverged = red.allow_unconverged;
+    SecondOrderBtResult res = second_order_balanced_truncation(sys, o);
+    model.seconds = seconds_since(t0);
+    model.r = res.r;
+    model.second_order = res.reduced;
+    const Index r = res.r;
+    const auto& s = res.reduced;
+    Matrix E = Matrix::Identity(2 * r, 2 * r), A = Matrix::Zero(2 * r, 2 * r);
+    E.bottomRightCorner(r, r) = s.M;
+    A.topRightCorner(r, r).setIdentity();
+    A.bottomLeftCorner(r, r) = -s.K;
+    A.bottomRightCorner(r, r) = -s.D;
+    Matrix B = Matrix::Zero(2 * r, s.n_inputs()), C(s.n_outputs(), 2 * r);
+    B.bottomRows(r) = s.B;
+    C << s.Cp, s.Cv;
+    model.first_order = std::make_unique<DenseLtiOperator>(E, A, B, C, s.D_ff);
+    model.spectral_abscissa = res.spectral_abscissa;
+    out.set_attribute(grp, "variant", red.variant);
+    out.set_attribute(grp, "r", static_cast<std::int64_t>(r));
+    out.set_attribute(grp, "spectral_abscissa", res.spectral_abscissa);
+    out.set_attribute(grp, "projection_s", res.seconds_projection);
+    out.write_vector(grp + "/hsv", res.hsv);
+    out.write_vector(grp + "/sv", res.sv);
+    record_gramians(out, res.gramians);
+    out.write_matrix(grp + "/reduced/M", s.M);
+    out.write_matrix(grp + "/reduced/D", s.D);
+    out.write_matrix(grp + "/reduced/K", s.K);
+    out.write_matrix(grp + "/reduced/B", s.B);
+    out.write_matrix(grp + "/reduced/Cp", s.Cp);
+    out.write_matrix(grp + "/reduced/Cv", s.Cv);
+    if (red.store_bases) {
+      out.write_matrix(grp + "/V", res.V);
+      out.write_matrix(grp + "/W", res.W);
+    }
+  }
+  if (red.method == "bt") {
+    Eigen::EigenSolver<Matrix> eig(
+        Eigen::PartialPivLU<Matrix>(model.first_order->E()).solve(model.first_order->A()), false);
+    model.spectral_abscissa = eig.eigenvalues().real().maxCoeff();
+    out.set_attribute(grp, "spectral_abscissa", model.spectral_abscissa);
+  }
+  out.set_attribute(grp, "seconds", model.seconds);
+  return model;
+}
+
+AnalysisOutcome analyse_and_record(const ExperimentConfig& c, const SecondOrderSystem& sys,
+                                   ReducedModel& reduced, io::ResultsWriter& out) {
+  const AnalysisSpec& a = c.analysis;
+  AnalysisOutcome outcome;
+  const std::string grp = "/analysis";
+  out.create_group(grp);
+  SecondOrderLtiOperator full(sys);
+  DenseLtiOperator& red = *reduced.first_order;
+  const bool dense = full.n() <= c.reduction.dense_limit;
+  // The level set eigen-solves a Hamiltonian of twice the error system's order per iteration:
+  // worth it only while that is cheap.
+  constexpr Index kLevelSetLimit = 400;
+  const bool level_set = full.n() <= kLevelSetLimit;
+  const bool stable = reduced.spectral_abscissa < 0.0;
+  out.set_attribute(grp, "reduced_stable", static_cast<std::int64_t>(stable));
+
+  if (a.bode_points >= 2) {
+    const auto t0 = Clock::now();
+    const Vector omega = log_frequencies(a.omega_min, a.omega_max, a.bode_points);
+    Vector s_full(omega.size()), s_red(omega.size()), s_err(omega.size());
+    for (Index k = 0; k < omega.size(); ++k) {
+      const ComplexMatrix g = transfer_function(full, Complex(0.0, omega(k)));
+      const ComplexMatrix gr = transfer_function(red, Complex(0.0, omega(k)));
+      auto smax = [](const ComplexMatrix& X) {
+        return Eigen::JacobiSVD<ComplexMatrix>(X).singularValues()(0);
+      };
+      s_full(k) = smax(g);
+      s_red(k) = smax(gr);
+      s_err(k) = smax(g - gr);
+    }
+    out.write_vector(grp + "/omega", omega);
+    out.write_vector(grp + "/sigma_full", s_full);
+    out.write_vector(grp + "/sigma_reduced", s_red);
+    out.write_vector(grp + "/sigma_error", s_err);
+    out.set_attribute(grp, "bode_s", seconds_since(t0));
+  }
+
+  ErrorLtiOperator err(full, red);
+  if (a.h2) {
+    const auto t0 = Clock::now();
+    if (!stable) {
+      out.set_attribute(grp, "h2_status",
+                        std::string("not computed: the reduced model is unstable"));
+    } else {
+      try {
+        double h2_full, h2_err;
+        if (dense) {
+          h2_full = h2_norm_dense(full);
+          h2_err = h2_norm_dense(err);
+        } else {
+          AdiOptions adi = adi_options(c.reduction);
+          h2_full = h2_norm_low_rank(full, adi).norm;
+          h2_err = h2_norm_low_rank(err, adi).norm;
+        }
+        outcome.h2_error_relative = h2_err / h2_full;
+        out.set_attribute(grp, "h2_full", h2_full);
+        out.set_attribute(grp, "h2_error", h2_err);
+        out.set_attribute(grp, "h2_error_relative", outcome.h2_error_relative);
+        out.set_attribute(grp, "h2_method", std::string(dense ? "dense" : "low_rank"));
+        out.set_attribute(grp, "h2_status", std::string("ok"));
+      } catch (const NumericalError& e) {
+        out.set_attribute(grp, "h2_status", concat("not computed: ", e.what()));
+      }
+    }
+    out.set_attribute(grp, "h2_s", seconds_since(t0));
+  }
+  if (a.hinf) {
+    const auto t0 = Clock::now();
+    if (!stable) {
+      out.set_attribute(grp, "hinf_status",
+                        std::string("not computed: the reduced model is unstable"));
+    } else {
+      const HinfResult h =
+          level_set ? hinf_norm_level_set(dense_E(err), dense_A(err), err.B(), err.C(), err.D_ff())
+                    : hinf_norm_sweep(err, a.omega_min, a.omega_max, a.hinf_grid);
+      outcome.hinf_error = h.norm;
+      out.set_attribute(grp, "hinf_error", h.norm);
+      out.set_attribute(grp, "hinf_omega", h.omega);
+      out.set_attribute(grp, "hinf_method", h.method);
+      out.set_attribute(grp, "hinf_relative_accuracy", h.relative_accuracy);
+      out.set_attribute(grp, "hinf_evaluations", static_cast<std::int64_t>(h.evaluations));
+      out.set_attribute(grp, "hinf_status",
+                        std::string(level_set ? "ok"
+                                              : "ok (sweep: a lower bound of the supremum "
+                                                "over [omega_min, omega_max])"));
+    }
+    out.set_attribute(grp, "hinf_s", seconds_since(t0));
+  }
+  return outcome;
+}
+
+}  // namespace mor::experiments

@@ -1,0 +1,44 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// The reduction half of an experiment run: balanced truncation of the linear chain, the reduced
+// model's records in the results file, and the frequency-domain comparison (Bode, H2, H-inf).
+// Used by run_experiment (experiment.cpp); the layout is documented in README.md.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "experiments/runner/experiment.hpp"
+#include "reduction/balanced_truncation.hpp"
+#include "src/io/results.hpp"
+
+namespace mor::experiments {
+
+/// A reduced model ready to simulate (second-order form, see src/systems/dense_model.hpp) and
+/// to analyse (first-order dense operator of the same transfer function).
+struct ReducedModel {
+  DenseSecondOrderSystem second_order;
+  std::unique_ptr<DenseLtiOperator> first_order;
+  Index r = 0;
+  double seconds = 0;            ///< Gramians and projection
+  double spectral_abscissa = 0;  ///< max Re lambda (< 0: stable)
+};
+
+/// Reduces sys as c.reduction says and writes /reduction (diagnostics, HSVs, ADI histories,
+/// reduced matrices, optionally V and W).
+/// @throws InvalidArgument, NumericalError as balanced_truncation.
+ReducedModel reduce_and_record(const ExperimentConfig& c, const SecondOrderSystem& sys,
+                               io::ResultsWriter& out);
+
+struct AnalysisOutcome {
+  double h2_error_relative = -1;  ///< -1: not computed
+  double hinf_error = -1;
+};
+
+/// Frequency-domain comparison of the full system and the reduced model into /analysis:
+/// sigma_max of G, G_r and G - G_r on a log grid; ||G - G_r||_H2 / ||G||_H2; ||G - G_r||_Hinf
+/// (level set for n <= dense_limit, sweep otherwise). A norm that cannot be computed (an
+/// unstable reduced model, an ADI that does not converge) is recorded with its reason instead.
+AnalysisOutcome analyse_and_record(const ExperimentConfig& c, const SecondOrderSystem& sys,
+                                   ReducedModel& reduced, io::ResultsWriter& out);
+
+}  // namespace mor::experiments

@@ -1,0 +1,359 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// First- and second-order balanced truncation from Gramian factors (see the header).
+#include "reduction/balanced_truncation.hpp"
+
+#include <Eigen/Eigenvalues>
+#include <Eigen/QR>
+#include <Eigen/SVD>
+#include <chrono>
+#include <limits>
+
+#include "reduction/dense_lyapunov.hpp"
+#include "src/core/errors.hpp"
+
+namespace mor {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double seconds_since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+/// Singular values below this fraction of the largest count as numerically zero for the
+/// square-root projection, which divides by sqrt(sigma_r): rounding in Z_o^T E Z_c is about
+/// eps * sigma_1 per entry, so a smaller sigma_r would only scale noise into the bases.
+double rank_threshold(Index n) {
+  return static_cast<double>(n) * std::numeric_limits<double>::epsilon();
+}
+
+struct Svd {
+  Matrix U, Y;  ///< left and right singular vectors (thin)
+  Vector s;     ///< singular values, descending
+};
+
+/// SVD of a small k_o x k_c matrix. One-sided Jacobi is used while it is cheap: its small
+/// singular values are more accurate than the bidiagonal divide-and-conquer's.
+Svd svd(const Matrix& X) {
+  Svd out;
+  if (std::min(X.rows(), X.cols()) <= 400) {
+    Eigen::JacobiSVD<Matrix> j(X, Eigen::ComputeThinU | Eigen::ComputeThinV);
+    out.U = j.matrixU();
+    out.Y = j.matrixV();
+    out.s = j.singularValues();
+  } else {
+    Eigen::BDCSVD<Matrix> b(X, Eigen::ComputeThinU | Eigen::ComputeThinV);
+    out.U = b.matrixU();
+    out.Y = b.matrixV();
+    out.s = b.singularValues();
+  }
+  return out;
+}
+
+/// The first r columns of an orthonormal basis of range(X) (X is n x r, full column rank).
+Matrix orthonormal_basis(const Matrix& X) {
+  Eigen::HouseholderQR<Matrix> qr(X);
+  return qr.householderQ() * Matrix::Identity(X.rows(), X.cols());
+}
+
+struct Factors {
+  Matrix Zc, Zo;
+  GramianDiagnostics diagnostics;
+};
+
+/// Both Gramian factors of sys by the chosen method.
+Factors gramian_factors(LtiOperator& sys, GramianMethod method, Index dense_limit,
+                        const AdiOptions& adi, bool allow_unconverged) {
+  require(dense_limit >= 0, "balanced truncation: dense_limit = ", dense_limit, " must be >= 0");
+  if (method == GramianMethod::automatic)
+    method = sys.n() <= dense_limit ? GramianMethod::dense : GramianMethod::low_rank;
+  const auto t0 = Clock::now();
+  Factors f;
+  auto& d = f.diagnostics;
+  d.method = method;
+  if (method == GramianMethod::dense) {
+    f.Zc = dense_gramian_factor(sys, GramianKind::controllability);
+    f.Zo = dense_gramian_factor(sys, GramianKind::observability);
+    d.residual_c = lyapunov_residual(sys, GramianKind::controllability, f.Zc);
+    d.residual_o = lyapunov_residual(sys, GramianKind::observability, f.Zo);
+  } else {
+    for (auto kind : {GramianKind::controllability, GramianKind::observability}) {
+      AdiResult run = low_rank_adi(sys, kind, adi);
+      if (run.status != AdiStatus::converged) {
+        d.converged = false;
+        if (!allow_unconverged)
+          throw NumericalError(
+              detail::concat("balanced truncation: LR-ADI for the ", to_string(kind),
+                             " Gramian did not converge: ", run.message,
+                             " (raise adi.max_iterations, loosen adi.tolerance, or set "
+                             "allow_unconverged to reduce with the factor reached)"));
+      }
+      const double residual = run.residual_history.empty() ? 0.0 : run.residual_history.back();
+      Matrix& Z = kind == GramianKind::controllability ? f.Zc : f.Zo;
+      Z = std::move(run.Z);
+      run.Z.resize(0, 0);  // the factor lives in Factors; the diagnostics keep the history
+      if (kind == GramianKind::controllability) {
+        d.residual_c = residual;
+        d.adi_c = std::move(run);
+      } else {
+        d.residual_o = residual;
+        d.adi_o = std::move(run);
+      }
+    }
+  }
+  d.rank_c = f.Zc.cols();
+  d.rank_o = f.Zo.cols();
+  d.seconds = seconds_since(t0);
+  return f;
+}
+
+/// The reduced order from the selection, checked against n and the available values.
+Index select_order(const OrderSelection& sel, const Vector& values, Index n, const char* what) {
+  require((sel.order > 0) != (sel.tolerance > 0.0), what,
+          ": set exactly one of order (r >= 1) and tolerance (> 0); got order = ", sel.order,
+          ", tolerance = ", sel.tolerance);
+  require(sel.order >= 0, what, ": order r = ", sel.order, " must be >= 1");
+  require(values.size() >= 1, what, ": no singular values were computed");
+  if (sel.tolerance > 0.0) return order_for_tolerance(values, sel.tolerance);
+  require(sel.order <= n, what, ": order r = ", sel.order, " exceeds the system order n = ", n);
+  require(sel.order <= values.size(), what, ": order r = ", sel.order,
+          " exceeds the number of computed singular values, ", values.size(),
+          " (the Gramian factor ranks); lower r or tighten the ADI tolerance");
+  return sel.order;
+}
+
+/// sigma_r must be numerically nonzero for a projection that divides by sqrt(sigma_r).
+void require_rank(const Vector& s, Index r, Index n, const char* what) {
+  const double threshold = rank_threshold(n) * s(0);
+  require(s(r - 1) > threshold, what, ": order r = ", r,
+          " exceeds the numerical rank of the Gramian product (sigma_", r, " = ", s(r - 1),
+          " <= ", threshold, " = n eps sigma_1); lower r or use the balancing_free projection");
+}
+
+Matrix spectral_check_first_order(const DenseSecondOrderSystem& s) {
+  const Index r = s.n();
+  Matrix A1 = Matrix::Zero(2 * r, 2 * r);
+  Eigen::PartialPivLU<Matrix> lu(s.M);
+  A1.topRightCorner(r, r).setIdentity();
+  A1.bottomLeftCorner(r, r) = -lu.solve(s.K);
+  A1.bottomRightCorner(r, r) = -lu.solve(s.D);
+  return A1;
+}
+
+}  // namespace
+
+BtProjection parse_bt_projection(std::string_view name) {
+  if (name == "square_root") return BtProjection::square_root;
+  if (name == "balancing_free") return BtProjection::balancing_free;
+  throw InvalidArgument(detail::concat("unknown BT projection '", name,
+                                       "' (expected square_root or balancing_free)"));
+}
+std::string_view to_string(BtProjection p) {
+  return p == BtProjection::square_root ? "square_root" : "balancing_free";
+}
+
+GramianMethod parse_gramian_method(std::string_view name) {
+  if (name == "automatic") return GramianMethod::automatic;
+  if (name == "dense") return GramianMethod::dense;
+  if (name == "low_rank") return GramianMethod::low_rank;
+  throw InvalidArgument(detail::concat("unknown Gramian method '", name,
+                                       "' (expected automatic, dense or low_rank)"));
+}
+std::string_view to_string(GramianMethod m) {
+  switch (m) {
+    case GramianMethod::automatic:
+      return "automatic";
+    case GramianMethod::dense:
+      return "dense";
+    case GramianMethod::low_rank:
+      return "low_rank";
+  }
+  return "?";
+}
+
+SecondOrderBtVariant parse_second_order_bt_variant(std::string_view name) {
+  if (name == "p") return SecondOrderBtVariant::p;
+  if (name == "v") return SecondOrderBtVariant::v;
+  if (name == "pv") return SecondOrderBtVariant::pv;
+  if (name == "vp") return SecondOrderBtVariant::vp;
+  throw InvalidArgument(
+      detail::concat("unknown second-order BT variant '", name, "' (expected p, v, pv or vp)"));
+}
+std::string_view to_string(SecondOrderBtVariant v) {
+  switch (v) {
+    case SecondOrderBtVariant::p:
+      return "p";
+    case SecondOrderBtVariant::v:
+      return "v";
+    case SecondOrderBtVariant::pv:
+      return "pv";
+    case SecondOrderBtVariant::vp:
+      return "vp";
+  }
+  return "?";
+}
+
+SecondOrderProjection parse_second_order_projection(std::string_view name) {
+  if (name == "square_root") return SecondOrderProjection::square_root;
+  if (name == "balancing_free") return SecondOrderProjection::balancing_free;
+  if (name == "galerkin") return SecondOrderProjection::galerkin;
+  throw InvalidArgument(detail::concat("unknown second-order projection '", name,
+                                       "' (expected square_root, balancing_free or galerkin)"));
+}
+std::string_view to_string(SecondOrderProjection p) {
+  switch (p) {
+    case SecondOrderProjection::square_root:
+      return "square_root";
+    case SecondOrderProjection::balancing_free:
+      return "balancing_free";
+    case SecondOrderProjection::galerkin:
+      return "galerkin";
+  }
+  return "?";
+}
+
+Index order_for_tolerance(const Vector& hsv, double tolerance) {
+  require(tolerance > 0.0, "error-bound tolerance = ", tolerance, " must be > 0");
+  require(hsv.size() >= 1, "order_for_tolerance: no Hankel singular values");
+  // tail = 2 sum_{i>r} sigma_i, accumulated from the smallest value for accuracy.
+  double tail = 0.0;
+  Index r = hsv.size();
+  while (r > 1 && tail + 2.0 * hsv(r - 1) <= tolerance) {
+    tail += 2.0 * hsv(r - 1);
+    --r;
+  }
+  return r;
+}
+
+BtResult balanced_truncation(LtiOperator& sys, const BtOptions& options) {
+  constexpr const char* what = "balanced truncation";
+  Factors f = gramian_factors(sys, options.method, options.dense_limit, options.adi,
+                              options.allow_unconverged);
+  const auto t0 = Clock::now();
+  BtResult res;
+  const Index n = sys.n();
+
+  Matrix EZc;
+  sys.apply_E(f.Zc, EZc);
+  const Svd s = svd(f.Zo.transpose() * EZc);
+  EZc.resize(0, 0);
+  res.hsv = s.s;
+  res.bound_is_complete = f.diagnostics.method == GramianMethod::dense;
+  const Index r = select_order(options.selection, res.hsv, n, what);
+  res.r = r;
+  res.error_bound = 2.0 * res.hsv.tail(res.hsv.size() - r).sum();
+
+  if (options.projection == BtProjection::square_root) {
+    require_rank(res.hsv, r, n, what);
+    const Vector scale = res.hsv.head(r).cwiseSqrt().cwiseInverse();
+    res.V = f.Zc * (s.Y.leftCols(r) * scale.asDiagonal());
+    res.W = f.Zo * (s.U.leftCols(r) * scale.asDiagonal());
+  } else {
+    res.V = orthonormal_basis(f.Zc * s.Y.leftCols(r));
+    res.W = orthonormal_basis(f.Zo * s.U.leftCols(r));
+  }
+  res.gramians = std::move(f.diagnostics);
+  f = Factors{};  // release the factors before the projected products
+
+  Matrix X;
+  sys.apply_A(res.V, X);
+  res.Ar = res.W.transpose() * X;
+  if (options.projection == BtProjection::square_root) {
+    res.Er = Matrix::Identity(r, r);  // W^T E V = I_r by construction
+  } else {
+    sys.apply_E(res.V, X);
+    res.Er = res.W.transpose() * X;
+  }
+  res.Br = res.W.transpose() * sys.B();
+  res.Cr = sys.C() * res.V;
+  res.Dr = sys.D_ff();
+  res.seconds_projection = seconds_since(t0);
+  return res;
+}
+
+SecondOrderBtResult second_order_balanced_truncation(const SecondOrderSystem& sys,
+                                                     const SecondOrderBtOptions& options) {
+  constexpr const char* what = "second-order balanced truncation";
+  validate(sys);
+  SecondOrderLtiOperator op(sys);
+  Factors f = gramian_factors(op, options.method, options.dense_limit, options.adi,
+                              options.allow_unconverged);
+  const auto t0 = Clock::now();
+  const Index nq = sys.n();
+  SecondOrderBtResult res;
+  res.gramians = f.diagnostics;
+
+  // Position and velocity blocks of the factors (x = [q; v]).
+  const auto Zc_p = f.Zc.topRows(nq), Zc_v = f.Zc.bottomRows(nq);
+  const auto Zo_p = f.Zo.topRows(nq), Zo_v = f.Zo.bottomRows(nq);
+  const Matrix MZc_p = sys.M * Zc_p, MZc_v = sys.M * Zc_v;
+
+  // First-order HSVs, sigma(Z_o^T E Z_c), E = diag(I, M), for reference.
+  res.hsv = svd(Zo_p.transpose() * Zc_p + Zo_v.transpose() * MZc_v).s;
+
+  Svd rank_svd, w_svd;  // the SVD ranking V's coordinates and the one giving W's
+  bool v_from_position = true, w_from_velocity = true;
+  switch (options.variant) {
+    case SecondOrderBtVariant::p:
+      rank_svd = svd(Zo_p.transpose() * Zc_p);
+      w_svd = svd(Zo_v.transpose() * MZc_v);
+      break;
+    case SecondOrderBtVariant::v:
+      rank_svd = svd(Zo_v.transpose() * MZc_v);
+      w_svd = rank_svd;
+      v_from_position = false;
+      break;
+    case SecondOrderBtVariant::pv:
+      rank_svd = svd(Zo_v.transpose() * MZc_p);
+      w_svd = rank_svd;
+      break;
+    case SecondOrderBtVariant::vp:
+      rank_svd = svd(Zo_p.transpose() * Zc_v);
+      w_svd = svd(Zo_p.transpose() * Zc_p);
+      v_from_position = false;
+      w_from_velocity = false;
+      break;
+  }
+  res.sv = rank_svd.s;
+  const Index r = select_order(options.selection, res.sv, nq, what);
+  require(r <= w_svd.s.size(), what, ": order r = ", r, " exceeds the ", w_svd.s.size(),
+          " singular values of the test-space factor");
+  res.r = r;
+
+  const Matrix Vr = (v_from_position ? Matrix(Zc_p) : Matrix(Zc_v)) * rank_svd.Y.leftCols(r);
+  const Matrix Wr = (w_from_velocity ? Matrix(Zo_v) : Matrix(Zo_p)) * w_svd.U.leftCols(r);
+  switch (options.projection) {
+    case SecondOrderProjection::square_root: {
+      require_rank(rank_svd.s, r, 2 * nq, what);
+      require_rank(w_svd.s, r, 2 * nq, what);
+      res.V = Vr * rank_svd.s.head(r).cwiseSqrt().cwiseInverse().asDiagonal();
+      res.W = Wr * w_svd.s.head(r).cwiseSqrt().cwiseInverse().asDiagonal();
+      break;
+    }
+    case SecondOrderProjection::balancing_free:
+      res.V = orthonormal_basis(Vr);
+      res.W = orthonormal_basis(Wr);
+      break;
+    case SecondOrderProjection::galerkin:
+      res.V = orthonormal_basis(Vr);
+      res.W = res.V;
+      break;
+  }
+  f = Factors{};
+
+  auto& red = res.reduced;
+  red.M = res.W.transpose() * (sys.M * res.V);
+  red.D = res.W.transpose() * (sys.D * res.V);
+  red.K = res.W.transpose() * (sys.K * res.V);
+  red.B = res.W.transpose() * sys.B;
+  red.Cp = sys.Cp * res.V;
+  red.Cv = sys.Cv * res.V;
+  red.D_ff = Matrix::Zero(sys.n_outputs(), sys.n_inputs());
+  validate(red);
+  Eigen::EigenSolver<Matrix> eig(spectral_check_first_order(red), false);
+  res.spectral_abscissa = eig.eigenvalues().real().maxCoeff();
+  res.seconds_projection = seconds_since(t0);
+  return res;
+}
+
+}  // namespace mor
