@@ -3,6 +3,8 @@
 #include "reduction/lti_operator.hpp"
 
 #include <Eigen/LU>
+#include <algorithm>
+#include <limits>
 
 #include "src/core/errors.hpp"
 
@@ -24,8 +26,10 @@ Eigen::Matrix<Scalar, Eigen::Dynamic, Eigen::Dynamic> dense_shifted_solve(const 
     S += p * E.cast<Scalar>();
   if (transpose) S.transposeInPlace();
   Eigen::PartialPivLU<M> lu(S);
-  // PartialPivLU never fails; a zero or tiny pivot shows as a huge reciprocal condition.
-  const double rcond = lu.rcond();
+  // PartialPivLU never reports failure, and its rcond() estimate is 1 for an exactly zero
+  // pivot: a tiny pivot ratio counts as singular too.
+  const Vector pivots = lu.matrixLU().diagonal().cwiseAbs();
+  const double rcond = std::min(lu.rcond(), pivots.minCoeff() / pivots.maxCoeff());
   if (!(rcond > 1e3 * std::numeric_limits<double>::epsilon()))
     throw NumericalError(detail::concat("shifted matrix A + p E is singular for p = ", p,
                                         " (reciprocal condition number ", rcond, ")"));

@@ -10,9 +10,12 @@
 #include <filesystem>
 #include <fstream>
 
+#include <Eigen/LU>
+
 #include "experiments/runner/experiment.hpp"
 #include "src/core/errors.hpp"
 #include "src/io/results.hpp"
+#include "src/signals/signal.hpp"
 #include "support/compare.hpp"
 #include "support/temp_dir.hpp"
 
@@ -163,6 +166,125 @@ TEST_F(Experiment, FailedRunLeavesNoFile) {
   c.output = dir_ / "diverged.h5";
   EXPECT_THROW(run_experiment(c), NumericalError);
   EXPECT_TRUE(fs::is_empty(dir_)) << "a diverged run left a file in " << dir_;
+}
+
+const char* kReduction = R"(
+[experiment]
+name = "reduce"
+[model]
+N = 40
+k_n = 0.0
+damping = "rayleigh"
+alpha = 0.2
+beta = 0.2
+[input]
+type = "chirp"
+f0 = 0.0
+f1 = 0.5
+t1 = 20.0
+[simulation]
+integrator = "implicit_midpoint"
+dt = 0.05
+t_end = 20.0
+[output]
+snapshot_stride = 0
+plots = false
+[reduction]
+method = "bt"
+order = 8
+gramians = "dense"
+[analysis]
+bode_points = 20
+)";
+
+// The stored reduced matrices, integrated by an independent hand-written implicit midpoint
+// recurrence, reproduce the stored reduced outputs; the stored error is y - y_r.
+TEST_F(Experiment, ReductionRunStoresAReducedModelThatReproducesItsOutputs) {
+  ExperimentConfig c = parse_experiment(kReduction, "reduce.toml", dir_);
+  c.output = dir_ / "reduce.h5";
+  const RunSummary s = run_experiment(c);
+  EXPECT_EQ(s.reduced_order, 8);
+  const io::ResultsReader r(c.output);
+  const Matrix E = r.read_matrix("/reduction/reduced/E"), A = r.read_matrix("/reduction/reduced/A"),
+               B = r.read_matrix("/reduction/reduced/B"), C = r.read_matrix("/reduction/reduced/C");
+  const Matrix u = r.read_rows_as_columns("/outputs/u"), y = r.read_rows_as_columns("/outputs/y");
+  const Matrix yr = r.read_rows_as_columns("/reduced/outputs/y");
+  const Matrix e = r.read_rows_as_columns("/error/y");
+  ASSERT_EQ(yr.cols(), y.cols());
+  EXPECT_TRUE(matrices_near(e, Matrix(y - yr), 0.0));
+  // (E - h/2 A) x+ = (E + h/2 A) x + h B u(t + h/2); the chirp is re-evaluated exactly.
+  const double h = 0.05;
+  Eigen::PartialPivLU<Matrix> lhs(E - 0.5 * h * A);
+  const Matrix rhs = E + 0.5 * h * A;
+  const auto chirp = make_chirp_signal(1, 1.0, 0.0, 0.5, 20.0);
+  Vector x = Vector::Zero(8), uk(1);
+  Matrix yref(1, y.cols());
+  yref.col(0) = C * x;
+  for (Index k = 0; k + 1 < y.cols(); ++k) {
+    chirp->evaluate((static_cast<double>(k) + 0.5) * h, uk);
+    x = lhs.solve(rhs * x + h * B * uk);
+    yref.col(k + 1) = C * x;
+  }
+  EXPECT_TRUE(matrices_near(yr, yref, 1e-10, testing::Compare::relative));
+  // The output error is bounded by the BT bound times the input's L2 norm (||y - y_r||_L2 <=
+  // ||G - G_r||_Hinf ||u||_L2 for zero initial states), up to the time discretisation.
+  const double bound = r.attribute_double("/reduction", "error_bound");
+  const double e_l2 = std::sqrt(h) * e.norm(), u_l2 = std::sqrt(h) * u.norm();
+  EXPECT_LE(e_l2, 1.01 * bound * u_l2);
+  const Vector hsv = r.read_vector("/reduction/hsv");
+  for (Index i = 1; i < hsv.size(); ++i) EXPECT_LE(hsv(i), hsv(i - 1));
+  const double hinf = r.attribute_double("/analysis", "hinf_error");
+  EXPECT_GE(hinf, hsv(8) * (1 - 1e-8));
+  EXPECT_LE(hinf, bound * (1 + 1e-8));
+  EXPECT_EQ(r.dims("/analysis/omega"), (std::vector<Index>{20}));
+}
+
+TEST_F(Experiment, ReductionMistakesAreNamed) {
+  auto message = [&](std::vector<std::string> overrides) -> std::string {
+    try {
+      parse_experiment(kReduction, "reduce.toml", dir_, overrides);
+    } catch (const InvalidArgument& e) {
+      return e.what();
+    }
+    return "no error";
+  };
+  EXPECT_NE(message({"model.k_n=2"}).find("set model.k_n = 0 (got k_n = 2)"), std::string::npos)
+      << message({"model.k_n=2"});
+  EXPECT_NE(message({"reduction.tolerance=1e-3"}).find("exactly one of"), std::string::npos);
+  EXPECT_NE(message({"reduction.variant=pv"}).find("variant needs method = \"sobt\""),
+            std::string::npos)
+      << message({"reduction.variant=pv"});
+  EXPECT_NE(message({"reduction.projection=balanced"}).find("balanced"), std::string::npos);
+  EXPECT_NE(message({"reduction.gramians=lowrank"}).find("lowrank"), std::string::npos);
+  EXPECT_NE(message({"analysis.omega_min=0"}).find("omega_min"), std::string::npos);
+  EXPECT_NE(message({"reduction.ordr=3"}).find("did you mean 'reduction.order'"),
+            std::string::npos);
+}
+
+TEST_F(Experiment, ReductionToAnImpossibleOrderLeavesNoFile) {
+  ExperimentConfig c = parse_experiment(kReduction, "reduce.toml", dir_, {"reduction.order=81"});
+  c.output = dir_ / "too_big.h5";
+  try {
+    run_experiment(c);
+    FAIL() << "r = 81 > n = 80 accepted";
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("r = 81 exceeds the system order n = 80"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_TRUE(fs::is_empty(dir_));
+}
+
+TEST_F(Experiment, ReductionExperimentFilesAreValidAndRoundTrip) {
+  const char* src = std::getenv("MOR_SOURCE_DIR");
+  ASSERT_NE(src, nullptr);
+  for (const char* name : {"bt_chain.toml", "sobt_chain.toml", "bt_chain_light.toml"}) {
+    const ExperimentConfig a = load_experiment(fs::path(src) / "experiments" / name);
+    EXPECT_NE(a.reduction.method, "none") << name;
+    EXPECT_EQ(a.model.k_n, 0.0) << name;
+    const ExperimentConfig b = parse_experiment(a.toml, "stored", dir_);
+    EXPECT_EQ(a.toml, b.toml) << name;
+  }
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "src/systems/dense_model.hpp"
 
+#include <algorithm>
 #include <limits>
 
 #include "src/core/errors.hpp"
@@ -8,10 +9,13 @@
 namespace mor {
 
 namespace {
-/// PartialPivLU never reports failure; a tiny reciprocal condition number shows singularity.
+/// PartialPivLU never reports failure, and its rcond() estimate is 1 for an exactly zero pivot;
+/// so both a tiny pivot ratio and a tiny reciprocal condition number count as singular.
 void require_nonsingular(const Eigen::PartialPivLU<Matrix>& lu, const char* what) {
-  const double rcond = lu.rcond();
-  if (!(rcond > 1e2 * std::numeric_limits<double>::epsilon()))
+  const Vector pivots = lu.matrixLU().diagonal().cwiseAbs();
+  const double eps = std::numeric_limits<double>::epsilon();
+  const double rcond = std::min(lu.rcond(), pivots.minCoeff() / pivots.maxCoeff());
+  if (!(rcond > 1e2 * eps))
     throw NumericalError(detail::concat("dense second-order model: ", what,
                                         " is singular (reciprocal condition number ", rcond, ")"));
 }
