@@ -37,8 +37,13 @@ struct AdiOptions {
   Index penzl_arnoldi_steps = 40;          ///< Arnoldi steps on E^{-1} A (k_+)
   Index penzl_inverse_arnoldi_steps = 25;  ///< Arnoldi steps on A^{-1} E (k_-)
   std::vector<Complex> shifts;  ///< for ShiftStrategy::given; every Re p < 0, pairs complete
-  /// Stops with AdiStatus::stalled when the residual has not decreased by this factor over
-  /// stall_window steps (0 disables).
+                                ///< (a complex p is followed by its conjugate)
+  /// Projection shifts: the pencil is projected on the span of the residual factor W and of the
+  /// last projection_columns columns of Z; 0 chooses min(8 m, 64) for m inputs (or outputs),
+  /// the columns of the last 8 steps (on the chain fewer steps than with 4 or 16 m columns).
+  Index projection_columns = 0;
+  /// Stops with AdiStatus::stalled when the best residual of the last stall_window steps is not
+  /// below stall_factor times the best residual before them (0 disables either).
   double stall_factor = 0.9;
   Index stall_window = 100;
   const std::atomic<bool>* stop_requested = nullptr;  ///< polled once per step

@@ -1,0 +1,592 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// Low-rank ADI in residual-factor form with real handling of complex shift pairs, and its three
+// shift strategies (reduction/low_rank_adi.hpp).
+#include "reduction/low_rank_adi.hpp"
+
+#include <Spectra/LinAlg/Arnoldi.h>
+#include <Spectra/LinAlg/UpperHessenbergEigen.h>
+#include <Spectra/MatOp/internal/ArnoldiOp.h>
+
+#include <Eigen/Eigenvalues>
+#include <Eigen/LU>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <functional>
+#include <limits>
+#include <random>
+
+#include "src/core/errors.hpp"
+
+namespace mor {
+
+ShiftStrategy parse_shift_strategy(std::string_view name) {
+  for (const ShiftStrategy s :
+       {ShiftStrategy::projection, ShiftStrategy::penzl, ShiftStrategy::given}) {
+    if (to_string(s) == name) return s;
+  }
+  throw InvalidArgument(detail::concat("unknown ADI shift strategy \"", name,
+                                       "\"; accepted: projection, penzl, given"));
+}
+
+std::string_view to_string(ShiftStrategy s) {
+  switch (s) {
+    case ShiftStrategy::projection:
+      return "projection";
+    case ShiftStrategy::penzl:
+      return "penzl";
+    case ShiftStrategy::given:
+      return "given";
+  }
+  throw InvalidArgument(detail::concat("unknown ShiftStrategy value ", static_cast<int>(s)));
+}
+
+std::string_view to_string(AdiStatus s) {
+  switch (s) {
+    case AdiStatus::converged:
+      return "converged";
+    case AdiStatus::max_iterations:
+      return "max_iterations";
+    case AdiStatus::stalled:
+      return "stalled";
+  }
+  throw InvalidArgument(detail::concat("unknown AdiStatus value ", static_cast<int>(s)));
+}
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+/// Relative tolerance below which the imaginary part of a shift counts as zero.
+constexpr double kRealTol = 1e-12;
+
+void validate_options(const AdiOptions& o) {
+  require(std::isfinite(o.tolerance) && o.tolerance > 0.0,
+          "LR-ADI: tolerance must be positive and finite, got ", o.tolerance);
+  require(o.max_iterations >= 1, "LR-ADI: max_iterations must be at least 1, got ",
+          o.max_iterations);
+  require(std::isfinite(o.stall_factor) && o.stall_factor >= 0.0 && o.stall_factor < 1.0,
+          "LR-ADI: stall_factor must be in [0, 1) (0 disables), got ", o.stall_factor);
+  require(o.stall_window >= 0, "LR-ADI: stall_window must be >= 0 (0 disables), got ",
+          o.stall_window);
+  require(o.projection_columns >= 0, "LR-ADI: projection_columns must be >= 0, got ",
+          o.projection_columns);
+  if (o.strategy == ShiftStrategy::penzl) {
+    require(o.penzl_shifts >= 1, "LR-ADI: penzl_shifts must be at least 1, got ", o.penzl_shifts);
+    require(o.penzl_arnoldi_steps >= 0 && o.penzl_inverse_arnoldi_steps >= 0 &&
+                o.penzl_arnoldi_steps + o.penzl_inverse_arnoldi_steps >= 1,
+            "LR-ADI: Penzl needs Arnoldi steps >= 0 and at least one in total, got ",
+            o.penzl_arnoldi_steps, " and ", o.penzl_inverse_arnoldi_steps);
+  }
+  if (o.strategy == ShiftStrategy::given) {
+    require(!o.shifts.empty(), "LR-ADI: strategy \"given\" needs at least one shift");
+    for (std::size_t i = 0; i < o.shifts.size(); ++i) {
+      const Complex p = o.shifts[i];
+      require(std::isfinite(p.real()) && std::isfinite(p.imag()) && p.real() < 0.0,
+              "LR-ADI: given shift ", i, " is ", p, "; every shift needs Re p < 0");
+      if (std::abs(p.imag()) <= kRealTol * std::abs(p)) continue;
+      const bool paired = i + 1 < o.shifts.size() &&
+                          std::abs(o.shifts[i + 1] - std::conj(p)) <= kRealTol * std::abs(p);
+      require(paired, "LR-ADI: given shift ", i, " is ", p,
+              " but the next shift is not its conjugate; complex shifts come in consecutive "
+              "pairs (p, conj(p))");
+      ++i;
+    }
+  }
+}
+
+/// ||X^T X||_2 = ||X||_2^2.
+double gram_norm(const Matrix& X) {
+  if (X.cols() == 1) return X.squaredNorm();
+  const Matrix G = X.transpose() * X;
+  Eigen::SelfAdjointEigenSolver<Matrix> eig(G, Eigen::EigenvaluesOnly);
+  return eig.eigenvalues().cwiseAbs().maxCoeff();
+}
+
+/// Finite eigenvalues of the small pencil (Ah, Eh).
+std::vector<Complex> pencil_eigenvalues(const Matrix& Ah, const Matrix& Eh) {
+  std::vector<Complex> values;
+  Eigen::PartialPivLU<Matrix> lu(Eh);
+  if (lu.rcond() > 1e-10) {
+    Eigen::EigenSolver<Matrix> eig(lu.solve(Ah), false);
+    if (eig.info() == Eigen::Success) {
+      for (Index i = 0; i < eig.eigenvalues().size(); ++i) values.push_back(eig.eigenvalues()[i]);
+      return values;
+    }
+  }
+  // A nearly singular projected E: the QZ algorithm, dropping the (near) infinite eigenvalues.
+  Eigen::GeneralizedEigenSolver<Matrix> qz(Ah, Eh, false);
+  for (Index i = 0; i < qz.alphas().size(); ++i) {
+    const Complex a = qz.alphas()[i];
+    const double b = qz.betas()[i];
+    if (std::abs(b) > 1e-12 * std::abs(a)) values.push_back(a / b);
+  }
+  return values;
+}
+
+/// Shift representatives from eigenvalue estimates of a real pencil: one value per real shift or
+/// complex pair (the member with Im p > 0); unstable estimates are reflected into the open left
+/// half plane (Re p -> -Re p), non-finite, zero or purely imaginary ones dropped, near
+/// duplicates merged.
+std::vector<Complex> shift_representatives(const std::vector<Complex>& values) {
+  std::vector<Complex> out;
+  for (Complex v : values) {
+    if (!std::isfinite(v.real()) || !std::isfinite(v.imag()) || v == Complex(0.0)) continue;
+    const double size = std::abs(v);
+    if (std::abs(v.imag()) <= kRealTol * size) v = Complex(v.real(), 0.0);
+    if (v.imag() < 0.0) v = std::conj(v);
+    if (v.real() > 0.0) v = Complex(-v.real(), v.imag());
+    if (!(v.real() < 0.0)) continue;
+    const bool duplicate = std::any_of(out.begin(), out.end(),
+                                       [&](Complex w) { return std::abs(w - v) <= 1e-10 * size; });
+    if (!duplicate) out.push_back(v);
+  }
+  return out;
+}
+
+/// Projection shifts (Benner, Kuerschner, Saak, ETNA 2014): the eigenvalues of the pencil
+/// (A, E) (or (A^T, E^T)) projected on the span of the columns of X (n x c, c small).
+///
+/// The Galerkin eigenvalues do not depend on the basis of the span, so no orthonormal basis of
+/// size n is formed: with G = X^T X = V Lambda V^T and T = V_r Lambda_r^{-1/2} (eigenvalues
+/// above 1e-10 of the largest: numerical rank), X T is orthonormal and the projected pencil is
+/// (T^T X^T A X T, T^T X^T E X T). The n-sized work is two operator products and three
+/// c x c Gram products (columns scaled to unit norm first). Y is scratch (n x c), kept by the
+/// caller so that every round reuses its memory.
+std::vector<Complex> projection_shifts(LtiOperator& sys, bool transposed, const Matrix& X,
+                                       Matrix& Y) {
+  // The column scaling is applied to the small Gram matrix: X itself is not copied.
+  Matrix G = X.transpose() * X;
+  Vector scale = G.diagonal().cwiseSqrt();
+  for (Index j = 0; j < scale.size(); ++j)
+    if (!(scale[j] > 0.0)) scale[j] = 1.0;
+  const Vector inv_scale = scale.cwiseInverse();
+  G = inv_scale.asDiagonal() * G * inv_scale.asDiagonal();
+  Eigen::SelfAdjointEigenSolver<Matrix> eig(G);
+  const Vector& lambda = eig.eigenvalues();  // ascending
+  const double top = lambda.size() > 0 ? lambda.maxCoeff() : 0.0;
+  if (!(top > 0.0)) return {};
+  Index first = 0;
+  while (first < lambda.size() && !(lambda[first] > 1e-10 * top)) ++first;
+  const Index r = lambda.size() - first;
+  Matrix T = eig.eigenvectors().rightCols(r);
+  for (Index j = 0; j < r; ++j) T.col(j) /= std::sqrt(lambda[first + j]);
+  T = inv_scale.asDiagonal() * T;
+  sys.apply_A(X, Y, transposed);
+  const Matrix Ah = T.transpose() * (X.transpose() * Y) * T;
+  sys.apply_E(X, Y, transposed);
+  const Matrix Eh = T.transpose() * (X.transpose() * Y) * T;
+  return shift_representatives(pencil_eigenvalues(Ah, Eh));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Penzl's heuristic
+
+/// A linear map x -> y for Spectra's Arnoldi factorization.
+struct ArnoldiMap {
+  Index n;
+  std::function<void(const Vector&, Vector&)> apply;
+  Index rows() const { return n; }
+  Index cols() const { return n; }
+  void perform_op(const double* x_in, double* y_out) const {
+    const Vector x = Eigen::Map<const Vector>(x_in, n);
+    Vector y;
+    apply(x, y);
+    Eigen::Map<Vector>(y_out, n) = y;
+  }
+};
+
+/// Ritz values of `steps` unrestarted Arnoldi steps on the map, from the start vector v0.
+///
+/// Spectra's GenEigsSolver iterates (implicit restarts) until nev eigenvalues converge, which is
+/// not what Penzl's heuristic needs: it wants the Ritz values of one Arnoldi run of fixed length,
+/// converged or not, and a converged run on a lightly damped chain would be expensive. So
+/// Spectra's Arnoldi factorization class (with its DGKS reorthogonalization and restart on
+/// breakdown) is driven directly, and the Ritz values come from its Hessenberg eigensolver.
+std::vector<Complex> arnoldi_ritz_values(const ArnoldiMap& map, Index steps, const Vector& v0) {
+  steps = std::min(steps, map.n);
+  if (steps <= 0) return {};
+  using Op = Spectra::ArnoldiOp<double, ArnoldiMap, Spectra::IdentityBOp>;
+  const Spectra::IdentityBOp identity;
+  Spectra::Arnoldi<double, Op> arnoldi(Op(map, identity), steps);
+  Index products = 0;
+  Eigen::Map<const Vector> start(v0.data(), v0.size());
+  arnoldi.init(start, products);
+  arnoldi.factorize_from(1, steps, products);
+  const Matrix H = arnoldi.matrix_H().topLeftCorner(steps, steps);
+  if (!H.allFinite()) return {};
+  Spectra::UpperHessenbergEigen<double> eig(H);
+  const auto& lambda = eig.eigenvalues();
+  return std::vector<Complex>(lambda.data(), lambda.data() + lambda.size());
+}
+
+/// Pseudo-random start vector with a fixed seed: runs are reproducible.
+Vector start_vector(Index n, unsigned seed) {
+  std::mt19937 gen(seed);
+  std::uniform_real_distribution<double> dist(-1.0, 1.0);
+  Vector v(n);
+  for (Index i = 0; i < n; ++i) v[i] = dist(gen);
+  return v;
+}
+
+/// Penzl's min-max selection of about l0 shifts from the candidate set R (representatives,
+/// Im >= 0; the set stands for R and its conjugates): start with the p in R minimizing
+/// max_{t in R} |(t - p)/(t + p)|, then repeatedly add the t in R where the magnitude of the
+/// ADI rational function prod_{p in P} (t - p)/(t + p) is largest. A complex p brings conj(p).
+std::vector<Complex> penzl_select(const std::vector<Complex>& reps, Index l0) {
+  std::vector<Complex> R;  // the full, conjugation-closed candidate set
+  for (Complex r : reps) {
+    R.push_back(r);
+    if (r.imag() > 0.0) R.push_back(std::conj(r));
+  }
+  auto factor = [](Complex t, Complex p) { return std::abs((t - p) / (t + p)); };
+  std::vector<Complex> chosen;  // representatives
+  Index count = 0;              // shifts counted with conjugates
+  std::vector<double> rational(R.size(), 1.0);
+  auto add = [&](Complex p) {
+    chosen.push_back(p);
+    count += p.imag() > 0.0 ? 2 : 1;
+    for (std::size_t i = 0; i < R.size(); ++i) {
+      rational[i] *= factor(R[i], p);
+      if (p.imag() > 0.0) rational[i] *= factor(R[i], std::conj(p));
+    }
+  };
+  double best = std::numeric_limits<double>::infinity();
+  Complex first = reps.front();
+  for (Complex p : reps) {
+    double worst = 0.0;
+    for (Complex t : R) worst = std::max(worst, factor(t, p));
+    if (worst < best) {
+      best = worst;
+      first = p;
+    }
+  }
+  add(first);
+  while (count < l0) {
+    const auto it = std::max_element(rational.begin(), rational.end());
+    if (*it <= 0.0) break;  // every candidate is a shift already
+    const Complex t = R[static_cast<std::size_t>(it - rational.begin())];
+    add(t.imag() < 0.0 ? std::conj(t) : t);
+  }
+  return chosen;
+}
+
+/// Penzl's heuristic shifts: Ritz values of E^{-1} A (k_+ Arnoldi steps) and reciprocals of Ritz
+/// values of A^{-1} E (k_- steps, solves with p = 0), l0 of them selected by the min-max rule.
+///
+/// The interface offers no solve with E alone. When E is not the identity, the k_+ Arnoldi runs
+/// on the Moebius transform T = -s (A - s E)^{-1} A = f(E^{-1} A), f(l) = s l / (s - l), with a
+/// real s > 0 far beyond the spectrum (A - s E is nonsingular for a stable pencil); its Ritz
+/// values theta map back exactly by l = s theta / (s + theta). For s -> infinity T -> E^{-1} A, so
+/// these are Penzl's Ritz values up to a relative O(|l| / s) change of the Krylov space.
+std::vector<Complex> penzl_shifts(LtiOperator& sys, const AdiOptions& o) {
+  const Index n = sys.n();
+  const Vector v0 = start_vector(n, 20000314u);
+  std::vector<Complex> candidates;
+
+  if (o.penzl_arnoldi_steps > 0) {
+    ArnoldiMap map{n, {}};
+    double s = 0.0;
+    if (sys.E_is_identity()) {
+      map.apply = [&sys](const Vector& x, Vector& y) {
+        Matrix Y;
+        sys.apply_A(x, Y);
+        y = Y.col(0);
+      };
+    } else {
+      // Scale of |l| from ||A v|| / ||E v|| on random vectors; the max with its square root
+      // covers first-order systems (|l| ~ ||A|| / ||E||) and second-order ones (|l|^2 ~ ||K|| /
+      // ||M||).
+      double rho = 0.0;
+      for (unsigned k = 0; k < 3; ++k) {
+        const Matrix v = start_vector(n, 77u + k);
+        Matrix Av, Ev;
+        sys.apply_A(v, Av);
+        sys.apply_E(v, Ev);
+        if (Ev.norm() > 0.0) rho = std::max(rho, Av.norm() / Ev.norm());
+      }
+      s = 100.0 * std::max(rho, std::sqrt(rho));
+      if (!(s > 0.0) || !std::isfinite(s)) s = 1.0;
+      map.apply = [&sys, s](const Vector& x, Vector& y) {
+        Matrix Ax, X;
+        sys.apply_A(x, Ax);
+        sys.solve_shifted(-s, Ax, X);
+        y = -s * X.col(0);
+      };
+    }
+    for (Complex theta : arnoldi_ritz_values(map, o.penzl_arnoldi_steps, v0))
+      candidates.push_back(s > 0.0 ? theta * s / (s + theta) : theta);
+  }
+  if (o.penzl_inverse_arnoldi_steps > 0) {
+    ArnoldiMap map{n, [&sys](const Vector& x, Vector& y) {
+                     Matrix Ex, X;
+                     sys.apply_E(x, Ex);
+                     sys.solve_shifted(0.0, Ex, X);
+                     y = X.col(0);
+                   }};
+    for (Complex theta : arnoldi_ritz_values(map, o.penzl_inverse_arnoldi_steps, v0))
+      if (theta != Complex(0.0)) candidates.push_back(1.0 / theta);
+  }
+  const std::vector<Complex> reps = shift_representatives(candidates);
+  if (reps.empty())
+    throw NumericalError(
+        "LR-ADI: Penzl's heuristic found no usable Ritz values (all zero, "
+        "purely imaginary or non-finite)");
+  return penzl_select(reps, o.penzl_shifts);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The iteration
+
+/// The growing factor Z: columns are appended into spare capacity that grows geometrically, so
+/// the total copying is O(n k) (for large blocks glibc's realloc even remaps pages instead of
+/// copying); take() trims to the used columns.
+class FactorBuffer {
+ public:
+  FactorBuffer(Index n, Index initial) : Z_(n, initial) {}
+  Index cols() const { return used_; }
+  template <class Block>
+  void append(const Block& X, double scale) {
+    const Index c = X.cols();
+    if (used_ + c > Z_.cols())
+      Z_.conservativeResize(Z_.rows(), std::max(used_ + c, Z_.cols() + Z_.cols() / 2 + c));
+    Z_.middleCols(used_, c) = scale * X;
+    used_ += c;
+  }
+  /// The last c columns (c <= cols()).
+  auto last(Index c) const { return Z_.middleCols(used_ - c, c); }
+  Matrix take() {
+    Z_.conservativeResize(Z_.rows(), used_);
+    return std::move(Z_);
+  }
+
+ private:
+  Matrix Z_;
+  Index used_ = 0;
+};
+
+/// Supplies the next shift (a real p, or a complex pair represented by Im p > 0).
+class ShiftSource {
+ public:
+  ShiftSource(LtiOperator& sys, bool transposed, const AdiOptions& o, Index m)
+      : sys_(sys), transposed_(transposed), o_(o) {
+    columns_ = o.projection_columns > 0 ? o.projection_columns : std::min<Index>(8 * m, 64);
+    if (o.strategy == ShiftStrategy::given) {
+      for (std::size_t i = 0; i < o.shifts.size(); ++i) {
+        const Complex p = o.shifts[i];
+        if (std::abs(p.imag()) <= kRealTol * std::abs(p)) {
+          cycle_.push_back(Complex(p.real(), 0.0));
+        } else {
+          cycle_.push_back(Complex(p.real(), std::abs(p.imag())));
+          ++i;  // the conjugate (checked by validate_options)
+        }
+      }
+    } else if (o.strategy == ShiftStrategy::penzl) {
+      cycle_ = penzl_shifts(sys, o);
+    }
+  }
+
+  Complex next(const FactorBuffer& Z, const Matrix& W) {
+    if (next_ < cycle_.size()) return cycle_[next_++];
+    if (o_.strategy == ShiftStrategy::projection) {
+      // Project on the residual factor and the newest columns of Z: the directions the next
+      // steps work on. The first round sees only W = B (or C^T).
+      const Index c = std::min(columns_, Z.cols());
+      Matrix& span = span_;
+      span.resize(W.rows(), W.cols() + c);
+      span.leftCols(W.cols()) = W;
+      if (c > 0) span.rightCols(c) = Z.last(c);
+      std::vector<Complex> fresh = projection_shifts(sys_, transposed_, span, scratch_);
+      // span(B) alone may carry no eigenvalue information (a position output C = e_N^T of a
+      // second-order system projects A^T to zero): extend it by a few block Krylov steps.
+      Matrix block = W;
+      for (int extend = 0; fresh.empty() && cycle_.empty() && extend < 4; ++extend) {
+        Matrix next_block;
+        sys_.apply_A(block, next_block, transposed_);
+        block = std::move(next_block);
+        const Index old = span.cols();
+        span.conservativeResize(Eigen::NoChange, old + block.cols());
+        span.rightCols(block.cols()) = block;
+        fresh = projection_shifts(sys_, transposed_, span, scratch_);
+      }
+      if (!fresh.empty()) {
+        cycle_ = std::move(fresh);
+      } else if (cycle_.empty()) {
+        throw NumericalError(
+            "LR-ADI: the projected pencil has no usable eigenvalue for the initial shifts");
+      }  // else: keep cycling through the previous shifts
+    }
+    next_ = 0;
+    return cycle_[next_++];
+  }
+
+ private:
+  LtiOperator& sys_;
+  bool transposed_;
+  const AdiOptions& o_;
+  Index columns_ = 8;
+  std::vector<Complex> cycle_;
+  std::size_t next_ = 0;
+  Matrix span_, scratch_;  // projection workspaces (n x c), reused every round
+};
+
+std::string summary(const AdiResult& r, GramianKind kind, const AdiOptions& o) {
+  const double residual = r.residual_history.empty() ? 1.0 : r.residual_history.back();
+  std::string what;
+  switch (r.status) {
+    case AdiStatus::converged:
+      what =
+          detail::concat("converged: relative residual ", residual, " <= tolerance ", o.tolerance);
+      break;
+    case AdiStatus::max_iterations:
+      what = detail::concat("not converged: step limit ", o.max_iterations,
+                            " reached at relative residual ", residual, " (tolerance ", o.tolerance,
+                            ")");
+      break;
+    case AdiStatus::stalled:
+      what = detail::concat("stalled: the best relative residual did not fall below ",
+                            o.stall_factor, " times its earlier best over the last ",
+                            o.stall_window, " steps; final relative residual ", residual,
+                            " (tolerance ", o.tolerance, ")");
+      break;
+  }
+  return detail::concat("LR-ADI ", to_string(kind), " Gramian, ", to_string(o.strategy),
+                        " shifts: ", what, "; ", r.iterations, " steps, ", r.Z.cols(), " columns, ",
+                        r.seconds, " s");
+}
+
+}  // namespace
+
+AdiResult low_rank_adi(LtiOperator& sys, GramianKind kind, const AdiOptions& options) {
+  validate_options(options);
+  const auto t0 = Clock::now();
+  const bool obs = kind == GramianKind::observability;
+  const Index n = sys.n();
+  Matrix W = obs ? Matrix(sys.C().transpose()) : sys.B();
+  const Index m = W.cols();
+  AdiResult result;
+  const double scale = m > 0 ? gram_norm(W) : 0.0;
+  if (!(scale > 0.0)) {  // B = 0 (or C = 0): the Gramian is zero
+    result.Z = Matrix(n, 0);
+    result.status = AdiStatus::converged;
+    result.residual_history.clear();
+    result.seconds = seconds_since(t0);
+    result.message = summary(result, kind, options);
+    return result;
+  }
+  require(std::isfinite(scale), "LR-ADI: the ", obs ? "output matrix C" : "input matrix B",
+          " has non-finite entries");
+
+  const auto shift_t0 = Clock::now();
+  ShiftSource shifts(sys, obs, options, m);
+  result.shift_seconds += seconds_since(shift_t0);
+  FactorBuffer Z(n, 16 * m);
+  const bool E_identity = sys.E_is_identity();
+  Matrix V, EV;
+  ComplexMatrix Wc, Vc;  // kept across steps: no allocation of size n per step
+
+  auto fail_step = [&](Complex p, const std::exception& e) -> NumericalError {
+    return NumericalError(detail::concat("LR-ADI (", to_string(kind), ") step ",
+                                         result.iterations + 1, ", shift p = ", p, ": ", e.what()));
+  };
+
+  while (true) {
+    if (result.iterations >= options.max_iterations) {
+      result.status = AdiStatus::max_iterations;
+      break;
+    }
+    if (options.stop_requested != nullptr && options.stop_requested->load()) {
+      throw Interrupted(detail::concat("LR-ADI (", to_string(kind), ") interrupted after ",
+                                       result.iterations, " steps"));
+    }
+    const auto st = Clock::now();
+    const Complex p = shifts.next(Z, W);
+    result.shift_seconds += seconds_since(st);
+    const bool pair = p.imag() != 0.0;
+    if (pair && result.iterations + 2 > options.max_iterations) {
+      result.status = AdiStatus::max_iterations;  // a pair is never split
+      break;
+    }
+
+    if (!pair) {
+      // V = (A + p E)^{-1} W;  Z <- [Z, sqrt(-2p) V];  W <- W - 2p E V.
+      const double pr = p.real();
+      try {
+        sys.solve_shifted(pr, W, V, obs);
+      } catch (const NumericalError& e) {
+        throw fail_step(p, e);
+      }
+      Z.append(V, std::sqrt(-2.0 * pr));
+      if (E_identity) {
+        W.noalias() -= (2.0 * pr) * V;
+      } else {
+        sys.apply_E(V, EV, obs);
+        W.noalias() -= (2.0 * pr) * EV;
+      }
+    } else {
+      // The pair (p, conj p) in real arithmetic (Benner, Kuerschner, Saak 2013): with
+      // V = (A + p E)^{-1} W, gamma = 2 sqrt(-Re p), delta = Re p / Im p and
+      // V_r = Re V + delta Im V:
+      //   Z <- [Z, gamma V_r, gamma sqrt(delta^2 + 1) Im V],   W <- W + gamma^2 E V_r.
+      try {
+        Wc = W.cast<Complex>();
+        sys.solve_shifted(p, Wc, Vc, obs);
+      } catch (const NumericalError& e) {
+        throw fail_step(p, e);
+      }
+      const double gamma = 2.0 * std::sqrt(-p.real());
+      const double delta = p.real() / p.imag();
+      V = Vc.real() + delta * Vc.imag();
+      Z.append(V, gamma);
+      Z.append(Vc.imag(), gamma * std::sqrt(delta * delta + 1.0));
+      if (E_identity) {
+        W.noalias() += (gamma * gamma) * V;
+      } else {
+        sys.apply_E(V, EV, obs);
+        W.noalias() += (gamma * gamma) * EV;
+      }
+    }
+    if (!W.allFinite()) {
+      throw NumericalError(detail::concat("LR-ADI (", to_string(kind), ") step ",
+                                          result.iterations + 1, ", shift p = ", p,
+                                          ": the residual factor became non-finite"));
+    }
+
+    const double residual = gram_norm(W) / scale;
+    for (int k = 0; k < (pair ? 2 : 1); ++k) {
+      result.residual_history.push_back(residual);
+      result.shifts.push_back(k == 0 ? p : std::conj(p));
+      ++result.iterations;
+    }
+    if (residual <= options.tolerance) {
+      result.status = AdiStatus::converged;
+      break;
+    }
+    // Stalled: the best residual of the last stall_window steps is not below stall_factor
+    // times the best one before them (the residual of lightly damped systems oscillates, so
+    // single values would trigger falsely).
+    const Index window = options.stall_window;
+    const Index k = result.iterations;
+    if (options.stall_factor > 0.0 && window > 0 && k >= window) {
+      const auto& h = result.residual_history;
+      const double recent = *std::min_element(h.end() - window, h.end());
+      const double before = k == window ? 1.0 : *std::min_element(h.begin(), h.end() - window);
+      if (recent > options.stall_factor * before) {
+        result.status = AdiStatus::stalled;
+        break;
+      }
+    }
+  }
+
+  result.Z = Z.take();
+  result.seconds = seconds_since(t0);
+  result.message = summary(result, kind, options);
+  return result;
+}
+
+}  // namespace mor

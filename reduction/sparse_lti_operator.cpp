@@ -1,0 +1,904 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// The sparse operators of lti_operator.hpp: SparseLtiOperator (general sparse descriptor systems)
+// and SecondOrderLtiOperator (structured first-order form of M q'' + D q' + K q = B u), with
+// their multi-shift factorization caches.
+#include <cholmod.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <new>
+#include <vector>
+
+#include "reduction/lti_operator.hpp"
+#include "src/core/errors.hpp"
+#include "src/linalg/complex_sparse_lu.hpp"
+
+namespace mor {
+
+namespace {
+
+// ---------------------------------------------------------------------------------------------
+// Sparse helpers
+
+/// A compressed view of a sparse matrix: the caller's matrix if it is compressed (no copy), else
+/// a compressed copy. Value positions k = 0 .. nnz-1 then index valuePtr() directly.
+class Compressed {
+ public:
+  explicit Compressed(const SparseMatrix& X) : ptr_(&X) {
+    if (!X.isCompressed()) {
+      copy_ = X;
+      copy_.makeCompressed();
+      ptr_ = &copy_;
+    }
+  }
+  Compressed(const Compressed&) = delete;
+  Compressed& operator=(const Compressed&) = delete;
+  const SparseMatrix& operator*() const { return *ptr_; }
+  const SparseMatrix* operator->() const { return ptr_; }
+
+ private:
+  SparseMatrix copy_;
+  const SparseMatrix* ptr_;
+};
+
+/// The union of the patterns of several n x n compressed matrices, and for each matrix t the
+/// position maps[t][k] in the union of its k-th stored entry. Shifted matrices are then
+/// assembled in O(nnz) into fixed storage: values[maps[t][k]] += c_t * X_t.valuePtr()[k].
+struct PatternUnion {
+  SparseMatrix pattern;  // compressed, sorted row indices, values zero
+  std::vector<std::vector<int>> maps;
+};
+
+PatternUnion union_pattern(const std::vector<const SparseMatrix*>& mats, Index n) {
+  PatternUnion u;
+  std::vector<int> outer(static_cast<std::size_t>(n) + 1, 0);
+  std::vector<int> inner;
+  std::size_t total = 0;
+  for (const SparseMatrix* X : mats) total += static_cast<std::size_t>(X->nonZeros());
+  inner.reserve(total);
+  std::vector<int> rows;
+  for (Index j = 0; j < n; ++j) {
+    rows.clear();
+    for (const SparseMatrix* X : mats) {
+      const int* Xi = X->innerIndexPtr();
+      for (int k = X->outerIndexPtr()[j]; k < X->outerIndexPtr()[j + 1]; ++k) rows.push_back(Xi[k]);
+    }
+    std::sort(rows.begin(), rows.end());
+    rows.erase(std::unique(rows.begin(), rows.end()), rows.end());
+    inner.insert(inner.end(), rows.begin(), rows.end());
+    outer[static_cast<std::size_t>(j) + 1] = static_cast<int>(inner.size());
+  }
+  u.pattern.resize(n, n);
+  u.pattern.resizeNonZeros(static_cast<Index>(inner.size()));
+  std::copy(outer.begin(), outer.end(), u.pattern.outerIndexPtr());
+  std::copy(inner.begin(), inner.end(), u.pattern.innerIndexPtr());
+  std::fill(u.pattern.valuePtr(), u.pattern.valuePtr() + inner.size(), 0.0);
+
+  for (const SparseMatrix* X : mats) {
+    std::vector<int> map(static_cast<std::size_t>(X->nonZeros()));
+    for (Index j = 0; j < n; ++j) {
+      const int* first = inner.data() + outer[static_cast<std::size_t>(j)];
+      const int* last = inner.data() + outer[static_cast<std::size_t>(j) + 1];
+      for (int k = X->outerIndexPtr()[j]; k < X->outerIndexPtr()[j + 1]; ++k) {
+        const int* pos = std::lower_bound(first, last, X->innerIndexPtr()[k]);
+        map[static_cast<std::size_t>(k)] = static_cast<int>(pos - inner.data());
+      }
+    }
+    u.maps.push_back(std::move(map));
+  }
+  return u;
+}
+
+/// values[map[k]] += c * x[k] over the stored entries of one matrix.
+template <class T>
+void scatter_add(T* values, const std::vector<int>& map, const SparseMatrix& X, T c) {
+  const double* x = X.valuePtr();
+  for (std::size_t k = 0; k < map.size(); ++k) values[map[k]] += c * x[k];
+}
+
+bool is_identity(const SparseMatrix& E) {
+  if (E.rows() != E.cols()) return false;
+  Index diagonal_ones = 0;
+  for (Index j = 0; j < E.outerSize(); ++j)
+    for (SparseMatrix::InnerIterator it(E, j); it; ++it) {
+      if (it.row() != it.col()) {
+        if (it.value() != 0.0) return false;
+      } else if (it.value() == 1.0) {
+        ++diagonal_ones;
+      } else {
+        return false;
+      }
+    }
+  return diagonal_ones == E.rows();
+}
+
+/// Exact symmetry of a square sparse matrix (pattern and values).
+bool is_symmetric(const SparseMatrix& X) {
+  if (X.rows() != X.cols()) return false;
+  const SparseMatrix Xt = X.transpose();
+  const SparseMatrix diff = X - Xt;
+  for (Index k = 0; k < diff.nonZeros(); ++k)
+    if (diff.valuePtr()[k] != 0.0) return false;
+  return true;
+}
+
+/// "for p = ..." with a real or complex p, for the error messages of the shifted solves.
+template <class P>
+[[noreturn]] void throw_singular(P p, const std::exception& e) {
+  throw NumericalError(
+      detail::concat("shifted matrix A + p E is singular for p = ", p, ": ", e.what()));
+}
+
+// ---------------------------------------------------------------------------------------------
+// CHOLMOD with one analysis for many shifts
+
+/// CHOLMOD factorizations of several SPD matrices with one pattern: the symbolic analysis
+/// (fill-reducing ordering, elimination tree, column counts) is done once, and every numeric
+/// factor starts as a copy of that symbolic factor. (The project's SparseSolver holds one
+/// factorization per analysis, so a multi-shift cache built on it would analyse per shift.)
+class CholmodShared {
+ public:
+  /// Analyses the pattern of P (square, compressed, both triangles stored; the lower is read).
+  explicit CholmodShared(const SparseMatrix& P) {
+    cholmod_start(&c_);
+    c_.print = 0;  // library code never prints
+    cholmod_sparse view = lower_view(P);
+    symbolic_ = cholmod_analyze(&view, &c_);
+    if (symbolic_ == nullptr || c_.status < CHOLMOD_OK) fail("cholmod_analyze");
+  }
+  ~CholmodShared() {
+    cholmod_free_factor(&symbolic_, &c_);
+    cholmod_free_dense(&Y_, &c_);
+    cholmod_free_dense(&E_, &c_);
+    cholmod_finish(&c_);
+  }
+  CholmodShared(const CholmodShared&) = delete;
+  CholmodShared& operator=(const CholmodShared&) = delete;
+
+  /// A numeric factor of P (its current values); recycles `L` (a factor of this pattern, of
+  /// `bytes` bytes) if given. Sets bytes to the size of the new factor.
+  /// @throws NumericalError if P is not positive definite (the factor is freed).
+  cholmod_factor* factorize(const SparseMatrix& P, cholmod_factor* L, std::size_t& bytes) {
+    const std::size_t base = c_.memory_inuse - (L != nullptr ? bytes : 0);
+    if (L == nullptr) {
+      L = cholmod_copy_factor(symbolic_, &c_);
+      if (L == nullptr) fail("cholmod_copy_factor");
+    }
+    cholmod_sparse view = lower_view(P);
+    if (!cholmod_factorize(&view, L, &c_) || c_.status < CHOLMOD_OK) {
+      cholmod_free_factor(&L, &c_);
+      fail("cholmod_factorize");
+    }
+    // L->minor is the first zero pivot (any nonpositive one for LL'); a simplicial LDL' factor
+    // stops only at zero pivots, so its D is scanned for negative ones (D(k) first in column k).
+    std::size_t failed = L->minor;
+    if (!L->is_super && !L->is_ll) {
+      const int* Lp = static_cast<const int*>(L->p);
+      const double* Lx = static_cast<const double*>(L->x);
+      for (std::size_t k = 0; k < std::min(failed, L->n); ++k) {
+        if (!(Lx[Lp[k]] > 0.0)) {
+          failed = k;
+          break;
+        }
+      }
+    }
+    if (failed < L->n) {
+      const std::size_t n = L->n;
+      cholmod_free_factor(&L, &c_);
+      throw NumericalError(
+          detail::concat("CHOLMOD: the matrix is not positive definite "
+                         "(nonpositive pivot at elimination step ",
+                         failed, " of ", n, ")"));
+    }
+    bytes = c_.memory_inuse - base;
+    return L;
+  }
+
+  /// X = A^{-1} B for the factor L (B, X: n x k, column-major, distinct).
+  void solve(cholmod_factor* L, const double* B, double* X, Index n, Index k) {
+    cholmod_dense b = dense_view(const_cast<double*>(B), n, k);  // read only
+    cholmod_dense x = dense_view(X, n, k);
+    cholmod_dense* x_handle = &x;
+    if (!cholmod_solve2(CHOLMOD_A, L, &b, nullptr, &x_handle, nullptr, &Y_, &E_, &c_) ||
+        c_.status < CHOLMOD_OK)
+      fail("cholmod_solve2");
+    if (!L->is_super && Y_ != nullptr) {
+      // SuiteSparse 5.x reshapes the simplicial workspace Y to the last block solved and then
+      // reallocates it on the next call; restoring the allocated shape lets it be reused.
+      const auto rows = static_cast<std::size_t>(std::max<Index>(4, k));
+      if (Y_->ncol == static_cast<std::size_t>(n) && Y_->nzmax >= rows * Y_->ncol) {
+        Y_->nrow = rows;
+        Y_->d = rows;
+      }
+    }
+  }
+
+  void free(cholmod_factor*& L) { cholmod_free_factor(&L, &c_); }
+
+ private:
+  static cholmod_sparse lower_view(const SparseMatrix& A) {
+    cholmod_sparse view{};
+    view.nrow = static_cast<std::size_t>(A.rows());
+    view.ncol = static_cast<std::size_t>(A.cols());
+    view.nzmax = static_cast<std::size_t>(A.nonZeros());
+    view.p = const_cast<int*>(A.outerIndexPtr());  // CHOLMOD does not write through these
+    view.i = const_cast<int*>(A.innerIndexPtr());
+    view.x = const_cast<double*>(A.valuePtr());
+    view.stype = -1;
+    view.itype = CHOLMOD_INT;
+    view.xtype = CHOLMOD_REAL;
+    view.dtype = CHOLMOD_DOUBLE;
+    view.sorted = 1;
+    view.packed = 1;
+    return view;
+  }
+  static cholmod_dense dense_view(double* data, Index n, Index k) {
+    cholmod_dense view{};
+    view.nrow = static_cast<std::size_t>(n);
+    view.ncol = static_cast<std::size_t>(k);
+    view.nzmax = static_cast<std::size_t>(n * k);
+    view.d = static_cast<std::size_t>(n);
+    view.x = data;
+    view.xtype = CHOLMOD_REAL;
+    view.dtype = CHOLMOD_DOUBLE;
+    return view;
+  }
+  [[noreturn]] void fail(const char* call) const {
+    if (c_.status == CHOLMOD_OUT_OF_MEMORY) throw std::bad_alloc();
+    throw NumericalError(detail::concat("CHOLMOD: ", call, " failed with status ", c_.status));
+  }
+
+  cholmod_common c_{};
+  cholmod_factor* symbolic_ = nullptr;
+  cholmod_dense* Y_ = nullptr;  // cholmod_solve2 workspaces, shared by all factors
+  cholmod_dense* E_ = nullptr;
+};
+
+/// Owner of one CHOLMOD numeric factor of a CholmodShared pattern.
+class CholmodFactor {
+ public:
+  explicit CholmodFactor(CholmodShared& shared) : shared_(shared) {}
+  ~CholmodFactor() { release(); }
+  CholmodFactor(const CholmodFactor&) = delete;
+  CholmodFactor& operator=(const CholmodFactor&) = delete;
+
+  /// @throws NumericalError if P is not positive definite (nothing stays factorized).
+  void factorize(const SparseMatrix& P) {
+    cholmod_factor* L = L_;
+    L_ = nullptr;  // on failure the factor is freed by CholmodShared
+    L_ = shared_.factorize(P, L, bytes_);
+  }
+  void solve(const Matrix& B, Matrix& X) {
+    X.resize(B.rows(), B.cols());
+    shared_.solve(L_, B.data(), X.data(), B.rows(), B.cols());
+  }
+  std::size_t bytes() const { return L_ != nullptr ? bytes_ : 0; }
+
+ private:
+  void release() {
+    if (L_ != nullptr) shared_.free(L_);
+  }
+  CholmodShared& shared_;
+  cholmod_factor* L_ = nullptr;
+  std::size_t bytes_ = 0;
+};
+
+// ---------------------------------------------------------------------------------------------
+// Multi-shift factorization cache
+
+/// LR-ADI cycles through a fixed set of shifts (Penzl, given) or meets shifts again across
+/// projection rounds; refactorizing for every step would dominate the run time (M.E.S.S. keeps
+/// a multi-shift LU cache for the same reason). The cache keeps factorizations keyed by
+/// (shift, kind) and evicts the least recently used entry (of the same kind first) beyond its
+/// capacity or beyond kCacheBudgetBytes in total. An evicted entry of the same kind is recycled:
+/// its numeric storage is refactorized, which for KLU reuses the pivot order (about half the cost
+/// of a fresh factorization) and for UMFPACK keeps the solver's symbolic analysis.
+///
+/// The capacity adapts (like the ghost lists of adaptive replacement caches): it starts at
+/// kInitialCapacity and doubles, up to kMaxCachedFactors, whenever a shift is requested again
+/// shortly after its factor was evicted. Cyclic shift sets (Penzl, given) thus end up fully
+/// cached after a few cycles, while the ever-new shifts of the projection strategy keep the
+/// cache small and recycle factors instead of allocating fresh ones.
+constexpr std::size_t kInitialCapacity = 4;
+constexpr std::size_t kMaxCachedFactors = 32;
+/// 512 MiB: at N = 10^6 masses a complex tridiagonal KLU factor of S(p) takes 180 MB, so two
+/// factors stay cached while the low-rank factor Z (2*10^6 rows, 16 MB per column) still
+/// dominates the memory of an ADI run.
+constexpr std::size_t kCacheBudgetBytes = std::size_t{512} << 20;
+
+enum class FactorKind { real, real_transposed, complex };
+
+struct CacheEntry {
+  Complex p;
+  FactorKind kind = FactorKind::real;
+  std::unique_ptr<RealSparseLu> klu;       // real KLU, shared analysis
+  std::unique_ptr<SparseSolver> solver;    // real UMFPACK (own analysis)
+  std::unique_ptr<CholmodFactor> cholmod;  // real CHOLMOD, shared analysis
+  std::unique_ptr<ComplexSparseLu> cplx;   // complex KLU, shared analysis
+  std::size_t bytes = 0;
+  std::uint64_t last_use = 0;
+};
+
+class FactorCache {
+ public:
+  CacheEntry* find(Complex p, FactorKind kind) {
+    for (auto& e : entries_) {
+      if (e->kind == kind && e->p == p) {
+        e->last_use = ++clock_;
+        return e.get();
+      }
+    }
+    return nullptr;
+  }
+
+  /// A new entry for (p, kind), after evicting least recently used entries until one more of
+  /// `estimate` bytes fits. The entry may carry the solver objects of an evicted entry of the
+  /// same kind, to be refactorized.
+  CacheEntry& insert(Complex p, FactorKind kind, std::size_t estimate) {
+    const auto ghost = std::find_if(ghosts_.begin(), ghosts_.end(), [&](const auto& g) {
+      return g.first == p && g.second == kind;
+    });
+    if (ghost != ghosts_.end()) {
+      ghosts_.erase(ghost);
+      capacity_ = std::min(kMaxCachedFactors, 2 * capacity_);
+    }
+    std::unique_ptr<CacheEntry> recycled;
+    while (!entries_.empty() &&
+           (entries_.size() >= capacity_ || bytes_ + estimate > kCacheBudgetBytes)) {
+      // The least recently used entry, preferring one of the same kind while none has been
+      // recycled yet: alternating real and complex shifts then still refactorize in place.
+      auto victim = entries_.end();
+      for (auto it = entries_.begin(); it != entries_.end(); ++it) {
+        if (!recycled && (*it)->kind != kind) continue;
+        if (victim == entries_.end() || (*it)->last_use < (*victim)->last_use) victim = it;
+      }
+      if (victim == entries_.end()) {
+        victim = std::min_element(
+            entries_.begin(), entries_.end(),
+            [](const auto& a, const auto& b) { return a->last_use < b->last_use; });
+      }
+      bytes_ -= (*victim)->bytes;
+      ghosts_.emplace_back((*victim)->p, (*victim)->kind);
+      if (ghosts_.size() > 2 * kMaxCachedFactors) ghosts_.erase(ghosts_.begin());
+      if (!recycled && (*victim)->kind == kind) recycled = std::move(*victim);
+      entries_.erase(victim);
+    }
+    auto entry = recycled ? std::move(recycled) : std::make_unique<CacheEntry>();
+    entry->p = p;
+    entry->kind = kind;
+    entry->bytes = 0;
+    entry->last_use = ++clock_;
+    entries_.push_back(std::move(entry));
+    return *entries_.back();
+  }
+
+  /// Records the size of a freshly factorized entry; evicts older entries beyond the budget.
+  void set_bytes(CacheEntry& e, std::size_t bytes) {
+    bytes_ = bytes_ - e.bytes + bytes;
+    e.bytes = bytes;
+    while (bytes_ > kCacheBudgetBytes && entries_.size() > 1) {
+      auto victim = entries_.end();
+      for (auto it = entries_.begin(); it != entries_.end(); ++it)
+        if (it->get() != &e && (victim == entries_.end() || (*it)->last_use < (*victim)->last_use))
+          victim = it;
+      bytes_ -= (*victim)->bytes;
+      entries_.erase(victim);
+    }
+  }
+
+  /// Drops an entry whose factorization failed.
+  void erase(CacheEntry& e) {
+    auto it = std::find_if(entries_.begin(), entries_.end(),
+                           [&](const auto& x) { return x.get() == &e; });
+    if (it != entries_.end()) {
+      bytes_ -= (*it)->bytes;
+      entries_.erase(it);
+    }
+  }
+
+ private:
+  std::vector<std::unique_ptr<CacheEntry>> entries_;    // pointers: entries stay put
+  std::vector<std::pair<Complex, FactorKind>> ghosts_;  // recently evicted keys, oldest first
+  std::size_t capacity_ = kInitialCapacity;
+  std::size_t bytes_ = 0;
+  std::uint64_t clock_ = 0;
+};
+
+/// Runs make() to fill a new cache entry; on failure drops the entry and rethrows, naming p.
+template <class P, class Make>
+void fill_entry(FactorCache& cache, CacheEntry& e, P p, Make&& make) {
+  try {
+    make();
+  } catch (const NumericalError& err) {
+    cache.erase(e);
+    throw_singular(p, err);
+  } catch (...) {
+    cache.erase(e);
+    throw;
+  }
+}
+
+/// Bytes of a UMFPACK factorization, which SparseSolver does not report: half a complex factor
+/// of the same pattern once one was measured (similar fill, half the value bytes), else
+/// 12 bytes per entry for a fill of twice the pattern plus per-column bookkeeping.
+std::size_t real_factor_estimate(std::size_t complex_bytes, Index nnz, Index n) {
+  if (complex_bytes > 0) return complex_bytes / 2;
+  return static_cast<std::size_t>(24 * nnz + 48 * n);
+}
+
+}  // namespace
+
+// =============================================================================================
+// SparseLtiOperator
+
+struct SparseLtiOperator::Impl {
+  Impl(const DescriptorSystem& s, SparseBackend b) : sys(s), backend(b), A(s.A), E(s.E) {}
+
+  const DescriptorSystem& sys;
+  SparseBackend backend;
+  Compressed A, E;
+  Matrix B, C, D;
+  bool E_identity = false;
+
+  SparseMatrix U;  // pattern of A + E; its values are the scratch space of real shifts
+  std::vector<int> map_A, map_E;
+  std::shared_ptr<const KluPattern> klu_pattern;  // analysed on the first KLU factorization
+  // UMFPACK only: the pattern of (A + E)^T for transposed real solves (SparseSolver has no
+  // transposed solve), built on first use; to_Ut[k] is the position in Ut of U's k-th entry.
+  SparseMatrix Ut;
+  std::vector<int> to_Ut;
+  std::vector<Complex> cvalues;
+  std::size_t complex_bytes = 0;  // size of the last complex factor, for estimates
+  FactorCache cache;
+
+  const std::shared_ptr<const KluPattern>& pattern() {
+    if (!klu_pattern) klu_pattern = std::make_shared<const KluPattern>(U);
+    return klu_pattern;
+  }
+
+  void assemble_real(double p) {
+    double* v = U.valuePtr();
+    std::fill(v, v + U.nonZeros(), 0.0);
+    scatter_add(v, map_A, *A, 1.0);
+    scatter_add(v, map_E, *E, p);
+  }
+
+  void build_transpose() {
+    // Transposing a matrix whose values are the positions 0 .. nnz-1 tells where each entry
+    // lands (nnz < 2^31 is exact in a double).
+    SparseMatrix positions = U;
+    for (Index k = 0; k < positions.nonZeros(); ++k)
+      positions.valuePtr()[k] = static_cast<double>(k);
+    Ut = positions.transpose();
+    Ut.makeCompressed();
+    to_Ut.assign(static_cast<std::size_t>(U.nonZeros()), 0);
+    for (Index k = 0; k < Ut.nonZeros(); ++k)
+      to_Ut[static_cast<std::size_t>(Ut.valuePtr()[k])] = static_cast<int>(k);
+  }
+
+  void solve_real(double p, const Matrix& R, Matrix& X, bool transpose) {
+    if (backend == SparseBackend::klu) {
+      // KLU solves with the transpose itself: one factor per shift serves both orientations.
+      CacheEntry* e = cache.find(p, FactorKind::real);
+      if (e == nullptr) {
+        const std::size_t estimate = complex_bytes / 2;
+        e = &cache.insert(p, FactorKind::real, estimate);
+        fill_entry(cache, *e, p, [&] {
+          assemble_real(p);
+          if (!e->klu) e->klu = std::make_unique<RealSparseLu>(pattern());
+          e->klu->factorize(U.valuePtr());
+        });
+        cache.set_bytes(*e, e->klu->memory_bytes());
+      }
+      e->klu->solve(R, X, transpose);
+      return;
+    }
+    const FactorKind kind = transpose ? FactorKind::real_transposed : FactorKind::real;
+    CacheEntry* e = cache.find(p, kind);
+    if (e == nullptr) {
+      if (transpose && Ut.size() == 0) build_transpose();
+      const std::size_t estimate = real_factor_estimate(complex_bytes, U.nonZeros(), U.rows());
+      e = &cache.insert(p, kind, estimate);
+      fill_entry(cache, *e, p, [&] {
+        assemble_real(p);
+        const SparseMatrix* S = &U;
+        if (transpose) {
+          const double* v = U.valuePtr();
+          double* vt = Ut.valuePtr();
+          for (std::size_t k = 0; k < to_Ut.size(); ++k) vt[to_Ut[k]] = v[k];
+          S = &Ut;
+        }
+        if (!e->solver) {
+          e->solver = make_sparse_solver(backend);
+          e->solver->analyze_pattern(*S);
+        }
+        e->solver->factorize(*S);
+      });
+      cache.set_bytes(*e, estimate);
+    }
+    e->solver->solve(R, X);
+  }
+
+  ComplexSparseLu& complex_factor(Complex p) {
+    if (CacheEntry* hit = cache.find(p, FactorKind::complex)) return *hit->cplx;
+    CacheEntry& e = cache.insert(p, FactorKind::complex, complex_bytes);
+    fill_entry(cache, e, p, [&] {
+      cvalues.resize(static_cast<std::size_t>(U.nonZeros()));
+      std::fill(cvalues.begin(), cvalues.end(), Complex(0.0));
+      scatter_add(cvalues.data(), map_A, *A, Complex(1.0));
+      scatter_add(cvalues.data(), map_E, *E, p);
+      if (!e.cplx) e.cplx = std::make_unique<ComplexSparseLu>(pattern());
+      e.cplx->factorize(cvalues.data());
+    });
+    complex_bytes = e.cplx->memory_bytes();
+    cache.set_bytes(e, complex_bytes);
+    return *e.cplx;
+  }
+};
+
+SparseLtiOperator::SparseLtiOperator(const DescriptorSystem& sys, SparseBackend lu) {
+  validate(sys);
+  require(lu == SparseBackend::klu || lu == SparseBackend::umfpack,
+          "SparseLtiOperator: the shifted matrices A + p E need an LU backend, klu or umfpack; "
+          "got ",
+          to_string(lu));
+  impl_ = std::make_unique<Impl>(sys, lu);
+  Impl& d = *impl_;
+  d.B = Matrix(sys.B);
+  d.C = Matrix(sys.C);
+  d.D = sys.D_ff;
+  d.E_identity = is_identity(*d.E);
+  PatternUnion u = union_pattern({&*d.A, &*d.E}, sys.n());
+  d.U = std::move(u.pattern);
+  d.map_A = std::move(u.maps[0]);
+  d.map_E = std::move(u.maps[1]);
+}
+
+SparseLtiOperator::~SparseLtiOperator() = default;
+
+Index SparseLtiOperator::n() const {
+  return impl_->sys.n();
+}
+const Matrix& SparseLtiOperator::B() const {
+  return impl_->B;
+}
+const Matrix& SparseLtiOperator::C() const {
+  return impl_->C;
+}
+const Matrix& SparseLtiOperator::D_ff() const {
+  return impl_->D;
+}
+bool SparseLtiOperator::E_is_identity() const {
+  return impl_->E_identity;
+}
+
+void SparseLtiOperator::apply_A(const Matrix& X, Matrix& Y, bool transpose) const {
+  require(X.rows() == n(), "SparseLtiOperator::apply_A: X has ", X.rows(), " rows, expected ", n());
+  const SparseMatrix& A = *impl_->A;
+  if (&X == &Y) {
+    Matrix out = transpose ? Matrix(A.transpose() * X) : Matrix(A * X);
+    Y = std::move(out);
+  } else if (transpose) {
+    Y.noalias() = A.transpose() * X;
+  } else {
+    Y.noalias() = A * X;
+  }
+}
+
+void SparseLtiOperator::apply_E(const Matrix& X, Matrix& Y, bool transpose) const {
+  require(X.rows() == n(), "SparseLtiOperator::apply_E: X has ", X.rows(), " rows, expected ", n());
+  const SparseMatrix& E = *impl_->E;
+  if (&X == &Y) {
+    if (impl_->E_identity) return;
+    Matrix out = transpose ? Matrix(E.transpose() * X) : Matrix(E * X);
+    Y = std::move(out);
+  } else if (impl_->E_identity) {
+    Y = X;
+  } else if (transpose) {
+    Y.noalias() = E.transpose() * X;
+  } else {
+    Y.noalias() = E * X;
+  }
+}
+
+void SparseLtiOperator::solve_shifted(double p, const Matrix& R, Matrix& X, bool transpose) {
+  require(R.rows() == n(), "SparseLtiOperator: right-hand side has ", R.rows(), " rows, expected ",
+          n());
+  impl_->solve_real(p, R, X, transpose);
+}
+
+void SparseLtiOperator::solve_shifted(Complex p, const ComplexMatrix& R, ComplexMatrix& X,
+                                      bool transpose) {
+  require(R.rows() == n(), "SparseLtiOperator: right-hand side has ", R.rows(), " rows, expected ",
+          n());
+  impl_->complex_factor(p).solve(R, X, transpose);
+}
+
+// =============================================================================================
+// SecondOrderLtiOperator
+
+namespace {
+
+/// One term c V_t^{(T)} x of a fused product over the pattern P: V_t given by its values on P,
+/// x by its data (n_q x k, column stride ld).
+template <class S>
+struct Term {
+  const double* values;
+  S coef;
+  const S* x;
+  Index ld;
+};
+
+/// y(:, c) = base_coef * base(:, c) + sum_t coef_t V_t x_t(:, c) (or V_t^T if transpose) for the
+/// k columns c, all matrices n_q x k with column strides; base may be null (zero). Columns are
+/// processed in blocks of kBlock per pass over the pattern, and all terms share a pass: at
+/// N = 10^6 the structured solves and products are bound by memory traffic, and separate Eigen
+/// products with temporaries cost several passes each.
+template <class S>
+void fused_multiply(const SparseMatrix& P, std::initializer_list<Term<S>> terms, bool transpose,
+                    const S* base, Index ld_base, S base_coef, S* y, Index ld_y, Index k) {
+  constexpr Index kBlock = 8;
+  const Index n = P.rows();
+  const int* Pp = P.outerIndexPtr();
+  const int* Pi = P.innerIndexPtr();
+  for (Index c0 = 0; c0 < k; c0 += kBlock) {
+    const Index kb = std::min(kBlock, k - c0);
+    S* yc = y + c0 * ld_y;
+    const S* bc = base != nullptr ? base + c0 * ld_base : nullptr;
+    if (transpose) {
+      for (Index j = 0; j < n; ++j) {
+        S sum[kBlock];
+        for (Index b = 0; b < kb; ++b)
+          sum[b] = bc != nullptr ? base_coef * bc[b * ld_base + j] : S(0);
+        for (const Term<S>& t : terms) {
+          const S* x = t.x + c0 * t.ld;
+          S part[kBlock] = {};
+          for (int q = Pp[j]; q < Pp[j + 1]; ++q) {
+            const double v = t.values[q];
+            const S* xi = x + Pi[q];
+            for (Index b = 0; b < kb; ++b) part[b] += v * xi[b * t.ld];
+          }
+          for (Index b = 0; b < kb; ++b) sum[b] += t.coef * part[b];
+        }
+        for (Index b = 0; b < kb; ++b) yc[b * ld_y + j] = sum[b];
+      }
+    } else {
+      for (Index b = 0; b < kb; ++b) {
+        S* yb = yc + b * ld_y;
+        if (bc != nullptr) {
+          const S* bb = bc + b * ld_base;
+          for (Index i = 0; i < n; ++i) yb[i] = base_coef * bb[i];
+        } else {
+          std::fill(yb, yb + n, S(0));
+        }
+      }
+      for (const Term<S>& t : terms) {
+        const S* x = t.x + c0 * t.ld;
+        for (Index j = 0; j < n; ++j) {
+          S xj[kBlock];
+          for (Index b = 0; b < kb; ++b) xj[b] = t.coef * x[b * t.ld + j];
+          for (int q = Pp[j]; q < Pp[j + 1]; ++q) {
+            const double v = t.values[q];
+            S* yi = yc + Pi[q];
+            for (Index b = 0; b < kb; ++b) yi[b * ld_y] += v * xj[b];
+          }
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+
+struct SecondOrderLtiOperator::Impl {
+  explicit Impl(const SecondOrderSystem& s) : sys(s), M(s.M) {}
+
+  const SecondOrderSystem& sys;
+  Compressed M;  // on its own pattern for apply_E (a lumped M has n_q entries, P 3 n_q)
+  Matrix B, C, D_ff;
+  Index nq = 0;
+  bool symmetric = true;  // M, D, K symmetric: S(p)^T = S(p), CHOLMOD applies for p <= 0
+
+  // M, D, K stored on their common pattern P (3 nnz(P) doubles): every product and every
+  // shifted matrix is then one streaming pass over P.
+  SparseMatrix P;  // pattern of M + D + K; its values are the scratch space of real shifts
+  std::vector<double> Mv, Dv, Kv;
+  std::shared_ptr<const KluPattern> klu_pattern;  // analysed on the first KLU factorization
+  std::unique_ptr<CholmodShared> cholmod;         // analysed on the first CHOLMOD one
+  std::vector<Complex> cvalues;
+  std::size_t complex_bytes = 0;
+  FactorCache cache;
+  Matrix real_r, real_x;  // scratch of the structured solves, kept between calls
+  ComplexMatrix complex_r, complex_x;
+
+  const std::shared_ptr<const KluPattern>& pattern() {
+    if (!klu_pattern) klu_pattern = std::make_shared<const KluPattern>(P);
+    return klu_pattern;
+  }
+
+  /// values of S(p) = p^2 M - p D + K on the pattern P.
+  template <class T>
+  void assemble_S(T p, T* values) const {
+    const T p2 = p * p;
+    for (std::size_t q = 0; q < Mv.size(); ++q) values[q] = p2 * Mv[q] - p * Dv[q] + Kv[q];
+  }
+
+  /// The real factorization of S(p): CHOLMOD for p <= 0 when M, D, K are symmetric (S(p) is
+  /// then SPD for a passive system), KLU otherwise or when CHOLMOD finds S(p) not positive
+  /// definite. Exactly one of entry.cholmod / entry.klu is set afterwards.
+  CacheEntry& real_factor(double p) {
+    if (CacheEntry* hit = cache.find(p, FactorKind::real)) return *hit;
+    CacheEntry& e = cache.insert(p, FactorKind::real, complex_bytes / 2);
+    fill_entry(cache, e, p, [&] {
+      assemble_S(p, P.valuePtr());
+      if (symmetric && p <= 0.0) {
+        try {
+          if (!cholmod) cholmod = std::make_unique<CholmodShared>(P);
+          if (!e.cholmod) e.cholmod = std::make_unique<CholmodFactor>(*cholmod);
+          e.cholmod->factorize(P);
+          e.klu.reset();
+          return;
+        } catch (const NumericalError&) {
+          e.cholmod.reset();  // indefinite: LU with pivoting below
+        }
+      }
+      e.cholmod.reset();
+      if (!e.klu) e.klu = std::make_unique<RealSparseLu>(pattern());
+      e.klu->factorize(P.valuePtr());
+    });
+    cache.set_bytes(e, e.cholmod ? e.cholmod->bytes() : e.klu->memory_bytes());
+    return e;
+  }
+
+  ComplexSparseLu& complex_factor(Complex p) {
+    if (CacheEntry* hit = cache.find(p, FactorKind::complex)) return *hit->cplx;
+    CacheEntry& e = cache.insert(p, FactorKind::complex, complex_bytes);
+    fill_entry(cache, e, p, [&] {
+      cvalues.resize(static_cast<std::size_t>(P.nonZeros()));
+      assemble_S(p, cvalues.data());
+      if (!e.cplx) e.cplx = std::make_unique<ComplexSparseLu>(pattern());
+      e.cplx->factorize(cvalues.data());
+    });
+    complex_bytes = e.cplx->memory_bytes();
+    cache.set_bytes(e, complex_bytes);
+    return *e.cplx;
+  }
+
+  /// The structured solve of (A + p E) X = R (or the transpose); solve_S(r, x) solves
+  /// S(p) x = r (or S(p)^T x = r) and may overwrite r.
+  ///   forward:   S x1 = (p M - D) b1 - b2,   x2 = b1 - p x1
+  ///   transpose: S^T x2 = p b2 - b1,         x1 = b2 - (p M - D)^T x2
+  /// X may alias R: each block of R is read before the block of X over it is written.
+  template <class T, class Mat, class SolveS>
+  void structured_solve(T p, const Mat& R, Mat& X, bool transpose, Mat& r, Mat& x,
+                        SolveS&& solve_S) const {
+    const Index k = R.cols(), ld = R.rows();
+    const T* b1 = R.data();
+    const T* b2 = R.data() + nq;
+    r.resize(nq, k);
+    if (!transpose) {
+      fused_multiply<T>(P, {{Mv.data(), p, b1, ld}, {Dv.data(), T(-1), b1, ld}}, false, b2, ld,
+                        T(-1), r.data(), nq, k);
+      solve_S(r, x);
+      if (&X != &R) X.resize(2 * nq, k);
+      X.bottomRows(nq) = R.topRows(nq) - p * x;
+      X.topRows(nq) = x;
+    } else {
+      r = p * R.bottomRows(nq) - R.topRows(nq);
+      solve_S(r, x);
+      if (&X != &R) X.resize(2 * nq, k);
+      // x1 = b2 - (p M - D)^T x2 straight into the top block (b1 is no longer needed).
+      fused_multiply<T>(P, {{Mv.data(), -p, x.data(), nq}, {Dv.data(), T(1), x.data(), nq}}, true,
+                        b2, ld, T(1), X.data(), X.rows(), k);
+      X.bottomRows(nq) = x;
+    }
+  }
+};
+
+SecondOrderLtiOperator::SecondOrderLtiOperator(const SecondOrderSystem& sys) {
+  validate(sys);
+  impl_ = std::make_unique<Impl>(sys);
+  Impl& d = *impl_;
+  d.nq = sys.n();
+  const Index nq = d.nq, m = sys.n_inputs(), p = sys.n_outputs();
+  d.B = Matrix::Zero(2 * nq, m);
+  d.B.bottomRows(nq) = Matrix(sys.B);
+  d.C.resize(p, 2 * nq);
+  d.C.leftCols(nq) = Matrix(sys.Cp);
+  d.C.rightCols(nq) = Matrix(sys.Cv);
+  d.D_ff = Matrix::Zero(p, m);
+  d.symmetric = is_symmetric(sys.M) && is_symmetric(sys.D) && is_symmetric(sys.K);
+  const Compressed D(sys.D), K(sys.K);
+  const SparseMatrix& M = *d.M;
+  PatternUnion u = union_pattern({&M, &*D, &*K}, nq);
+  d.P = std::move(u.pattern);
+  const std::size_t nnz = static_cast<std::size_t>(d.P.nonZeros());
+  d.Mv.assign(nnz, 0.0);
+  d.Dv.assign(nnz, 0.0);
+  d.Kv.assign(nnz, 0.0);
+  scatter_add(d.Mv.data(), u.maps[0], M, 1.0);
+  scatter_add(d.Dv.data(), u.maps[1], *D, 1.0);
+  scatter_add(d.Kv.data(), u.maps[2], *K, 1.0);
+}
+
+SecondOrderLtiOperator::~SecondOrderLtiOperator() = default;
+
+Index SecondOrderLtiOperator::n() const {
+  return 2 * impl_->nq;
+}
+const Matrix& SecondOrderLtiOperator::B() const {
+  return impl_->B;
+}
+const Matrix& SecondOrderLtiOperator::C() const {
+  return impl_->C;
+}
+const Matrix& SecondOrderLtiOperator::D_ff() const {
+  return impl_->D_ff;
+}
+
+void SecondOrderLtiOperator::apply_A(const Matrix& X, Matrix& Y, bool transpose) const {
+  require(X.rows() == n(), "SecondOrderLtiOperator::apply_A: X has ", X.rows(), " rows, expected ",
+          n());
+  const Impl& d = *impl_;
+  const Index nq = d.nq, k = X.cols(), ld = X.rows();
+  Matrix local;
+  Matrix& out = &X == &Y ? local : Y;
+  out.resize(2 * nq, k);
+  const double* x1 = X.data();
+  const double* x2 = X.data() + nq;
+  if (!transpose) {  // A = [0 I; -K -D]
+    out.topRows(nq) = X.bottomRows(nq);
+    fused_multiply<double>(d.P, {{d.Kv.data(), -1.0, x1, ld}, {d.Dv.data(), -1.0, x2, ld}}, false,
+                           nullptr, 0, 0.0, out.data() + nq, 2 * nq, k);
+  } else {  // A^T = [0 -K^T; I -D^T]
+    fused_multiply<double>(d.P, {{d.Kv.data(), -1.0, x2, ld}}, true, nullptr, 0, 0.0, out.data(),
+                           2 * nq, k);
+    fused_multiply<double>(d.P, {{d.Dv.data(), -1.0, x2, ld}}, true, x1, ld, 1.0, out.data() + nq,
+                           2 * nq, k);
+  }
+  if (&X == &Y) Y = std::move(local);
+}
+
+void SecondOrderLtiOperator::apply_E(const Matrix& X, Matrix& Y, bool transpose) const {
+  require(X.rows() == n(), "SecondOrderLtiOperator::apply_E: X has ", X.rows(), " rows, expected ",
+          n());
+  const Impl& d = *impl_;
+  const Index nq = d.nq, k = X.cols();
+  Matrix local;
+  Matrix& out = &X == &Y ? local : Y;
+  out.resize(2 * nq, k);
+  out.topRows(nq) = X.topRows(nq);
+  fused_multiply<double>(*d.M, {{d.M->valuePtr(), 1.0, X.data() + nq, X.rows()}}, transpose,
+                         nullptr, 0, 0.0, out.data() + nq, 2 * nq, k);
+  if (&X == &Y) Y = std::move(local);
+}
+
+void SecondOrderLtiOperator::solve_shifted(double p, const Matrix& R, Matrix& X, bool transpose) {
+  require(R.rows() == n(), "SecondOrderLtiOperator: right-hand side has ", R.rows(),
+          " rows, expected ", n());
+  Impl& d = *impl_;
+  CacheEntry& e = d.real_factor(p);
+  d.structured_solve(p, R, X, transpose, d.real_r, d.real_x, [&](Matrix& r, Matrix& x) {
+    if (e.cholmod) {
+      e.cholmod->solve(r, x);  // S(p) symmetric: the transpose is the same solve
+    } else {
+      e.klu->solve_in_place(r, transpose);
+      x.swap(r);
+    }
+  });
+}
+
+void SecondOrderLtiOperator::solve_shifted(Complex p, const ComplexMatrix& R, ComplexMatrix& X,
+                                           bool transpose) {
+  require(R.rows() == n(), "SecondOrderLtiOperator: right-hand side has ", R.rows(),
+          " rows, expected ", n());
+  Impl& d = *impl_;
+  ComplexSparseLu& S = d.complex_factor(p);
+  d.structured_solve(p, R, X, transpose, d.complex_r, d.complex_x,
+                     [&](ComplexMatrix& r, ComplexMatrix& x) {
+                       S.solve_in_place(r, transpose);
+                       x.swap(r);
+                     });
+}
+
+}  // namespace mor

@@ -1,0 +1,531 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// Transfer functions, Bode magnitudes, H-infinity norms (Bruinsma-Steinbuch level sets for small
+// dense systems, frequency sweeps with Brent refinement for large ones) and H2 norms.
+#include "reduction/system_norms.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include <Eigen/Eigenvalues>
+#include <Eigen/LU>
+#include <Eigen/SVD>
+
+#include "reduction/dense_lyapunov.hpp"
+#include "src/core/errors.hpp"
+
+namespace mor {
+
+namespace {
+
+constexpr double kEps = std::numeric_limits<double>::epsilon();
+
+/// Largest singular value of a small complex matrix (p x m transfer-function values).
+double largest_singular_value(const ComplexMatrix& G) {
+  if (G.size() == 0) return 0.0;
+  if (G.rows() == 1 || G.cols() == 1) return G.norm();
+  return Eigen::JacobiSVD<ComplexMatrix>(G).singularValues()(0);
+}
+
+double largest_singular_value(const Matrix& D) {
+  if (D.size() == 0) return 0.0;
+  if (D.rows() == 1 || D.cols() == 1) return D.norm();
+  return Eigen::JacobiSVD<Matrix>(D).singularValues()(0);
+}
+
+/// "a + bi" with enough digits to recognise the value.
+std::string complex_text(Complex z) {
+  return detail::concat(z.real(), z.imag() < 0 ? " - " : " + ", std::abs(z.imag()), "i");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Dense evaluation for the level-set method. E^{-1} A is reduced once to upper Hessenberg form
+// H = Q^T E^{-1} A Q; then (i w I - H) X = Q^T E^{-1} B costs O(n^2 m) per frequency instead of
+// O(n^3) (Laub's frequency-response method), so the O(n) candidate frequencies of the initial
+// lower bound and the midpoints of every iteration stay cheap next to the Hamiltonian eigensolve.
+
+class HessenbergResponse {
+ public:
+  HessenbergResponse(const Matrix& A_hat, const Matrix& B_hat, const Matrix& C, const Matrix& D)
+      : D_(D) {
+    Eigen::HessenbergDecomposition<Matrix> hd(A_hat);
+    H_ = hd.matrixH();
+    const Matrix Q = hd.matrixQ();
+    Bh_ = Q.transpose() * B_hat;
+    Ch_ = C * Q;
+  }
+
+  /// G(i w) = C_h (i w I - H)^{-1} B_h + D.
+  ComplexMatrix operator()(double w) const {
+    const Index n = H_.rows();
+    ComplexMatrix T = (-H_).cast<Complex>();
+    T.diagonal().array() += Complex(0.0, w);
+    ComplexMatrix X = Bh_.cast<Complex>();
+    // Gaussian elimination with partial pivoting: in column k only rows k and k + 1 are nonzero
+    // below the diagonal, so pivoting is a choice between two adjacent rows.
+    for (Index k = 0; k + 1 < n; ++k) {
+      if (std::abs(T(k + 1, k)) > std::abs(T(k, k))) {
+        T.row(k).tail(n - k).swap(T.row(k + 1).tail(n - k));
+        X.row(k).swap(X.row(k + 1));
+      }
+      if (T(k + 1, k) == Complex(0.0)) continue;
+      const Complex l = T(k + 1, k) / T(k, k);
+      T.row(k + 1).tail(n - k - 1) -= l * T.row(k).tail(n - k - 1);
+      T(k + 1, k) = 0.0;
+      X.row(k + 1) -= l * X.row(k);
+    }
+    for (Index k = 0; k < n; ++k)
+      if (T(k, k) == Complex(0.0))
+        throw NumericalError(detail::concat("H-infinity norm: i w E - A is singular at w = ", w));
+    T.triangularView<Eigen::Upper>().solveInPlace(X);
+    return Ch_.cast<Complex>() * X + D_.cast<Complex>();
+  }
+
+  double sigma(double w) const { return largest_singular_value((*this)(w)); }
+
+ private:
+  Matrix H_, Bh_, Ch_, D_;
+};
+
+/// Bruinsma & Steinbuch's Hamiltonian for the standard system (A, B, C, D) and gamma >
+/// sigma_max(D): gamma is a singular value of G(i w) exactly when i w is one of its eigenvalues.
+///   R = D^T D - gamma^2 I,  S = D D^T - gamma^2 I  (both negative definite)
+///   H = [A - B R^{-1} D^T C,  -gamma B R^{-1} B^T;  gamma C^T S^{-1} C,  -(A - B R^{-1} D^T C)^T]
+Matrix hamiltonian(const Matrix& A, const Matrix& B, const Matrix& C, const Matrix& D,
+                   double gamma) {
+  const Index n = A.rows(), m = B.cols(), p = C.rows();
+  const double g2 = gamma * gamma;
+  // -R and -S are symmetric positive definite: Cholesky gives their inverses stably.
+  const Matrix minus_R = g2 * Matrix::Identity(m, m) - D.transpose() * D;
+  const Matrix minus_S = g2 * Matrix::Identity(p, p) - D * D.transpose();
+  const Eigen::LLT<Matrix> llt_R(minus_R), llt_S(minus_S);
+  if (llt_R.info() != Eigen::Success || llt_S.info() != Eigen::Success)
+    throw NumericalError(detail::concat("H-infinity norm: gamma = ", gamma,
+                                        " is not above the largest singular value of D"));
+  // R^{-1} = -(-R)^{-1}.
+  const Matrix Rinv_Bt = -llt_R.solve(Matrix(B.transpose()));  // m x n
+  const Matrix Sinv_C = -llt_S.solve(C);                       // p x n
+  Matrix H(2 * n, 2 * n);
+  const Matrix H11 = A - Rinv_Bt.transpose() * D.transpose() * C;  // R symmetric
+  H.topLeftCorner(n, n) = H11;
+  H.topRightCorner(n, n) = -gamma * B * Rinv_Bt;
+  H.bottomLeftCorner(n, n) = gamma * C.transpose() * Sinv_C;
+  H.bottomRightCorner(n, n) = -H11.transpose();
+  return H;
+}
+
+/// Relative distance from the imaginary axis, in units of ||H||_1, below which an eigenvalue of
+/// the Hamiltonian counts as imaginary. Deliberately loose: a genuine crossing pushed off the
+/// axis by rounding (O(eps ||H||) for simple eigenvalues, O(sqrt(eps) ||H||) for pairs about to
+/// coalesce at a peak) would end the iteration early, whereas a spurious one only adds a midpoint
+/// evaluation: the midpoints of all consecutive candidates still include a point inside every
+/// genuine interval where sigma_max > gamma, and the lower bound is always a computed value.
+constexpr double kImaginaryAxisTol = 1e-6;
+
+/// Eigenvalues with real part at or above -kStabilityTol * ||A||_1 count as unstable.
+constexpr double kStabilityTol = 1e3 * kEps;
+
+constexpr Index kMaxLevelSetIterations = 100;
+/// At most this many points (4 per decade) on the initial grid of the level-set method.
+constexpr Index kInitialGridPoints = 200;
+
+// ---------------------------------------------------------------------------------------------
+// Brent's minimisation without derivatives (R. P. Brent, Algorithms for Minimization without
+// Derivatives, 1973, ch. 5): golden section steps safeguarding parabolic interpolation, here on
+// f(x) = -sigma_max(G(i e^x)) over a bracket of log-frequencies around a grid maximum.
+
+struct BrentPoint {
+  double x, f;
+};
+
+struct BrentOutcome {
+  BrentPoint best;
+  double estimated_gap;  ///< relative distance of the parabolic vertex from the best value
+  Index evaluations;
+};
+
+/// Minimises f on [a, b] starting from x (with value fx) and the two neighbours w, v (known
+/// values), to absolute accuracy ~tol in x, with at most max_evaluations calls of f.
+template <class F>
+BrentOutcome brent_minimize(F&& f, double a, double b, BrentPoint x, BrentPoint w, BrentPoint v,
+                            double tol, Index max_evaluations) {
+  const double golden = 0.5 * (3.0 - std::sqrt(5.0));
+  // d, e (the last two steps) start large so that the first two steps may be parabolic.
+  double d = b - a, e = b - a;
+  Index evaluations = 0;
+  while (evaluations < max_evaluations) {
+    const double m = 0.5 * (a + b);
+    const double tol1 = tol + 2.0 * kEps * std::abs(x.x), tol2 = 2.0 * tol1;
+    if (std::abs(x.x - m) <= tol2 - 0.5 * (b - a)) break;
+    bool golden_step = true;
+    if (std::abs(e) > tol1) {
+      double r = (x.x - w.x) * (x.f - v.f);
+      double q = (x.x - v.x) * (x.f - w.f);
+      double p = (x.x - v.x) * q - (x.x - w.x) * r;
+      q = 2.0 * (q - r);
+      if (q > 0.0)
+        p = -p;
+      else
+        q = -q;
+      const double e_previous = e;
+      if (std::abs(p) < std::abs(0.5 * q * e_previous) && p > q * (a - x.x) && p < q * (b - x.x)) {
+        e = d;
+        d = p / q;
+        const double u = x.x + d;
+        if (u - a < tol2 || b - u < tol2) d = x.x < m ? tol1 : -tol1;
+        golden_step = false;
+      }
+    }
+    if (golden_step) {
+      e = x.x < m ? b - x.x : a - x.x;
+      d = golden * e;
+    }
+    const double u = std::abs(d) >= tol1 ? x.x + d : x.x + (d > 0 ? tol1 : -tol1);
+    const BrentPoint pu{u, f(u)};
+    ++evaluations;
+    if (pu.f <= x.f) {
+      (u < x.x ? b : a) = x.x;
+      v = w;
+      w = x;
+      x = pu;
+    } else {
+      (u < x.x ? a : b) = u;
+      if (pu.f <= w.f || w.x == x.x) {
+        v = w;
+        w = pu;
+      } else if (pu.f <= v.f || v.x == x.x || v.x == w.x) {
+        v = pu;
+      }
+    }
+  }
+  // Vertex of the parabola through the three best points: how much the peak may still exceed
+  // the best value found (an estimate, not a bound).
+  double gap = std::abs(w.f - x.f);
+  const double r = (x.x - w.x) * (x.f - v.f), q = (x.x - v.x) * (x.f - w.f);
+  const double denominator = 2.0 * (q - r);
+  if (denominator != 0.0 && x.x != w.x && x.x != v.x && w.x != v.x) {
+    const double step = -((x.x - v.x) * q - (x.x - w.x) * r) / denominator;
+    // Value of the interpolating parabola at x + step (Lagrange form).
+    const double t = x.x + step;
+    const double lx = (t - w.x) * (t - v.x) / ((x.x - w.x) * (x.x - v.x));
+    const double lw = (t - x.x) * (t - v.x) / ((w.x - x.x) * (w.x - v.x));
+    const double lv = (t - x.x) * (t - w.x) / ((v.x - x.x) * (v.x - w.x));
+    const double vertex = lx * x.f + lw * w.f + lv * v.f;
+    if (std::isfinite(vertex)) gap = std::abs(x.f - vertex);
+  }
+  return {x, std::abs(x.f) > 0 ? gap / std::abs(x.f) : 0.0, evaluations};
+}
+
+/// Refinement budget of the sweep (see hinf_norm_sweep in the header).
+constexpr Index kMaxRefinedPeaks = 8;
+constexpr Index kMaxEvaluationsPerPeak = 30;
+constexpr Index kRefinementBudget = 160;
+
+void require_zero_feedthrough(const LtiOperator& sys, const char* who) {
+  const double d = sys.D_ff().size() == 0 ? 0.0 : sys.D_ff().cwiseAbs().maxCoeff();
+  require(d == 0.0, who, ": the H2 norm is infinite for a nonzero feed-through (max |D_ij| = ", d,
+          ")");
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+
+ComplexMatrix transfer_function(LtiOperator& sys, Complex s) {
+  require(std::isfinite(s.real()) && std::isfinite(s.imag()),
+          "transfer function: frequency s = ", complex_text(s), " is not finite");
+  ComplexMatrix X;
+  sys.solve_shifted(-s, sys.B().cast<Complex>(), X);  // X = (A - s E)^{-1} B
+  ComplexMatrix G = -(sys.C().cast<Complex>() * X);
+  if (sys.D_ff().size() != 0) G += sys.D_ff().cast<Complex>();
+  return G;
+}
+
+Vector sigma_max(LtiOperator& sys, const Vector& omega) {
+  Vector s(omega.size());
+  for (Index k = 0; k < omega.size(); ++k) {
+    require(omega[k] >= 0.0 && std::isfinite(omega[k]), "sigma_max: frequency ", k, " is ",
+            omega[k], ", expected finite and >= 0");
+    s[k] = largest_singular_value(transfer_function(sys, Complex(0.0, omega[k])));
+  }
+  return s;
+}
+
+Matrix bode_magnitude(LtiOperator& sys, const Vector& omega) {
+  const Index p = sys.n_outputs(), m = sys.n_inputs();
+  Matrix mag(omega.size(), p * m);
+  for (Index k = 0; k < omega.size(); ++k) {
+    require(omega[k] >= 0.0 && std::isfinite(omega[k]), "bode_magnitude: frequency ", k, " is ",
+            omega[k], ", expected finite and >= 0");
+    const ComplexMatrix G = transfer_function(sys, Complex(0.0, omega[k]));
+    mag.row(k) = G.cwiseAbs().reshaped().transpose();
+  }
+  return mag;
+}
+
+Vector log_frequencies(double w_min, double w_max, Index n) {
+  require(std::isfinite(w_min) && w_min > 0.0, "frequency range: w_min = ", w_min,
+          ", expected finite and > 0");
+  require(std::isfinite(w_max) && w_max > w_min, "frequency range: w_max = ", w_max,
+          ", expected finite and > w_min = ", w_min);
+  require(n >= 2, "frequency range: ", n, " frequencies, expected at least 2");
+  Vector w = Vector::LinSpaced(n, std::log(w_min), std::log(w_max)).array().exp();
+  w[0] = w_min;  // exact end points
+  w[n - 1] = w_max;
+  return w;
+}
+
+HinfResult hinf_norm_level_set(const Matrix& E, const Matrix& A, const Matrix& B, const Matrix& C,
+                               const Matrix& D_ff, double tolerance) {
+  const Index n = A.rows(), m = B.cols(), p = C.rows();
+  require(n >= 1 && A.cols() == n, "H-infinity norm: A is ", A.rows(), "x", A.cols(),
+          ", expected square and non-empty");
+  require(E.size() == 0 || (E.rows() == n && E.cols() == n), "H-infinity norm: E is ", E.rows(),
+          "x", E.cols(), ", expected ", n, "x", n, " or empty (identity)");
+  require(B.rows() == n && m >= 1, "H-infinity norm: B is ", B.rows(), "x", m, ", expected ", n,
+          " rows and at least one column");
+  require(C.cols() == n && p >= 1, "H-infinity norm: C is ", p, "x", C.cols(),
+          ", expected at least one row and ", n, " columns");
+  const Matrix D = D_ff.size() == 0 ? Matrix(Matrix::Zero(p, m)) : D_ff;
+  require(D.rows() == p && D.cols() == m, "H-infinity norm: D is ", D.rows(), "x", D.cols(),
+          ", expected ", p, "x", m);
+  require(std::isfinite(tolerance) && tolerance > 0.0 && tolerance < 1.0,
+          "H-infinity norm: tolerance = ", tolerance, ", expected in (0, 1)");
+  require(A.allFinite() && B.allFinite() && C.allFinite() && D.allFinite() &&
+              (E.size() == 0 || E.allFinite()),
+          "H-infinity norm: the system matrices contain non-finite entries");
+
+  // Standard form A_hat = E^{-1} A, B_hat = E^{-1} B.
+  Matrix A_hat = A, B_hat = B;
+  if (E.size() != 0) {
+    const Eigen::PartialPivLU<Matrix> lu(E);
+    const double rcond = lu.rcond();
+    if (!(rcond > 1e3 * kEps))
+      throw NumericalError(detail::concat(
+          "H-infinity norm: E is singular (reciprocal condition number ", rcond, ")"));
+    A_hat = lu.solve(A);
+    B_hat = lu.solve(B);
+  }
+
+  // Stability: every eigenvalue of A_hat in the open left half plane.
+  const Eigen::EigenSolver<Matrix> poles_solver(A_hat, false);
+  if (poles_solver.info() != Eigen::Success)
+    throw NumericalError("H-infinity norm: the eigenvalues of E^{-1} A did not converge");
+  const Eigen::VectorXcd poles = poles_solver.eigenvalues();
+  const double a_norm = A_hat.cwiseAbs().colwise().sum().maxCoeff();
+  for (Index i = 0; i < n; ++i)
+    if (!(poles[i].real() < -kStabilityTol * a_norm))
+      throw NumericalError(detail::concat(
+          "H-infinity norm: the system is not stable: eigenvalue ", complex_text(poles[i]),
+          " of E^{-1} A has real part >= ", -kStabilityTol * a_norm));
+
+  const HessenbergResponse response(A_hat, B_hat, C, D);
+  HinfResult result;
+  result.method = "level-set";
+
+  // Initial lower bound: G at infinity (= D), at 0, and at the modulus and the imaginary part of
+  // every pole (a lightly damped pole peaks near its imaginary part).
+  double lower = largest_singular_value(D);
+  double omega = std::numeric_limits<double>::infinity();
+  auto try_frequency = [&](double w) {
+    const double s = response.sigma(w);
+    if (s > lower) {
+      lower = s;
+      omega = w;
+    }
+  };
+  try_frequency(0.0);
+  double pole_min = std::numeric_limits<double>::infinity(), pole_max = 0.0;
+  for (Index i = 0; i < n; ++i) {
+    const double modulus = std::abs(poles[i]);
+    try_frequency(modulus);
+    if (poles[i].imag() > 0.0) try_frequency(poles[i].imag());
+    pole_min = std::min(pole_min, modulus);
+    pole_max = std::max(pole_max, modulus);
+  }
+  // A coarse logarithmic grid over the band of the poles: a peak that rises only slightly above
+  // sigma_max(D) or lies between poles would otherwise start the iteration from a poor bound.
+  // Each point costs O(n^2 m), next to O(n^3) for one Hamiltonian eigensolve.
+  if (pole_min > 0.0) {
+    const double lo = std::log(0.1 * pole_min), hi = std::log(10.0 * pole_max);
+    const Index points = std::clamp<Index>(static_cast<Index>(4.0 * (hi - lo) / std::log(10.0)), 2,
+                                           kInitialGridPoints);
+    for (Index k = 0; k < points; ++k)
+      try_frequency(std::exp(lo + (hi - lo) * static_cast<double>(k) / double(points - 1)));
+  }
+  if (lower == 0.0) {  // G = 0 identically (B or C zero)
+    result.relative_accuracy = 0.0;
+    result.omega = 0.0;
+    return result;
+  }
+
+  for (Index iteration = 0;; ++iteration) {
+    if (iteration == kMaxLevelSetIterations)
+      throw NumericalError(
+          detail::concat("H-infinity norm: level-set iteration did not converge in ",
+                         kMaxLevelSetIterations, " steps (lower bound ", lower, ")"));
+    const double gamma = (1.0 + 2.0 * tolerance) * lower;
+    const Matrix H = hamiltonian(A_hat, B_hat, C, D, gamma);
+    const Eigen::EigenSolver<Matrix> solver(H, false);
+    ++result.evaluations;
+    if (solver.info() != Eigen::Success)
+      throw NumericalError(
+          detail::concat("H-infinity norm: the eigenvalues of the Hamiltonian at gamma = ", gamma,
+                         " did not converge"));
+    const double threshold = kImaginaryAxisTol * H.cwiseAbs().colwise().sum().maxCoeff();
+    std::vector<double> crossings;
+    for (const Complex& z : solver.eigenvalues())
+      if (std::abs(z.real()) <= threshold) crossings.push_back(z.imag());
+    // Both signs are kept: the interval around w = 0 has the midpoint 0 between -w1 and w1.
+    std::sort(crossings.begin(), crossings.end());
+    double best = lower, best_omega = omega;
+    auto try_midpoint = [&](double w) {
+      const double s = response.sigma(w);
+      if (s > best) {
+        best = s;
+        best_omega = w;
+      }
+    };
+    for (std::size_t k = 0; k + 1 < crossings.size(); ++k) {
+      const double a = crossings[k], b = crossings[k + 1];
+      try_midpoint(std::abs(0.5 * (a + b)));
+      // Also the geometric mean: an interval that reaches far up in frequency (sigma_max just
+      // above sigma_max(D) up to w -> infinity) would otherwise be probed near its upper end
+      // only, and the lower bound would creep up linearly.
+      if (a * b > 0.0) try_midpoint(std::sqrt(a * b));
+    }
+    if (!(best > gamma)) {
+      // No frequency with sigma_max > gamma: the norm lies in [lower, gamma].
+      result.norm = lower;
+      result.omega = omega;
+      result.relative_accuracy = (gamma - lower) / lower;
+      return result;
+    }
+    lower = best;
+    omega = best_omega;
+  }
+}
+
+HinfResult hinf_norm_sweep(LtiOperator& sys, double w_min, double w_max, Index n_grid,
+                           double tolerance) {
+  return hinf_norm_sweep(sys, w_min, w_max, Vector(), n_grid, tolerance);
+}
+
+HinfResult hinf_norm_sweep(LtiOperator& sys, double w_min, double w_max, const Vector& hints,
+                           Index n_grid, double tolerance) {
+  require(n_grid >= 3, "H-infinity sweep: n_grid = ", n_grid, ", expected at least 3");
+  require(std::isfinite(tolerance) && tolerance > 0.0 && tolerance < 1.0,
+          "H-infinity sweep: tolerance = ", tolerance, ", expected in (0, 1)");
+  const Vector grid = log_frequencies(w_min, w_max, n_grid);  // checks the range
+  for (Index k = 0; k < hints.size(); ++k)
+    require(std::isfinite(hints[k]), "H-infinity sweep: hint frequency ", k, " is ", hints[k]);
+  HinfResult result;
+  result.method = "sweep";
+
+  auto sigma_at = [&](double w) {
+    ++result.evaluations;
+    return largest_singular_value(transfer_function(sys, Complex(0.0, w)));
+  };
+  Vector values(n_grid);
+  for (Index k = 0; k < n_grid; ++k) values[k] = sigma_at(grid[k]);
+
+  Index best = 0;
+  values.maxCoeff(&best);
+  result.norm = values[best];
+  result.omega = grid[best];
+  // The static gain, which a logarithmic grid never reaches: mechanical systems with stiffness
+  // often peak there (the static compliance), and it costs one solve at p = 0.
+  const double dc = sigma_at(0.0);
+
+  const Vector log_grid = grid.array().log();
+  const double spacing = log_grid[1] - log_grid[0];
+  double gap_of_best = 0.0;
+  // Brent on f = -sigma_max in the bracket [lo, hi] of log w, from x with neighbours w, v.
+  auto refine = [&](double lo, double hi, BrentPoint x, BrentPoint w, BrentPoint v,
+                    Index max_evaluations, bool is_grid_best) {
+    const BrentOutcome out = brent_minimize([&](double t) { return -sigma_at(std::exp(t)); }, lo,
+                                            hi, x, w, v, tolerance, max_evaluations);
+    if (-out.best.f > result.norm) {
+      result.norm = -out.best.f;
+      result.omega = std::exp(out.best.x);
+      gap_of_best = out.estimated_gap;
+    } else if (is_grid_best && result.omega == grid[best]) {
+      gap_of_best = out.estimated_gap;
+    }
+    return out.evaluations;
+  };
+
+  // Hints first, each in a bracket of one grid spacing either side: a peak narrower than the
+  // grid is found if a hint falls inside it (or close enough for Brent to climb it).
+  for (Index h = 0; h < hints.size(); ++h) {
+    const double x0 = std::log(std::abs(hints[h]));
+    if (!(x0 >= log_grid[0] && x0 <= log_grid[n_grid - 1])) continue;
+    const double lo = std::max(x0 - spacing, log_grid[0]);
+    const double hi = std::min(x0 + spacing, log_grid[n_grid - 1]);
+    const BrentPoint x{x0, -sigma_at(std::exp(x0))};
+    const BrentPoint w{lo, lo == x0 ? x.f : -sigma_at(std::exp(lo))};
+    const BrentPoint v{hi, hi == x0 ? x.f : -sigma_at(std::exp(hi))};
+    // Start from the best of the three, as Brent expects.
+    BrentPoint p[3] = {x, w, v};
+    std::sort(p, p + 3, [](const BrentPoint& a, const BrentPoint& b) { return a.f < b.f; });
+    refine(lo, hi, p[0], p[1], p[2], kMaxEvaluationsPerPeak, false);
+  }
+
+  // Local maxima of the grid, largest first.
+  std::vector<Index> peaks;
+  for (Index k = 0; k < n_grid; ++k) {
+    const bool left = k == 0 || values[k] > values[k - 1];
+    const bool right = k == n_grid - 1 || values[k] >= values[k + 1];
+    if (left && right) peaks.push_back(k);
+  }
+  std::stable_sort(peaks.begin(), peaks.end(),
+                   [&](Index i, Index j) { return values[i] > values[j]; });
+  Index budget = kRefinementBudget;
+  for (std::size_t r = 0; r < peaks.size() && r < kMaxRefinedPeaks && budget > 0; ++r) {
+    const Index k = peaks[r];
+    const Index lo = std::max<Index>(k - 1, 0), hi = std::min<Index>(k + 1, n_grid - 1);
+    const BrentPoint x{log_grid[k], -values[k]};
+    // The neighbours seed the first parabola; at an end of the grid both are the inner one.
+    const BrentPoint w{log_grid[lo == k ? hi : lo], -values[lo == k ? hi : lo]};
+    const BrentPoint v{log_grid[hi == k ? lo : hi], -values[hi == k ? lo : hi]};
+    budget -= refine(log_grid[lo], log_grid[hi], x, w, v, std::min(budget, kMaxEvaluationsPerPeak),
+                     k == best);
+  }
+  result.relative_accuracy = gap_of_best;
+  if (dc > result.norm) {
+    result.norm = dc;
+    result.omega = 0.0;
+    result.relative_accuracy = 0.0;  // nothing to refine at the end of the frequency axis
+  }
+  return result;
+}
+
+double h2_norm_from_factor(const LtiOperator& sys, const Matrix& Zc) {
+  require_zero_feedthrough(sys, "h2_norm_from_factor");
+  require(Zc.rows() == sys.n(), "h2_norm_from_factor: the factor has ", Zc.rows(),
+          " rows, expected ", sys.n());
+  return (sys.C() * Zc).norm();
+}
+
+double h2_norm_dense(const LtiOperator& sys) {
+  require_zero_feedthrough(sys, "h2_norm_dense");
+  return h2_norm_from_factor(sys, dense_gramian_factor(sys, GramianKind::controllability));
+}
+
+H2Result h2_norm_low_rank(LtiOperator& sys, const AdiOptions& options) {
+  require_zero_feedthrough(sys, "h2_norm_low_rank");
+  // ||G||_H2^2 = trace(C P C^T) = trace(B^T Q B); LR-ADI costs one solve per step with as many
+  // right-hand sides as B (controllability) or C^T (observability) has columns.
+  const bool use_observability = sys.n_outputs() < sys.n_inputs();
+  H2Result result;
+  result.adi = low_rank_adi(
+      sys, use_observability ? GramianKind::observability : GramianKind::controllability, options);
+  if (result.adi.status != AdiStatus::converged)
+    throw NumericalError(detail::concat("H2 norm: LR-ADI did not converge: ", result.adi.message));
+  result.norm = use_observability ? (sys.B().transpose() * result.adi.Z).norm()
+                                  : (sys.C() * result.adi.Z).norm();
+  return result;
+}
+
+}  // namespace mor

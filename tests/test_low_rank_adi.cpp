@@ -1,0 +1,424 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// Low-rank ADI against independent dense Gramians (the Kronecker-product formula for n <= 40,
+// SLICOT SB03OD for n = 200), the low-rank residual norm against its dense definition, the
+// three shift strategies with real and complex shifts, the statuses and the failure modes.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <complex>
+#include <initializer_list>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <Eigen/Dense>
+
+#include "models/mass_spring_chain.hpp"
+#include "reduction/gramian.hpp"
+#include "reduction/low_rank_adi.hpp"
+#include "reduction/lti_operator.hpp"
+#include "src/core/errors.hpp"
+#include "src/systems/lti.hpp"
+#include "support/compare.hpp"
+#include "support/slicot.hpp"
+
+namespace mor {
+namespace {
+
+using testing::Compare;
+using testing::matrices_near;
+using testing::scalars_near;
+
+// The ADI runs below stop at a relative residual of 1e-12. The error of X = Z Z^T solves a
+// Lyapunov equation with that residual as right-hand side, so relative to max |X_ij| it is the
+// residual times a modest factor on these systems: measured at most 7.6e-13 (Kronecker and
+// SLICOT references, themselves accurate to ~1e-14). 1e-10 leaves a margin of 100 and is still
+// far below what a wrong update formula or a lost column would give (>= 1e-3).
+constexpr double kAdiTol = 1e-12;
+constexpr double kGramianTol = 1e-10;
+// The ADI's residual ||W^T W|| is exact for the computed factor up to rounding in the W
+// recursion; the true residual from the QR of [E Z, A Z, B] carries an absolute rounding error of
+// a few eps ||A|| ||Z||^2 / ||B||^2. Measured: agreement to 3-4 digits, and 3.6e-16 against
+// 7.5e-16 at the rounding floor. Compared with a relative 1e-3 plus an absolute 1e-13 floor.
+constexpr double kResidualAgreeRel = 1e-3;
+constexpr double kResidualAgreeAbs = 1e-13;
+// lyapunov_residual against the dense formula on a random factor (residual of order 1):
+// rounding only.
+constexpr double kResidualFormulaTol = 1e-12;
+
+// ---------------------------------------------------------------------------------------------
+// Systems and dense references
+
+SparseMatrix sparse(const Matrix& X) {
+  SparseMatrix S = X.sparseView();
+  S.makeCompressed();
+  return S;
+}
+
+/// The linear mass-spring chain with N masses (n = 2N states, E = I since m = 1).
+SecondOrderSystem chain(Index N, bool rayleigh) {
+  ChainParameters p;
+  p.N = N;
+  p.k_n = 0.0;
+  if (rayleigh) {
+    p.damping = ChainDamping::rayleigh;
+    p.alpha = 0.2;
+    p.beta = 0.2;
+  }
+  return MassSpringChain(p).linear_system();
+}
+
+/// A chain with a consistent tridiagonal mass matrix (so E = diag(I, M) is not the identity),
+/// Rayleigh damping, two inputs and two outputs.
+SecondOrderSystem fe_chain(Index n) {
+  Matrix M = Matrix::Zero(n, n), K = Matrix::Zero(n, n);
+  for (Index i = 0; i < n; ++i) {
+    M(i, i) = 2.0 / 3.0;
+    K(i, i) = 2.0;
+    if (i + 1 < n) {
+      M(i, i + 1) = M(i + 1, i) = 1.0 / 6.0;
+      K(i, i + 1) = K(i + 1, i) = -1.0;
+    }
+  }
+  Matrix B = Matrix::Zero(n, 2), Cp = Matrix::Zero(2, n), Cv = Matrix::Zero(2, n);
+  B(n - 1, 0) = 1.0;
+  B(0, 1) = 1.0;
+  Cp(0, n - 1) = 1.0;
+  Cv(1, n / 2) = 1.0;
+  SecondOrderSystem sys;
+  sys.M = sparse(M);
+  sys.D = sparse(0.1 * M + 0.1 * K);
+  sys.K = sparse(K);
+  sys.B = sparse(B);
+  sys.Cp = sparse(Cp);
+  sys.Cv = sparse(Cv);
+  return sys;
+}
+
+Matrix diagonal(std::initializer_list<double> values) {
+  Matrix D = Matrix::Zero(static_cast<Index>(values.size()), static_cast<Index>(values.size()));
+  Index i = 0;
+  for (double v : values) {
+    D(i, i) = v;
+    ++i;
+  }
+  return D;
+}
+
+/// A random sparse stable descriptor system: A = -2 I + sparse part of norm ~0.5 (eigenvalues
+/// of the pencil near -2), E = I + unsymmetric sparse part of norm ~0.2.
+DescriptorSystem random_descriptor(Index n, Index m, Index p, unsigned seed) {
+  std::mt19937 gen(seed);
+  std::uniform_real_distribution<double> unif(-1.0, 1.0);
+  std::uniform_int_distribution<Index> index(0, n - 1);
+  Matrix A = -2.0 * Matrix::Identity(n, n), E = Matrix::Identity(n, n);
+  for (Index k = 0; k < 3 * n; ++k) A(index(gen), index(gen)) += 0.15 * unif(gen);
+  for (Index k = 0; k < 2 * n; ++k) E(index(gen), index(gen)) += 0.07 * unif(gen);
+  Matrix B(n, m), C(p, n);
+  for (Index i = 0; i < B.size(); ++i) B(i) = unif(gen);
+  for (Index i = 0; i < C.size(); ++i) C(i) = unif(gen);
+  DescriptorSystem sys;
+  sys.A = sparse(A);
+  sys.E = sparse(E);
+  sys.B = sparse(B);
+  sys.C = sparse(C);
+  sys.D_ff = Matrix::Zero(p, m);
+  return sys;
+}
+
+/// The Gramian `kind` of the operator from the Kronecker form of A X E^T + E X A^T + B B^T = 0:
+/// (E kron A + A kron E) vec X = -vec(B B^T) (for observability A, E, B replaced by A^T, E^T,
+/// C^T). Dense LU of order n^2: n <= 40.
+Matrix kronecker_gramian(const LtiOperator& op, GramianKind kind) {
+  const bool obs = kind == GramianKind::observability;
+  const Matrix A = obs ? Matrix(dense_A(op).transpose()) : dense_A(op);
+  const Matrix E = obs ? Matrix(dense_E(op).transpose()) : dense_E(op);
+  const Matrix B = obs ? Matrix(op.C().transpose()) : op.B();
+  const Index n = A.rows();
+  Matrix L(n * n, n * n);
+  for (Index j = 0; j < n; ++j)
+    for (Index i = 0; i < n; ++i) L.block(i * n, j * n, n, n) = E(i, j) * A + A(i, j) * E;
+  const Matrix rhs = -B * B.transpose();
+  const Vector x = L.partialPivLu().solve(Eigen::Map<const Vector>(rhs.data(), n * n));
+  return Eigen::Map<const Matrix>(x.data(), n, n);
+}
+
+/// The same Gramian by SLICOT SB03OD (Hammarling) on E^{-1} A, E^{-1} B.
+Matrix slicot_gramian(const LtiOperator& op, GramianKind kind) {
+  const bool obs = kind == GramianKind::observability;
+  const Matrix A = obs ? Matrix(dense_A(op).transpose()) : dense_A(op);
+  const Matrix E = obs ? Matrix(dense_E(op).transpose()) : dense_E(op);
+  const Matrix B = obs ? Matrix(op.C().transpose()) : op.B();
+  const Eigen::PartialPivLU<Matrix> lu(E);
+  const Matrix U = testing::slicot_lyapunov_factor(lu.solve(A), lu.solve(B));
+  return U * U.transpose();
+}
+
+/// ||A X E^T + E X A^T + B B^T||_2 / ||B^T B||_2 formed densely (or the observability form).
+double dense_residual(const LtiOperator& op, GramianKind kind, const Matrix& Z) {
+  const bool obs = kind == GramianKind::observability;
+  const Matrix A = obs ? Matrix(dense_A(op).transpose()) : dense_A(op);
+  const Matrix E = obs ? Matrix(dense_E(op).transpose()) : dense_E(op);
+  const Matrix B = obs ? Matrix(op.C().transpose()) : op.B();
+  const Matrix X = Z * Z.transpose();
+  const Matrix R = A * X * E.transpose() + E * X * A.transpose() + B * B.transpose();
+  return R.jacobiSvd().singularValues()(0) / (B.transpose() * B).jacobiSvd().singularValues()(0);
+}
+
+AdiOptions options(ShiftStrategy strategy, double tolerance = kAdiTol) {
+  AdiOptions o;
+  o.strategy = strategy;
+  o.tolerance = tolerance;
+  return o;
+}
+
+/// The checks every converged run must pass: status, bookkeeping, the true residual against the
+/// ADI's own and against the tolerance, and the Gramian against the reference.
+void check_run(LtiOperator& op, GramianKind kind, const AdiResult& r, const Matrix& reference,
+               const std::string& where) {
+  SCOPED_TRACE(where + ": " + r.message);
+  ASSERT_EQ(r.status, AdiStatus::converged);
+  EXPECT_EQ(static_cast<Index>(r.residual_history.size()), r.iterations);
+  EXPECT_EQ(static_cast<Index>(r.shifts.size()), r.iterations);
+  const Index m = kind == GramianKind::controllability ? op.n_inputs() : op.n_outputs();
+  EXPECT_EQ(r.Z.cols(), r.iterations * m);
+  EXPECT_LE(r.residual_history.back(), kAdiTol);
+  const double true_residual = lyapunov_residual(op, kind, r.Z);
+  EXPECT_LE(std::abs(true_residual - r.residual_history.back()),
+            kResidualAgreeRel * r.residual_history.back() + kResidualAgreeAbs)
+      << "true residual " << true_residual << ", ADI residual " << r.residual_history.back();
+  EXPECT_TRUE(
+      matrices_near(Matrix(r.Z * r.Z.transpose()), reference, kGramianTol, Compare::relative));
+}
+
+bool has_complex_shift(const AdiResult& r) {
+  for (Complex p : r.shifts)
+    if (p.imag() != 0.0) return true;
+  return false;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Gramians against dense references
+
+TEST(LowRankAdi, ChainGramiansMatchKroneckerReference) {
+  // Well damped (Rayleigh) and lightly damped (the benchmark's dampers) chains of 20 masses:
+  // the lightly damped one has complex eigenvalues near the imaginary axis, so both strategies
+  // must use complex shift pairs there.
+  for (bool rayleigh : {true, false}) {
+    const SecondOrderSystem so = chain(20, rayleigh);
+    SecondOrderLtiOperator op(so);
+    for (GramianKind kind : {GramianKind::controllability, GramianKind::observability}) {
+      const Matrix reference = kronecker_gramian(op, kind);
+      for (ShiftStrategy strategy : {ShiftStrategy::projection, ShiftStrategy::penzl}) {
+        const AdiResult r = low_rank_adi(op, kind, options(strategy));
+        check_run(op, kind, r, reference,
+                  std::string(rayleigh ? "rayleigh" : "lightly damped") + " chain, " +
+                      std::string(to_string(kind)) + ", " + std::string(to_string(strategy)));
+        if (!rayleigh) {
+          EXPECT_TRUE(has_complex_shift(r)) << to_string(strategy);
+        }
+      }
+    }
+  }
+}
+
+TEST(LowRankAdi, DescriptorGramiansMatchKroneckerReference) {
+  // E != I in both: the structured operator with a consistent mass matrix (and the first-order
+  // operator on the same system), and a random unsymmetric pencil with both LU backends.
+  const SecondOrderSystem so = fe_chain(15);
+  const DescriptorSystem fo = to_descriptor(so);
+  const DescriptorSystem rnd = random_descriptor(40, 2, 3, 31);
+  SecondOrderLtiOperator structured(so);
+  SparseLtiOperator first_order(fo);
+  SparseLtiOperator random_klu(rnd, SparseBackend::klu);
+  SparseLtiOperator random_umfpack(rnd, SparseBackend::umfpack);
+  struct Case {
+    const char* name;
+    LtiOperator* op;
+  };
+  for (const Case& c :
+       {Case{"second-order, M tridiagonal", &structured},
+        Case{"first-order form of it", &first_order}, Case{"random pencil, KLU", &random_klu},
+        Case{"random pencil, UMFPACK", &random_umfpack}}) {
+    for (GramianKind kind : {GramianKind::controllability, GramianKind::observability}) {
+      const Matrix reference = kronecker_gramian(*c.op, kind);
+      for (ShiftStrategy strategy : {ShiftStrategy::projection, ShiftStrategy::penzl}) {
+        const AdiResult r = low_rank_adi(*c.op, kind, options(strategy));
+        check_run(*c.op, kind, r, reference,
+                  std::string(c.name) + ", " + std::string(to_string(kind)) + ", " +
+                      std::string(to_string(strategy)));
+      }
+    }
+  }
+}
+
+TEST(LowRankAdi, ChainOf100MassesMatchesSlicot) {
+  const SecondOrderSystem so = chain(100, true);
+  SecondOrderLtiOperator op(so);
+  for (GramianKind kind : {GramianKind::controllability, GramianKind::observability}) {
+    const AdiResult r = low_rank_adi(op, kind, options(ShiftStrategy::projection));
+    check_run(op, kind, r, slicot_gramian(op, kind),
+              "N = 100 chain, " + std::string(to_string(kind)));
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The residual norm
+
+TEST(LyapunovResidual, MatchesTheDenseDefinition) {
+  const DescriptorSystem rnd = random_descriptor(30, 2, 3, 41);
+  SparseLtiOperator op(rnd);
+  std::mt19937 gen(42);
+  std::normal_distribution<double> normal(0.0, 1.0);
+  Matrix Z(30, 5);
+  for (Index i = 0; i < Z.size(); ++i) Z(i) = normal(gen);
+  for (GramianKind kind : {GramianKind::controllability, GramianKind::observability}) {
+    EXPECT_TRUE(scalars_near(lyapunov_residual(op, kind, Z), dense_residual(op, kind, Z),
+                             kResidualFormulaTol, Compare::relative))
+        << to_string(kind);
+    // No factor: R = B B^T, relative residual 1.
+    EXPECT_TRUE(scalars_near(lyapunov_residual(op, kind, Matrix(30, 0)), 1.0, kResidualFormulaTol));
+  }
+  EXPECT_THROW(lyapunov_residual(op, GramianKind::controllability, Matrix(29, 2)), InvalidArgument);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Given shifts, statuses, failures
+
+TEST(LowRankAdi, GivenShiftsWithAComplexPair) {
+  const DescriptorSystem rnd = random_descriptor(30, 2, 2, 51);
+  SparseLtiOperator op(rnd);
+  AdiOptions o = options(ShiftStrategy::given);
+  o.shifts = {-1.5, Complex(-2.0, 0.5), Complex(-2.0, -0.5), -2.5};
+  for (GramianKind kind : {GramianKind::controllability, GramianKind::observability}) {
+    const AdiResult r = low_rank_adi(op, kind, o);
+    check_run(op, kind, r, kronecker_gramian(op, kind), "given shifts");
+    // The shifts are used cyclically, the pair as two consecutive steps.
+    ASSERT_GE(r.shifts.size(), 4u);
+    EXPECT_EQ(r.shifts[0], Complex(-1.5));
+    EXPECT_EQ(r.shifts[1], Complex(-2.0, 0.5));
+    EXPECT_EQ(r.shifts[2], Complex(-2.0, -0.5));
+    EXPECT_EQ(r.shifts[3], Complex(-2.5));
+  }
+}
+
+TEST(LowRankAdi, StepLimitIsReportedAsMaxIterations) {
+  const SecondOrderSystem so = chain(30, true);
+  SecondOrderLtiOperator op(so);
+  AdiOptions o = options(ShiftStrategy::projection);
+  o.max_iterations = 5;
+  const AdiResult r = low_rank_adi(op, GramianKind::controllability, o);
+  EXPECT_EQ(r.status, AdiStatus::max_iterations);
+  EXPECT_LE(r.iterations, 5);
+  EXPECT_GE(r.iterations, 4);  // a complex pair is never split: 4 or 5 steps
+  EXPECT_EQ(r.Z.cols(), r.iterations);
+  EXPECT_GT(r.residual_history.back(), o.tolerance);
+  EXPECT_NE(r.message.find("step limit 5"), std::string::npos) << r.message;
+  EXPECT_NE(r.message.find(std::to_string(r.iterations) + " steps"), std::string::npos)
+      << r.message;
+}
+
+TEST(LowRankAdi, SlowProgressIsReportedAsStalled) {
+  // A decay rate of 1e-3 against a single shift -100: each step shrinks that component by
+  // |(l - p)/(l + p)| ~ 1 - 2e-5, so the residual does not drop by 10% in 5 steps.
+  DescriptorSystem sys;
+  sys.A = sparse(diagonal({-1e-3, -1.0}));
+  sys.E = sparse(Matrix::Identity(2, 2));
+  sys.B = sparse(Matrix::Ones(2, 1));
+  sys.C = sparse(Matrix::Ones(1, 2));
+  sys.D_ff = Matrix::Zero(1, 1);
+  SparseLtiOperator op(sys);
+  AdiOptions o = options(ShiftStrategy::given);
+  o.shifts = {-100.0};
+  o.stall_window = 5;
+  const AdiResult r = low_rank_adi(op, GramianKind::controllability, o);
+  EXPECT_EQ(r.status, AdiStatus::stalled) << r.message;
+  EXPECT_LT(r.iterations, 20);
+  EXPECT_NE(r.message.find("stalled"), std::string::npos) << r.message;
+}
+
+TEST(LowRankAdi, SingularShiftThrowsNamingTheShift) {
+  // An eigenvalue at +1: A + p E is singular for the given shift p = -1.
+  DescriptorSystem sys;
+  sys.A = sparse(diagonal({1.0, -2.0, -3.0}));
+  sys.E = sparse(Matrix::Identity(3, 3));
+  sys.B = sparse(Matrix::Ones(3, 1));
+  sys.C = sparse(Matrix::Ones(1, 3));
+  sys.D_ff = Matrix::Zero(1, 1);
+  SparseLtiOperator op(sys);
+  AdiOptions o = options(ShiftStrategy::given);
+  o.shifts = {-1.0};
+  try {
+    low_rank_adi(op, GramianKind::controllability, o);
+    FAIL() << "no exception for a singular shifted matrix";
+  } catch (const NumericalError& e) {
+    EXPECT_NE(std::string(e.what()).find("p = (-1,0)"), std::string::npos) << e.what();
+  }
+}
+
+TEST(LowRankAdi, InvalidOptionsAreRejected) {
+  const DescriptorSystem rnd = random_descriptor(10, 1, 1, 61);
+  SparseLtiOperator op(rnd);
+  auto rejects = [&](AdiOptions o, const std::string& text) {
+    try {
+      low_rank_adi(op, GramianKind::controllability, o);
+      ADD_FAILURE() << "accepted; expected an error naming \"" << text << "\"";
+    } catch (const InvalidArgument& e) {
+      EXPECT_NE(std::string(e.what()).find(text), std::string::npos) << e.what();
+    }
+  };
+  AdiOptions o;
+  o.tolerance = 0.0;
+  rejects(o, "tolerance must be positive and finite, got 0");
+  o = {};
+  o.tolerance = -1e-3;
+  rejects(o, "got -0.001");
+  o = {};
+  o.max_iterations = 0;
+  rejects(o, "max_iterations must be at least 1, got 0");
+  o = {};
+  o.stall_factor = 1.5;
+  rejects(o, "stall_factor must be in [0, 1)");
+  o = options(ShiftStrategy::given);
+  rejects(o, "needs at least one shift");
+  o.shifts = {-1.0, 0.5};
+  rejects(o, "given shift 1 is (0.5,0)");
+  o.shifts = {Complex(-1.0, 2.0), -3.0};
+  rejects(o, "is not its conjugate");
+  o.shifts = {Complex(-1.0, 2.0)};
+  rejects(o, "is not its conjugate");
+  o = options(ShiftStrategy::penzl);
+  o.penzl_shifts = 0;
+  rejects(o, "penzl_shifts must be at least 1, got 0");
+  EXPECT_THROW(parse_shift_strategy("heuristic"), InvalidArgument);
+}
+
+TEST(LowRankAdi, StopRequestInterrupts) {
+  const DescriptorSystem rnd = random_descriptor(10, 1, 1, 71);
+  SparseLtiOperator op(rnd);
+  std::atomic<bool> stop{true};
+  AdiOptions o;
+  o.stop_requested = &stop;
+  EXPECT_THROW(low_rank_adi(op, GramianKind::controllability, o), Interrupted);
+}
+
+TEST(LowRankAdi, ZeroInputGivesAnEmptyFactor) {
+  DescriptorSystem rnd = random_descriptor(10, 1, 1, 81);
+  rnd.B = SparseMatrix(10, 1);
+  SparseLtiOperator op(rnd);
+  const AdiResult r = low_rank_adi(op, GramianKind::controllability);
+  EXPECT_EQ(r.status, AdiStatus::converged);
+  EXPECT_EQ(r.Z.rows(), 10);
+  EXPECT_EQ(r.Z.cols(), 0);
+}
+
+TEST(LowRankAdi, Names) {
+  EXPECT_EQ(to_string(GramianKind::controllability), "controllability");
+  EXPECT_EQ(to_string(GramianKind::observability), "observability");
+  for (ShiftStrategy s : {ShiftStrategy::projection, ShiftStrategy::penzl, ShiftStrategy::given})
+    EXPECT_EQ(parse_shift_strategy(to_string(s)), s);
+  EXPECT_EQ(to_string(AdiStatus::stalled), "stalled");
+}
+
+}  // namespace
+}  // namespace mor

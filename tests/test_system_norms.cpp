@@ -1,0 +1,540 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// Transfer functions, H-infinity and H2 norms against analytic values (first-order lag, damped
+// oscillator), SLICOT AB13DD / AB13BD on random stable MIMO systems, explicitly assembled error
+// systems, and the dense, sweep and low-rank paths against each other on the mass-spring chain.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <Eigen/Dense>
+
+#include "models/mass_spring_chain.hpp"
+#include "reduction/lti_operator.hpp"
+#include "reduction/system_norms.hpp"
+#include "src/core/errors.hpp"
+#include "support/compare.hpp"
+#include "support/slicot_norms.hpp"
+
+namespace mor {
+namespace {
+
+using testing::Compare;
+using testing::matrices_near;
+using testing::scalars_near;
+
+/// Accuracy requested from the level-set method and from AB13DD: both certify a relative gap
+/// of about 2e-12 (quadratic convergence usually does much better).
+constexpr double kLevelSetAccuracy = 1e-12;
+/// Level set against AB13DD and against analytic peaks: two certified gaps plus rounding in the
+/// Hamiltonian eigenvalues (n <= 20, moderately non-normal A).
+constexpr double kHinfTol = 1e-9;
+/// A level-set peak frequency: sigma_max is flat at its peak, so a relative gap g in the value
+/// leaves about sqrt(g / curvature) in the frequency (~1e-6 here).
+constexpr double kLevelSetOmegaTol = 1e-5;
+/// Brent on log w to 1e-8 in the sweep: the value error is quadratic in the frequency error.
+constexpr double kSweepNormTol = 1e-12;
+constexpr double kSweepOmegaTol = 1e-6;
+/// A sweep misses no peak of these smooth responses, so it matches the level set closely.
+constexpr double kSweepVersusLevelSetTol = 1e-9;
+/// Dense LU solves of well-conditioned systems with n <= 20: rounding.
+constexpr double kSolveTol = 1e-12;
+/// Dense Hammarling H2 against AB13BD (a different factorization of the same Gramian).
+constexpr double kH2Tol = 1e-9;
+/// LR-ADI to a relative residual of 1e-12 against the dense Hammarling factor.
+constexpr double kLowRankH2Tol = 1e-8;
+
+// ---------------------------------------------------------------------------------------------
+// Test systems
+
+struct DenseSystem {
+  Matrix E, A, B, C, D;  // E empty: identity; D empty: zero
+};
+
+Matrix randn(Index rows, Index cols, std::mt19937& gen) {
+  std::normal_distribution<double> normal(0.0, 1.0);
+  Matrix M(rows, cols);
+  for (Index j = 0; j < cols; ++j)
+    for (Index i = 0; i < rows; ++i) M(i, j) = normal(gen);
+  return M;
+}
+
+/// A random stable system with known poles: pairs -s +- i w (s in [0.02, 0.5], w in [0.3, 4])
+/// for two thirds of the states, real poles in [-2, -0.2] for the rest, hidden by a
+/// well-conditioned similarity. with_e multiplies the equation by a random nonsingular E.
+DenseSystem random_stable(Index n, Index m, Index p, unsigned seed, bool with_d, bool with_e) {
+  std::mt19937 gen(seed);
+  std::uniform_real_distribution<double> damping(0.02, 0.5), frequency(0.3, 4.0),
+      real_pole(0.2, 2.0);
+  Matrix A0 = Matrix::Zero(n, n);
+  const Index n_pairs = (2 * n / 3) / 2;
+  for (Index k = 0; k < n_pairs; ++k) {
+    const double s = damping(gen), w = frequency(gen);
+    A0.block(2 * k, 2 * k, 2, 2) << -s, w, -w, -s;
+  }
+  for (Index k = 2 * n_pairs; k < n; ++k) A0(k, k) = -real_pole(gen);
+  const Matrix T = Matrix::Identity(n, n) + 0.3 / std::sqrt(double(n)) * randn(n, n, gen);
+  DenseSystem sys;
+  sys.A = T * A0 * T.inverse();
+  sys.B = randn(n, m, gen);
+  sys.C = randn(p, n, gen);
+  if (with_d) sys.D = randn(p, m, gen);
+  if (with_e) {
+    sys.E = Matrix::Identity(n, n) + 0.3 / std::sqrt(double(n)) * randn(n, n, gen);
+    sys.A = sys.E * sys.A;  // the pencil (E A, E) has the poles of A
+    sys.B = sys.E * sys.B;  // and the same transfer function
+  }
+  return sys;
+}
+
+/// The standard form (E^{-1} A, E^{-1} B) that AB13BD needs.
+DenseSystem standard_form(const DenseSystem& s) {
+  DenseSystem r = s;
+  if (s.E.size() != 0) {
+    const Eigen::PartialPivLU<Matrix> lu(s.E);
+    r.A = lu.solve(s.A);
+    r.B = lu.solve(s.B);
+    r.E.resize(0, 0);
+  }
+  return r;
+}
+
+/// 1 / (s^2 + 2 zeta w0 s + w0^2) in first-order form, written with E = diag(2, 0.5) so that the
+/// descriptor path is exercised too.
+DenseSystem oscillator(double zeta, double w0) {
+  DenseSystem s;
+  const Matrix A{{0.0, 1.0}, {-w0 * w0, -2.0 * zeta * w0}};
+  const Matrix E{{2.0, 0.0}, {0.0, 0.5}};
+  s.E = E;
+  s.A = E * A;
+  s.B = E * Matrix{{0.0}, {1.0}};
+  s.C = Matrix{{1.0, 0.0}};
+  return s;
+}
+
+DenseLtiOperator dense_operator(const DenseSystem& s) {
+  return DenseLtiOperator(s.E, s.A, s.B, s.C, s.D);
+}
+
+/// The chain as a dense descriptor system.
+DenseSystem dense_chain(const MassSpringChain& chain) {
+  const DescriptorSystem d = chain.descriptor_system();
+  DenseSystem s;
+  s.E = Matrix(d.E);
+  s.A = Matrix(d.A);
+  s.B = Matrix(d.B);
+  s.C = Matrix(d.C);
+  return s;
+}
+
+/// The linear chain, lightly damped (sharp resonances) for the H-infinity tests or damped as
+/// in the experiments (d = 1, or alpha = beta = 0.2 as in experiments/bt_chain.toml) for LR-ADI.
+ChainParameters linear_chain(Index N, ChainDamping damping, bool light) {
+  ChainParameters p;
+  p.N = N;
+  p.k_n = 0.0;
+  p.damping = damping;
+  if (damping == ChainDamping::rayleigh) {
+    p.alpha = light ? 0.02 : 0.2;
+    p.beta = light ? 0.05 : 0.2;
+  } else {
+    p.d = light ? 0.05 : 1.0;
+  }
+  return p;
+}
+
+HinfResult level_set(const DenseSystem& s) {
+  return hinf_norm_level_set(s.E, s.A, s.B, s.C, s.D, kLevelSetAccuracy);
+}
+
+bool message_contains(const std::exception& e, const std::string& text) {
+  return std::string(e.what()).find(text) != std::string::npos;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Transfer function
+
+TEST(TransferFunction, MatchesExplicitFormula) {
+  const DenseSystem s = random_stable(9, 3, 2, 11, true, true);
+  DenseLtiOperator op = dense_operator(s);
+  for (const Complex z : {Complex(0.3, 2.0), Complex(-0.1, 0.5), Complex(0.0, 0.0),
+                          Complex(0.0, 5.0), Complex(2.0, -1.0)}) {
+    SCOPED_TRACE(::testing::PrintToString(z));
+    const ComplexMatrix pencil = z * s.E.cast<Complex>() - s.A.cast<Complex>();
+    const ComplexMatrix expected =
+        s.C.cast<Complex>() * pencil.fullPivLu().solve(s.B.cast<Complex>()) + s.D.cast<Complex>();
+    const ComplexMatrix G = transfer_function(op, z);
+    EXPECT_TRUE(matrices_near(G.real(), expected.real(), kSolveTol, Compare::relative));
+    EXPECT_TRUE(matrices_near(G.imag(), expected.imag(), kSolveTol * expected.cwiseAbs().maxCoeff(),
+                              Compare::absolute));
+  }
+}
+
+TEST(TransferFunction, ErrorSystemOfASystemWithItselfIsZero) {
+  const DenseSystem s = random_stable(8, 2, 3, 12, true, true);
+  DenseLtiOperator a = dense_operator(s), b = dense_operator(s);
+  ErrorLtiOperator error(a, b);
+  for (const double w : {0.0, 0.7, 3.0, 40.0}) {
+    const ComplexMatrix G = transfer_function(a, Complex(0.0, w));
+    const ComplexMatrix Ge = transfer_function(error, Complex(0.0, w));
+    EXPECT_TRUE(matrices_near(Ge.cwiseAbs(), Matrix::Zero(3, 2), 1e-14 * G.cwiseAbs().maxCoeff()))
+        << "w = " << w;
+  }
+}
+
+TEST(TransferFunction, SigmaMaxAndBodeMagnitudesComeFromTheTransferFunction) {
+  const DenseSystem s = random_stable(7, 2, 3, 13, false, false);
+  DenseLtiOperator op = dense_operator(s);
+  const Vector omega = log_frequencies(0.1, 10.0, 5);
+  EXPECT_DOUBLE_EQ(omega[0], 0.1);
+  EXPECT_DOUBLE_EQ(omega[4], 10.0);
+  EXPECT_NEAR(omega[2], 1.0, 1e-15);
+  const Vector sigma = sigma_max(op, omega);
+  const Matrix mag = bode_magnitude(op, omega);
+  ASSERT_EQ(mag.rows(), 5);
+  ASSERT_EQ(mag.cols(), 6);
+  for (Index k = 0; k < omega.size(); ++k) {
+    const ComplexMatrix G = transfer_function(op, Complex(0.0, omega[k]));
+    const double expected = Eigen::BDCSVD<ComplexMatrix>(G).singularValues()(0);
+    EXPECT_TRUE(scalars_near(sigma[k], expected, kSolveTol, Compare::relative));
+    for (Index j = 0; j < 2; ++j)
+      for (Index i = 0; i < 3; ++i) EXPECT_DOUBLE_EQ(mag(k, j * 3 + i), std::abs(G(i, j)));
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Analytic norms
+
+TEST(AnalyticNorms, FirstOrderLag) {
+  // G(s) = c b / (s + a): ||G||_Hinf = |c b| / a at w = 0, ||G||_H2 = |c b| / sqrt(2 a).
+  const double a = 2.0, b = 3.0, c = -1.5;
+  DenseSystem s;
+  s.A = Matrix::Constant(1, 1, -a);
+  s.B = Matrix::Constant(1, 1, b);
+  s.C = Matrix::Constant(1, 1, c);
+  const double hinf = std::abs(c * b) / a;
+
+  const HinfResult ls = level_set(s);
+  EXPECT_TRUE(scalars_near(ls.norm, hinf, kHinfTol, Compare::relative));
+  EXPECT_EQ(ls.omega, 0.0);
+  EXPECT_EQ(ls.method, "level-set");
+  EXPECT_LE(ls.relative_accuracy, 2.0 * kLevelSetAccuracy * (1 + 1e-12));
+
+  // The supremum is at w = 0, below the sweep's grid: the sweep's extra static-gain evaluation
+  // finds it.
+  DenseLtiOperator op = dense_operator(s);
+  const HinfResult sw = hinf_norm_sweep(op, 1e-4, 100.0);
+  EXPECT_EQ(sw.method, "sweep");
+  EXPECT_TRUE(scalars_near(sw.norm, hinf, kSolveTol, Compare::relative));
+  EXPECT_EQ(sw.omega, 0.0);
+
+  EXPECT_TRUE(scalars_near(h2_norm_dense(op), std::abs(c * b) / std::sqrt(2.0 * a), kH2Tol,
+                           Compare::relative));
+}
+
+TEST(AnalyticNorms, LightlyDampedOscillator) {
+  // 1 / (s^2 + 2 zeta w0 s + w0^2), zeta < 1/sqrt(2): the peak 1 / (2 zeta sqrt(1 - zeta^2) w0^2)
+  // is at w0 sqrt(1 - 2 zeta^2); ||G||_H2^2 = 1 / (4 zeta w0^3).
+  const double zeta = 0.05, w0 = 3.0;
+  const DenseSystem s = oscillator(zeta, w0);
+  const double peak = 1.0 / (2.0 * zeta * std::sqrt(1.0 - zeta * zeta) * w0 * w0);
+  const double w_peak = w0 * std::sqrt(1.0 - 2.0 * zeta * zeta);
+
+  const HinfResult ls = level_set(s);
+  EXPECT_TRUE(scalars_near(ls.norm, peak, kHinfTol, Compare::relative));
+  EXPECT_TRUE(scalars_near(ls.omega, w_peak, kLevelSetOmegaTol, Compare::relative));
+  EXPECT_GE(ls.evaluations, 1);
+
+  DenseLtiOperator op = dense_operator(s);
+  const HinfResult sw = hinf_norm_sweep(op, 1e-2, 1e2);
+  EXPECT_TRUE(scalars_near(sw.norm, peak, kSweepNormTol, Compare::relative));
+  EXPECT_TRUE(scalars_near(sw.omega, w_peak, kSweepOmegaTol, Compare::relative));
+  EXPECT_LE(sw.evaluations, 600);
+  EXPECT_LE(sw.relative_accuracy, 1e-10);
+
+  EXPECT_TRUE(scalars_near(h2_norm_dense(op), 1.0 / std::sqrt(4.0 * zeta * std::pow(w0, 3)), kH2Tol,
+                           Compare::relative));
+}
+
+TEST(AnalyticNorms, SupremumAtInfiniteFrequency) {
+  // G(s) = 2 - 1 / (s + 1): |G(i w)|^2 = (1 + 4 w^2) / (1 + w^2) increases to 4.
+  DenseSystem s;
+  s.A = Matrix::Constant(1, 1, -1.0);
+  s.B = Matrix::Constant(1, 1, 1.0);
+  s.C = Matrix::Constant(1, 1, -1.0);
+  s.D = Matrix::Constant(1, 1, 2.0);
+  const HinfResult ls = level_set(s);
+  EXPECT_TRUE(scalars_near(ls.norm, 2.0, kHinfTol, Compare::relative));
+  EXPECT_TRUE(std::isinf(ls.omega));
+  const testing::SlicotLinf ref = testing::slicot_linf_norm(s.E, s.A, s.B, s.C, s.D, 1e-12);
+  EXPECT_TRUE(scalars_near(ls.norm, ref.norm, kHinfTol, Compare::relative));
+}
+
+TEST(DenseNorms, PeakJustAboveTheFeedThrough) {
+  // |G(i w)| rises from 0.45 at w = 0 to a peak of 0.716 near w = 14 and then falls back to
+  // |D| = 0.6275 as w -> infinity. The level set must not stop at the lower bound |D| (the 2010
+  // AB13DD of Debian's libslicot returns 0.6275 here), and must find the peak in a few
+  // iterations although the first level-set interval reaches to very high frequencies.
+  // Reference: a dense sweep.
+  DenseSystem s;
+  const Matrix T{
+      {1.0, 0.3, -0.2, 0.1}, {0.2, 1.0, 0.4, -0.3}, {-0.1, 0.2, 1.0, 0.2}, {0.3, -0.2, 0.1, 1.0}};
+  const Matrix A0{{-4.86885, 10.132, 0.0, 0.0},
+                  {-10.132, -4.86885, 0.0, 0.0},
+                  {0.0, 0.0, -12.424, 0.0},
+                  {0.0, 0.0, 0.0, -16.7977}};
+  s.A = T * A0 * T.inverse();
+  s.B = Matrix{{0.8}, {-1.1}, {0.4}, {1.3}};
+  s.C = Matrix{{0.5, 0.9, -0.7, 0.6}};
+  s.D = Matrix::Constant(1, 1, 0.6275);
+  DenseLtiOperator op = dense_operator(s);
+  const HinfResult sw = hinf_norm_sweep(op, 1e-2, 1e4, 1000);
+  ASSERT_GT(sw.norm, 0.7) << "the test system lost its peak";
+  const HinfResult ls = level_set(s);
+  EXPECT_TRUE(scalars_near(ls.norm, sw.norm, kSweepVersusLevelSetTol, Compare::relative));
+  EXPECT_LE(ls.evaluations, 10);
+}
+
+// ---------------------------------------------------------------------------------------------
+// SLICOT references on random stable MIMO systems
+
+TEST(SlicotReference, HinfMatchesAb13dd) {
+  double worst = 0.0;
+  for (const unsigned seed : {1u, 2u, 3u}) {
+    for (const bool with_d : {false, true}) {
+      for (const bool with_e : {false, true}) {
+        SCOPED_TRACE(::testing::Message()
+                     << "seed " << seed << ", D " << with_d << ", E " << with_e);
+        const DenseSystem s = random_stable(16, 3, 2, seed, with_d, with_e);
+        const testing::SlicotLinf ref =
+            testing::slicot_linf_norm(s.E, s.A, s.B, s.C, s.D, kLevelSetAccuracy);
+        const HinfResult ls = level_set(s);
+        EXPECT_TRUE(scalars_near(ls.norm, ref.norm, kHinfTol, Compare::relative));
+        worst = std::max(worst, std::abs(ls.norm - ref.norm) / ref.norm);
+        // The level set's value is attained at its frequency.
+        DenseLtiOperator op = dense_operator(s);
+        EXPECT_TRUE(scalars_near(sigma_max(op, Vector::Constant(1, ls.omega))[0], ls.norm,
+                                 kSolveTol, Compare::relative));
+      }
+    }
+  }
+  RecordProperty("worst_relative_difference", ::testing::PrintToString(worst));
+}
+
+TEST(SlicotReference, SisoHinfMatchesAb13dd) {
+  const DenseSystem s = random_stable(10, 1, 1, 4, false, false);
+  const testing::SlicotLinf ref =
+      testing::slicot_linf_norm(s.E, s.A, s.B, s.C, s.D, kLevelSetAccuracy);
+  EXPECT_TRUE(scalars_near(level_set(s).norm, ref.norm, kHinfTol, Compare::relative));
+}
+
+TEST(SlicotReference, H2MatchesAb13bd) {
+  double worst = 0.0;
+  for (const unsigned seed : {5u, 6u, 7u}) {
+    for (const bool with_e : {false, true}) {
+      SCOPED_TRACE(::testing::Message() << "seed " << seed << ", E " << with_e);
+      const DenseSystem s = random_stable(14, 3, 2, seed, false, with_e);
+      const DenseSystem st = standard_form(s);
+      const testing::SlicotH2 ref = testing::slicot_h2_norm(st.A, st.B, st.C);
+      EXPECT_EQ(ref.iwarn, 0);
+      DenseLtiOperator op = dense_operator(s);
+      const double h2 = h2_norm_dense(op);
+      EXPECT_TRUE(scalars_near(h2, ref.norm, kH2Tol, Compare::relative));
+      worst = std::max(worst, std::abs(h2 - ref.norm) / ref.norm);
+    }
+  }
+  RecordProperty("worst_relative_difference", ::testing::PrintToString(worst));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Error systems
+
+TEST(ErrorSystem, NormsMatchTheAssembledBlockDiagonalSystem) {
+  const DenseSystem full = random_stable(14, 2, 2, 21, false, true);
+  const DenseSystem reduced = random_stable(5, 2, 2, 22, false, false);
+  DenseLtiOperator op_full = dense_operator(full), op_reduced = dense_operator(reduced);
+  ErrorLtiOperator error(op_full, op_reduced);
+
+  // Assembled by hand in standard form: A = diag(E^{-1} A, A_r), B = [E^{-1} B; B_r],
+  // C = [C, -C_r].
+  const DenseSystem f = standard_form(full);
+  const Index n1 = 14, n2 = 5;
+  Matrix A = Matrix::Zero(n1 + n2, n1 + n2);
+  A.topLeftCorner(n1, n1) = f.A;
+  A.bottomRightCorner(n2, n2) = reduced.A;
+  Matrix B(n1 + n2, 2);
+  B << f.B, reduced.B;
+  Matrix C(2, n1 + n2);
+  C << f.C, -reduced.C;
+
+  const double reference = testing::slicot_h2_norm(A, B, C).norm;
+  EXPECT_TRUE(scalars_near(h2_norm_dense(error), reference, kH2Tol, Compare::relative));
+
+  AdiOptions options;
+  options.tolerance = 1e-12;
+  const H2Result lr = h2_norm_low_rank(error, options);
+  EXPECT_EQ(lr.adi.status, AdiStatus::converged);
+  EXPECT_TRUE(scalars_near(lr.norm, reference, kLowRankH2Tol, Compare::relative));
+
+  // H-infinity: the sweep through the operator against the level set on the assembled system.
+  DenseSystem assembled;
+  assembled.A = A;
+  assembled.B = B;
+  assembled.C = C;
+  const HinfResult ls = level_set(assembled);
+  const HinfResult sw = hinf_norm_sweep(error, 1e-3, 1e2);
+  EXPECT_LE(sw.norm, ls.norm * (1.0 + 2.0 * kLevelSetAccuracy));
+  EXPECT_TRUE(scalars_near(sw.norm, ls.norm, kSweepVersusLevelSetTol, Compare::relative));
+}
+
+// ---------------------------------------------------------------------------------------------
+// The mass-spring chain: dense, sweep and low-rank paths
+
+TEST(Chain, SweepIsALowerBoundThatMatchesTheLevelSet) {
+  const MassSpringChain chain(linear_chain(10, ChainDamping::chain, true));
+  const DenseSystem s = dense_chain(chain);
+  const HinfResult ls = level_set(s);
+  DenseLtiOperator op = dense_operator(s);
+  const HinfResult sw = hinf_norm_sweep(op, 1e-3, 10.0);
+  EXPECT_LE(sw.norm, ls.norm * (1.0 + 2.0 * kLevelSetAccuracy));
+  EXPECT_TRUE(scalars_near(sw.norm, ls.norm, kSweepVersusLevelSetTol, Compare::relative));
+  EXPECT_TRUE(scalars_near(sw.omega, ls.omega, kLevelSetOmegaTol, Compare::relative));
+  EXPECT_LE(sw.evaluations, 600);
+}
+
+TEST(Chain, SecondOrderOperatorSweepMatchesTheDenseLevelSet) {
+  const MassSpringChain chain(linear_chain(100, ChainDamping::rayleigh, true));
+  const SecondOrderSystem so = chain.linear_system();
+  SecondOrderLtiOperator op(so);
+  const DenseSystem s = dense_chain(chain);
+  DenseLtiOperator dense = dense_operator(s);
+  for (const double w : {0.01, 0.5, 1.9})
+    EXPECT_TRUE(matrices_near(transfer_function(op, Complex(0.0, w)).cwiseAbs(),
+                              transfer_function(dense, Complex(0.0, w)).cwiseAbs(), 1e-10,
+                              Compare::relative));
+  const HinfResult ls = level_set(s);
+  const HinfResult sw = hinf_norm_sweep(op, 1e-4, 10.0);
+  EXPECT_LE(sw.norm, ls.norm * (1.0 + 2.0 * kLevelSetAccuracy));
+  EXPECT_TRUE(scalars_near(sw.norm, ls.norm, kSweepVersusLevelSetTol, Compare::relative));
+  EXPECT_LT(sw.evaluations, 600);
+}
+
+TEST(Chain, HintsFindAPeakNarrowerThanTheGrid) {
+  // Stiffness-proportional damping leaves the lowest mode with zeta ~ 3e-4: its peak is 20 times
+  // narrower than the grid spacing, and the plain sweep sees only its flank.
+  ChainParameters p = linear_chain(50, ChainDamping::rayleigh, true);
+  p.alpha = 0.0;
+  p.beta = 0.01;
+  const MassSpringChain chain(p);
+  const SecondOrderSystem so = chain.linear_system();
+  SecondOrderLtiOperator op(so);
+  const DenseSystem s = dense_chain(chain);
+  const HinfResult ls = level_set(s);
+  const HinfResult plain = hinf_norm_sweep(op, 1e-4, 10.0);
+  EXPECT_LE(plain.norm, ls.norm * (1.0 + 2.0 * kLevelSetAccuracy));
+
+  // Hints: the imaginary parts of the four least damped poles.
+  const Eigen::VectorXcd poles =
+      Eigen::EigenSolver<Matrix>(s.E.partialPivLu().solve(s.A), false).eigenvalues();
+  std::vector<Complex> upper;
+  for (const Complex& z : poles)
+    if (z.imag() > 0.0) upper.push_back(z);
+  std::sort(upper.begin(), upper.end(),
+            [](Complex a, Complex b) { return -a.real() / std::abs(a) < -b.real() / std::abs(b); });
+  Vector hints(4);
+  for (Index k = 0; k < 4; ++k) hints[k] = upper[static_cast<std::size_t>(k)].imag();
+  const HinfResult hinted = hinf_norm_sweep(op, 1e-4, 10.0, hints);
+  EXPECT_LE(hinted.norm, ls.norm * (1.0 + 2.0 * kLevelSetAccuracy));
+  EXPECT_TRUE(scalars_near(hinted.norm, ls.norm, kSweepVersusLevelSetTol, Compare::relative));
+  EXPECT_LE(hinted.evaluations, plain.evaluations + 4 * 33);
+  RecordProperty("plain_sweep_over_level_set", ::testing::PrintToString(plain.norm / ls.norm));
+}
+
+TEST(Chain, LowRankH2MatchesDenseH2) {
+  for (const ChainDamping damping : {ChainDamping::chain, ChainDamping::rayleigh}) {
+    SCOPED_TRACE(damping == ChainDamping::chain ? "chain damping" : "Rayleigh damping");
+    const MassSpringChain chain(linear_chain(50, damping, false));
+    const SecondOrderSystem so = chain.linear_system();
+    SecondOrderLtiOperator op(so);
+    DenseLtiOperator dense = dense_operator(dense_chain(chain));
+    const double reference = h2_norm_dense(dense);
+    AdiOptions options;
+    options.tolerance = 1e-12;
+    const H2Result lr = h2_norm_low_rank(op, options);
+    EXPECT_TRUE(scalars_near(lr.norm, reference, kLowRankH2Tol, Compare::relative));
+
+    // The error against a much shorter chain (the same single input and output at the end).
+    const MassSpringChain short_chain(linear_chain(4, damping, false));
+    DenseLtiOperator reduced = dense_operator(dense_chain(short_chain));
+    ErrorLtiOperator error(op, reduced);
+    ErrorLtiOperator dense_error(dense, reduced);
+    const double error_reference = h2_norm_dense(dense_error);
+    const H2Result lr_error = h2_norm_low_rank(error, options);
+    EXPECT_TRUE(scalars_near(lr_error.norm, error_reference, kLowRankH2Tol, Compare::relative));
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Bad input
+
+TEST(BadInput, UnstableSystemThrowsNamingTheEigenvalue) {
+  DenseSystem s;
+  s.A = Matrix{{-1.0, 0.0}, {0.0, 0.5}};
+  s.B = Matrix::Ones(2, 1);
+  s.C = Matrix::Ones(1, 2);
+  try {
+    level_set(s);
+    ADD_FAILURE() << "no exception";
+  } catch (const NumericalError& e) {
+    EXPECT_TRUE(message_contains(e, "0.5")) << e.what();
+  }
+  DenseLtiOperator op = dense_operator(s);
+  EXPECT_THROW(h2_norm_dense(op), NumericalError);
+  // An eigenvalue on the imaginary axis makes the norm infinite: also refused.
+  s.A(1, 1) = 0.0;
+  EXPECT_THROW(level_set(s), NumericalError);
+}
+
+TEST(BadInput, SingularEThrows) {
+  DenseSystem s = oscillator(0.1, 1.0);
+  s.E(1, 1) = 0.0;
+  EXPECT_THROW(level_set(s), NumericalError);
+}
+
+TEST(BadInput, FrequencyRangeIsChecked) {
+  DenseLtiOperator op = dense_operator(oscillator(0.1, 1.0));
+  EXPECT_THROW(hinf_norm_sweep(op, 0.0, 10.0), InvalidArgument);
+  EXPECT_THROW(hinf_norm_sweep(op, -1.0, 10.0), InvalidArgument);
+  EXPECT_THROW(hinf_norm_sweep(op, 10.0, 10.0), InvalidArgument);
+  EXPECT_THROW(hinf_norm_sweep(op, 10.0, 1.0), InvalidArgument);
+  EXPECT_THROW(hinf_norm_sweep(op, 1.0, 10.0, 2), InvalidArgument);
+  EXPECT_THROW(log_frequencies(0.0, 1.0, 10), InvalidArgument);
+  EXPECT_THROW(log_frequencies(1.0, 0.5, 10), InvalidArgument);
+  EXPECT_THROW(log_frequencies(1.0, 2.0, 1), InvalidArgument);
+  EXPECT_THROW(sigma_max(op, Vector::Constant(1, -1.0)), InvalidArgument);
+}
+
+TEST(BadInput, FeedThroughInH2Throws) {
+  DenseSystem s = oscillator(0.1, 1.0);
+  s.D = Matrix::Constant(1, 1, 0.5);
+  DenseLtiOperator op = dense_operator(s);
+  EXPECT_THROW(h2_norm_dense(op), InvalidArgument);
+  EXPECT_THROW(h2_norm_low_rank(op), InvalidArgument);
+  EXPECT_THROW(h2_norm_from_factor(op, Matrix::Identity(2, 2)), InvalidArgument);
+}
+
+TEST(BadInput, SizeMismatchThrows) {
+  const DenseSystem s = oscillator(0.1, 1.0);
+  EXPECT_THROW(hinf_norm_level_set(s.E, s.A, Matrix::Ones(3, 1), s.C, s.D), InvalidArgument);
+  EXPECT_THROW(hinf_norm_level_set(s.E, s.A, s.B, s.C, Matrix::Ones(2, 2)), InvalidArgument);
+  EXPECT_THROW(hinf_norm_level_set(s.E, s.A, s.B, s.C, s.D, 0.0), InvalidArgument);
+  DenseLtiOperator op = dense_operator(s);
+  EXPECT_THROW(h2_norm_from_factor(op, Matrix::Identity(3, 3)), InvalidArgument);
+}
+
+}  // namespace
+}  // namespace mor
