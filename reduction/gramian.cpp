@@ -41,11 +41,11 @@ double lyapunov_residual(const LtiOperator& sys, GramianKind kind, const Matrix&
   // With the thin QR F = Q T, ||R||_2 = ||T S T^T||_2, a (2k+m)-square eigenproblem.
   Matrix F(n, 2 * k + m);
   if (k > 0) {
-    Matrix EZ, AZ;
-    sys.apply_E(Z, EZ, obs);
-    sys.apply_A(Z, AZ, obs);
-    F.leftCols(k) = EZ;
-    F.middleCols(k, k) = AZ;
+    Matrix product;  // one n x k temporary at a time
+    sys.apply_E(Z, product, obs);
+    F.leftCols(k) = product;
+    sys.apply_A(Z, product, obs);
+    F.middleCols(k, k) = product;
   }
   F.rightCols(m) = rhs;
   Eigen::HouseholderQR<Eigen::Ref<Matrix>> qr(F);  // in place: F holds the factors afterwards

@@ -112,8 +112,10 @@ double gram_norm(const Matrix& X) {
 std::vector<Complex> pencil_eigenvalues(const Matrix& Ah, const Matrix& Eh) {
   std::vector<Complex> values;
   Eigen::PartialPivLU<Matrix> lu(Eh);
-  if (lu.rcond() > 1e-10) {
-    Eigen::EigenSolver<Matrix> eig(lu.solve(Ah), false);
+  const Matrix EinvA = lu.solve(Ah);
+  // (Eigen's rcond estimate misses exactly zero pivots, hence the finiteness check.)
+  if (lu.rcond() > 1e-10 && EinvA.allFinite()) {
+    Eigen::EigenSolver<Matrix> eig(EinvA, false);
     if (eig.info() == Eigen::Success) {
       for (Index i = 0; i < eig.eigenvalues().size(); ++i) values.push_back(eig.eigenvalues()[i]);
       return values;

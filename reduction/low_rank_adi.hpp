@@ -30,8 +30,10 @@ ShiftStrategy parse_shift_strategy(std::string_view name);  ///< "projection", "
 std::string_view to_string(ShiftStrategy s);
 
 struct AdiOptions {
-  double tolerance = 1e-10;    ///< on the relative residual norm ||W^T W|| / ||B^T B||
-  Index max_iterations = 500;  ///< ADI steps (a complex pair counts as two)
+  double tolerance = 1e-10;  ///< on the relative residual norm ||W^T W|| / ||B^T B||
+  /// ADI steps (a complex pair counts as two; a pair is never split, so a run may stop one
+  /// step short of the limit).
+  Index max_iterations = 500;
   ShiftStrategy strategy = ShiftStrategy::projection;
   Index penzl_shifts = 20;                 ///< number of Penzl shifts l0
   Index penzl_arnoldi_steps = 40;          ///< Arnoldi steps on E^{-1} A (k_+)
