@@ -148,6 +148,19 @@ void ErrorLtiOperator::solve_shifted(Complex p, const ComplexMatrix& R, ComplexM
   X.bottomRows(n2) = x2;
 }
 
+DenseLtiOperator to_first_order(const DenseSecondOrderSystem& s) {
+  const Index r = s.n();
+  Matrix E = Matrix::Identity(2 * r, 2 * r), A = Matrix::Zero(2 * r, 2 * r);
+  E.bottomRightCorner(r, r) = s.M;
+  A.topRightCorner(r, r).setIdentity();
+  A.bottomLeftCorner(r, r) = -s.K;
+  A.bottomRightCorner(r, r) = -s.D;
+  Matrix B = Matrix::Zero(2 * r, s.n_inputs()), C(s.n_outputs(), 2 * r);
+  B.bottomRows(r) = s.B;
+  C << s.Cp, s.Cv;
+  return DenseLtiOperator(std::move(E), std::move(A), std::move(B), std::move(C), s.D_ff);
+}
+
 Matrix dense_E(const LtiOperator& sys) {
   Matrix E;
   sys.apply_E(Matrix::Identity(sys.n(), sys.n()), E);

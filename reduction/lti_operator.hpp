@@ -17,6 +17,7 @@
 
 #include "src/core/types.hpp"
 #include "src/linalg/sparse_solver.hpp"
+#include "src/systems/dense_model.hpp"
 #include "src/systems/lti.hpp"
 
 namespace mor {
@@ -157,6 +158,10 @@ class ErrorLtiOperator final : public LtiOperator {
   LtiOperator& reduced_;
   Matrix B_, C_, D_;
 };
+
+/// The first-order form x = [q; v] of a dense second-order system (as to_descriptor does for
+/// sparse ones): E = diag(I, M), A = [0 I; -K -D], B = [0; B], C = [Cp Cv], D_ff.
+DenseLtiOperator to_first_order(const DenseSecondOrderSystem& sys);
 
 /// Dense E and A of any operator (n x n, by applying it to the identity); for small systems,
 /// dense references and tests only.

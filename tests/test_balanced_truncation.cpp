@@ -239,16 +239,7 @@ TEST(BalancedTruncation, UnconvergedAdiIsAnErrorUnlessAllowed) {
 // ---- second-order BT -----------------------------------------------------------------------
 
 DenseLtiOperator first_order(const DenseSecondOrderSystem& s) {
-  const Index r = s.n();
-  Matrix E = Matrix::Identity(2 * r, 2 * r), A = Matrix::Zero(2 * r, 2 * r);
-  E.bottomRightCorner(r, r) = s.M;
-  A.topRightCorner(r, r).setIdentity();
-  A.bottomLeftCorner(r, r) = -s.K;
-  A.bottomRightCorner(r, r) = -s.D;
-  Matrix B = Matrix::Zero(2 * r, s.n_inputs()), C(s.n_outputs(), 2 * r);
-  B.bottomRows(r) = s.B;
-  C << s.Cp, s.Cv;
-  return DenseLtiOperator(E, A, B, C);
+  return to_first_order(s);
 }
 
 TEST(SecondOrderBalancedTruncation, FullOrderReproducesTheTransferFunction) {

@@ -145,15 +145,8 @@ ReducedModel reduce_and_record(const ExperimentConfig& c, const SecondOrderSyste
     model.second_order = res.reduced;
     const Index r = res.r;
     const auto& s = res.reduced;
-    Matrix E = Matrix::Identity(2 * r, 2 * r), A = Matrix::Zero(2 * r, 2 * r);
-    E.bottomRightCorner(r, r) = s.M;
-    A.topRightCorner(r, r).setIdentity();
-    A.bottomLeftCorner(r, r) = -s.K;
-    A.bottomRightCorner(r, r) = -s.D;
-    Matrix B = Matrix::Zero(2 * r, s.n_inputs()), C(s.n_outputs(), 2 * r);
-    B.bottomRows(r) = s.B;
-    C << s.Cp, s.Cv;
-    model.first_order = std::make_unique<DenseLtiOperator>(E, A, B, C, s.D_ff);
+    // Direct initialization from the prvalue: operators are neither copyable nor movable.
+    model.first_order.reset(new DenseLtiOperator(to_first_order(s)));
     model.spectral_abscissa = res.spectral_abscissa;
     out.set_attribute(grp, "variant", red.variant);
     out.set_attribute(grp, "r", static_cast<std::int64_t>(r));
