@@ -11,6 +11,7 @@
 
 #include "reduction/lti_operator.hpp"
 #include "src/core/errors.hpp"
+#include "src/linalg/cholmod_views.hpp"
 #include "src/linalg/complex_sparse_lu.hpp"
 
 namespace mor {
@@ -142,7 +143,7 @@ class CholmodShared {
   explicit CholmodShared(const SparseMatrix& P) {
     cholmod_start(&c_);
     c_.print = 0;  // library code never prints
-    cholmod_sparse view = lower_view(P);
+    cholmod_sparse view = cholmod_views::lower_view(P);
     symbolic_ = cholmod_analyze(&view, &c_);
     if (symbolic_ == nullptr || c_.status < CHOLMOD_OK) fail("cholmod_analyze");
   }
@@ -164,7 +165,7 @@ class CholmodShared {
       L = cholmod_copy_factor(symbolic_, &c_);
       if (L == nullptr) fail("cholmod_copy_factor");
     }
-    cholmod_sparse view = lower_view(P);
+    cholmod_sparse view = cholmod_views::lower_view(P);
     if (!cholmod_factorize(&view, L, &c_) || c_.status < CHOLMOD_OK) {
       cholmod_free_factor(&L, &c_);
       fail("cholmod_factorize");
@@ -196,8 +197,8 @@ class CholmodShared {
 
   /// X = A^{-1} B for the factor L (B, X: n x k, column-major, distinct).
   void solve(cholmod_factor* L, const double* B, double* X, Index n, Index k) {
-    cholmod_dense b = dense_view(const_cast<double*>(B), n, k);  // read only
-    cholmod_dense x = dense_view(X, n, k);
+    cholmod_dense b = cholmod_views::dense_view(const_cast<double*>(B), n, k);  // read only
+    cholmod_dense x = cholmod_views::dense_view(X, n, k);
     cholmod_dense* x_handle = &x;
     if (!cholmod_solve2(CHOLMOD_A, L, &b, nullptr, &x_handle, nullptr, &Y_, &E_, &c_) ||
         c_.status < CHOLMOD_OK)
@@ -216,33 +217,6 @@ class CholmodShared {
   void free(cholmod_factor*& L) { cholmod_free_factor(&L, &c_); }
 
  private:
-  static cholmod_sparse lower_view(const SparseMatrix& A) {
-    cholmod_sparse view{};
-    view.nrow = static_cast<std::size_t>(A.rows());
-    view.ncol = static_cast<std::size_t>(A.cols());
-    view.nzmax = static_cast<std::size_t>(A.nonZeros());
-    view.p = const_cast<int*>(A.outerIndexPtr());  // CHOLMOD does not write through these
-    view.i = const_cast<int*>(A.innerIndexPtr());
-    view.x = const_cast<double*>(A.valuePtr());
-    view.stype = -1;
-    view.itype = CHOLMOD_INT;
-    view.xtype = CHOLMOD_REAL;
-    view.dtype = CHOLMOD_DOUBLE;
-    view.sorted = 1;
-    view.packed = 1;
-    return view;
-  }
-  static cholmod_dense dense_view(double* data, Index n, Index k) {
-    cholmod_dense view{};
-    view.nrow = static_cast<std::size_t>(n);
-    view.ncol = static_cast<std::size_t>(k);
-    view.nzmax = static_cast<std::size_t>(n * k);
-    view.d = static_cast<std::size_t>(n);
-    view.x = data;
-    view.xtype = CHOLMOD_REAL;
-    view.dtype = CHOLMOD_DOUBLE;
-    return view;
-  }
   [[noreturn]] void fail(const char* call) const {
     if (c_.status == CHOLMOD_OUT_OF_MEMORY) throw std::bad_alloc();
     throw NumericalError(detail::concat("CHOLMOD: ", call, " failed with status ", c_.status));

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "src/core/errors.hpp"
+#include "src/linalg/cholmod_views.hpp"
 
 namespace mor {
 
@@ -173,44 +174,6 @@ class CholmodSolver final : public CheckedSparseSolver {
   SparseBackend backend() const override { return SparseBackend::cholmod; }
 
  private:
-  /// A no-copy view of A for CHOLMOD; stype = -1 makes CHOLMOD read only the lower triangle.
-  /// Eigen's compressed storage is exactly CHOLMOD's packed CSC with sorted row indices.
-  static cholmod_sparse lower_view(const SparseMatrix& A) {
-    cholmod_sparse view{};
-    view.nrow = static_cast<std::size_t>(A.rows());
-    view.ncol = static_cast<std::size_t>(A.cols());
-    view.nzmax = static_cast<std::size_t>(A.nonZeros());
-    // CHOLMOD takes non-const pointers but does not write through them in analyze/factorize.
-    view.p = const_cast<int*>(A.outerIndexPtr());
-    view.i = const_cast<int*>(A.innerIndexPtr());
-    view.nz = nullptr;
-    view.x = const_cast<double*>(A.valuePtr());
-    view.z = nullptr;
-    view.stype = -1;
-    view.itype = CHOLMOD_INT;
-    view.xtype = CHOLMOD_REAL;
-    view.dtype = CHOLMOD_DOUBLE;
-    view.sorted = 1;
-    view.packed = 1;
-    return view;
-  }
-
-  /// An n x k column-major view with leading dimension n, the exact shape cholmod_solve2
-  /// computes for X; with that shape it reuses a supplied X instead of freeing and
-  /// reallocating it, so the solution is written straight into the caller's storage.
-  static cholmod_dense dense_view(double* data, Index n, Index k) {
-    cholmod_dense view{};
-    view.nrow = static_cast<std::size_t>(n);
-    view.ncol = static_cast<std::size_t>(k);
-    view.nzmax = static_cast<std::size_t>(n * k);
-    view.d = static_cast<std::size_t>(n);
-    view.x = data;
-    view.z = nullptr;
-    view.xtype = CHOLMOD_REAL;
-    view.dtype = CHOLMOD_DOUBLE;
-    return view;
-  }
-
   [[noreturn]] void fail(const char* call) const {
     if (common_.status == CHOLMOD_OUT_OF_MEMORY) throw std::bad_alloc();
     throw NumericalError(detail::concat(name(), ": ", call, " failed with status ", common_.status,
@@ -219,7 +182,7 @@ class CholmodSolver final : public CheckedSparseSolver {
 
   void do_analyze(const SparseMatrix& A) override {
     cholmod_free_factor(&L_, &common_);
-    cholmod_sparse view = lower_view(A);
+    cholmod_sparse view = cholmod_views::lower_view(A);
     L_ = cholmod_analyze(&view, &common_);
     if (L_ == nullptr || common_.status < CHOLMOD_OK) fail("cholmod_analyze");
   }
@@ -237,7 +200,7 @@ class CholmodSolver final : public CheckedSparseSolver {
   }
 
   void do_factorize(const SparseMatrix& A) override {
-    cholmod_sparse view = lower_view(A);
+    cholmod_sparse view = cholmod_views::lower_view(A);
     // A nonpositive pivot is only a warning (status > 0); hard errors (< 0) come first.
     if (!cholmod_factorize(&view, L_, &common_) || common_.status < CHOLMOD_OK) {
       fail("cholmod_factorize");
@@ -260,8 +223,9 @@ class CholmodSolver final : public CheckedSparseSolver {
 
   void do_solve(const double* B, double* X, Index k) override {
     const Index n = rows();
-    cholmod_dense b = dense_view(const_cast<double*>(B), n, k);  // read only by CHOLMOD
-    cholmod_dense x = dense_view(X, n, k);
+    cholmod_dense b =
+        cholmod_views::dense_view(const_cast<double*>(B), n, k);  // read only by CHOLMOD
+    cholmod_dense x = cholmod_views::dense_view(X, n, k);
     cholmod_dense* x_handle = &x;
     // Y and E persist between calls: cholmod_solve would allocate and free them every time.
     const int ok =
