@@ -17,10 +17,13 @@
 #include "src/core/errors.hpp"
 #include "src/systems/lti.hpp"
 #include "support/compare.hpp"
+#include "support/random_systems.hpp"
 #include "support/slicot.hpp"
 
 namespace mor {
 namespace {
+
+using testing::random_normal;
 
 using testing::Compare;
 using testing::matrices_near;
@@ -47,14 +50,6 @@ constexpr double kHsvRelTol = 1e-10;
 constexpr double kHsvAbsTol = 2e-14;
 constexpr double kHsvFloor = 1e-10;
 
-Matrix random_matrix(Index rows, Index cols, std::mt19937& gen) {
-  std::normal_distribution<double> normal(0.0, 1.0);
-  Matrix M(rows, cols);
-  for (Index j = 0; j < cols; ++j)
-    for (Index i = 0; i < rows; ++i) M(i, j) = normal(gen);
-  return M;
-}
-
 /// A = V D V^{-1} with a prescribed spectrum: D block diagonal with the real eigenvalues and
 /// the 2x2 blocks [a w; -w a] of the pairs a +- i w, V random with condition number ~10.
 Matrix matrix_with_spectrum(const std::vector<double>& real_eigenvalues,
@@ -72,7 +67,7 @@ Matrix matrix_with_spectrum(const std::vector<double>& real_eigenvalues,
     D(i, i) = r;
     ++i;
   }
-  const Matrix V = Matrix::Identity(n, n) + 0.3 * random_matrix(n, n, gen) / std::sqrt(double(n));
+  const Matrix V = Matrix::Identity(n, n) + 0.3 * random_normal(n, n, gen) / std::sqrt(double(n));
   return V * D * V.inverse();
 }
 
@@ -136,14 +131,14 @@ TEST(DenseLyapunov, ResidualOfRandomStableMatrices) {
   for (Index n : {1, 2, 7, 40, 90}) {
     // Plain random matrices shifted to be stable (mostly complex pairs) and matrices with a
     // prescribed mixed spectrum.
-    Matrix A_shifted = random_matrix(n, n, gen);
+    Matrix A_shifted = random_normal(n, n, gen);
     A_shifted.diagonal().array() -= 1.2 * std::sqrt(double(n)) + 0.5;
     for (const Matrix& A : {A_shifted, mixed_spectrum_matrix(n, gen)}) {
       if (n >= 7) {
         ASSERT_GT(complex_eigenvalue_count(A), 0) << "the test needs complex pairs";
       }
       for (Index m : {Index(1), Index(3), n + 5}) {
-        const Matrix B = random_matrix(n, m, gen);
+        const Matrix B = random_normal(n, m, gen);
         const Matrix U = lyapunov_cholesky_factor(A, B);
         ASSERT_EQ(U.rows(), n);
         ASSERT_EQ(U.cols(), n);
@@ -162,7 +157,7 @@ TEST(DenseLyapunov, DiagonalMatrixMatchesClosedForm) {
   Vector a(n);
   for (Index i = 0; i < n; ++i) a(i) = -uni(gen);
   for (Index m : {1, 3}) {
-    const Matrix B = random_matrix(n, m, gen);
+    const Matrix B = random_normal(n, m, gen);
     const Matrix BBt = B * B.transpose();
     Matrix X_exact(n, n);  // X_ij = -(B B^T)_ij / (a_i + a_j)
     for (Index j = 0; j < n; ++j)
@@ -180,7 +175,7 @@ TEST(DenseLyapunov, ComplexPairsMatchKroneckerFormula) {
     Matrix A(2, 2);
     A << -0.01, 3.0, -2.0, -0.01;
     for (Index m : {1, 2}) {
-      const Matrix B = random_matrix(2, m, gen);
+      const Matrix B = random_normal(2, m, gen);
       const Matrix U = lyapunov_cholesky_factor(A, B);
       EXPECT_TRUE(matrices_near(U * U.transpose(), kronecker_lyapunov(A, B), kSolutionTol,
                                 Compare::relative))
@@ -189,11 +184,11 @@ TEST(DenseLyapunov, ComplexPairsMatchKroneckerFormula) {
   }
   // Mixed spectra, including pairs within 1e-7 of the real axis, and a plain random matrix.
   for (Index n : {5, 16, 30}) {
-    Matrix A_shifted = random_matrix(n, n, gen);
+    Matrix A_shifted = random_normal(n, n, gen);
     A_shifted.diagonal().array() -= 1.2 * std::sqrt(double(n)) + 0.5;
     for (const Matrix& A : {mixed_spectrum_matrix(n, gen), A_shifted})
       for (Index m : {1, 3}) {
-        const Matrix B = random_matrix(n, m, gen);
+        const Matrix B = random_normal(n, m, gen);
         const Matrix U = lyapunov_cholesky_factor(A, B);
         EXPECT_TRUE(matrices_near(U * U.transpose(), kronecker_lyapunov(A, B), kSolutionTol,
                                   Compare::relative))
@@ -211,11 +206,11 @@ TEST(DenseLyapunov, ZeroRightHandSideGivesZeroFactor) {
 TEST(DenseLyapunov, AgreesWithSlicotSB03OD) {
   std::mt19937 gen(1234);
   for (Index n : {10, 60, 150}) {
-    Matrix A_shifted = random_matrix(n, n, gen);
+    Matrix A_shifted = random_normal(n, n, gen);
     A_shifted.diagonal().array() -= 1.2 * std::sqrt(double(n)) + 0.5;
     for (const Matrix& A : {mixed_spectrum_matrix(n, gen), A_shifted})
       for (Index m : {Index(1), Index(4), n + 3}) {
-        const Matrix B = random_matrix(n, m, gen);
+        const Matrix B = random_normal(n, m, gen);
         const Matrix U = lyapunov_cholesky_factor(A, B);
         const Matrix U_slicot = testing::slicot_lyapunov_factor(A, B);
         EXPECT_TRUE(matrices_near(U * U.transpose(), U_slicot * U_slicot.transpose(), kSolutionTol,
@@ -241,10 +236,10 @@ double generalized_residual(const Matrix& E, const Matrix& A, const Matrix& B, c
 TEST(DenseGramian, GeneralizedEquationsWithRandomE) {
   std::mt19937 gen(555);
   const Index n = 50;
-  const Matrix E = Matrix::Identity(n, n) + 0.4 * random_matrix(n, n, gen) / std::sqrt(double(n));
+  const Matrix E = Matrix::Identity(n, n) + 0.4 * random_normal(n, n, gen) / std::sqrt(double(n));
   const Matrix A_stable = mixed_spectrum_matrix(n, gen);
   const Matrix A = E * A_stable;  // E^{-1} A = A_stable
-  const Matrix B = random_matrix(n, 2, gen), C = random_matrix(3, n, gen);
+  const Matrix B = random_normal(n, 2, gen), C = random_normal(3, n, gen);
   for (GramianKind kind : {GramianKind::controllability, GramianKind::observability}) {
     const Matrix Z = dense_gramian_factor(E, A, B, C, kind);
     ASSERT_EQ(Z.rows(), n);

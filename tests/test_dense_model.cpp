@@ -12,6 +12,7 @@
 #include "src/signals/signal.hpp"
 #include "src/systems/dense_model.hpp"
 #include "support/compare.hpp"
+#include "support/random_systems.hpp"
 
 namespace mor {
 namespace {
@@ -29,13 +30,7 @@ struct FirstOrder {
 
 FirstOrder random_first_order(Index r, unsigned seed) {
   std::mt19937 gen(seed);
-  std::normal_distribution<double> nd;
-  auto rnd = [&](Index a, Index b) {
-    Matrix X(a, b);
-    for (Index j = 0; j < b; ++j)
-      for (Index i = 0; i < a; ++i) X(i, j) = nd(gen);
-    return X;
-  };
+  auto rnd = [&](Index rows, Index cols) { return testing::random_normal(rows, cols, gen); };
   const Matrix X = rnd(r, r) / std::sqrt(double(r)), Y = rnd(r, r);
   FirstOrder s;
   s.A = -(X * X.transpose() + Matrix::Identity(r, r)) + 0.5 * (Y - Y.transpose());

@@ -20,6 +20,7 @@
 #include "src/core/errors.hpp"
 #include "src/systems/lti.hpp"
 #include "support/compare.hpp"
+#include "support/random_systems.hpp"
 #include "support/slicot.hpp"
 
 namespace mor {
@@ -27,7 +28,9 @@ namespace {
 
 using testing::Compare;
 using testing::matrices_near;
+using testing::random_descriptor;
 using testing::scalars_near;
+using testing::to_sparse;
 
 // The ADI runs below stop at a relative residual of 1e-12. The error of X = Z Z^T solves a
 // Lyapunov equation with that residual as right-hand side, so relative to max |X_ij| it is the
@@ -48,12 +51,6 @@ constexpr double kResidualFormulaTol = 1e-12;
 
 // ---------------------------------------------------------------------------------------------
 // Systems and dense references
-
-SparseMatrix sparse(const Matrix& X) {
-  SparseMatrix S = X.sparseView();
-  S.makeCompressed();
-  return S;
-}
 
 /// The linear mass-spring chain with N masses (n = 2N states, E = I since m = 1).
 SecondOrderSystem chain(Index N, bool rayleigh) {
@@ -86,12 +83,12 @@ SecondOrderSystem fe_chain(Index n) {
   Cp(0, n - 1) = 1.0;
   Cv(1, n / 2) = 1.0;
   SecondOrderSystem sys;
-  sys.M = sparse(M);
-  sys.D = sparse(0.1 * M + 0.1 * K);
-  sys.K = sparse(K);
-  sys.B = sparse(B);
-  sys.Cp = sparse(Cp);
-  sys.Cv = sparse(Cv);
+  sys.M = to_sparse(M);
+  sys.D = to_sparse(0.1 * M + 0.1 * K);
+  sys.K = to_sparse(K);
+  sys.B = to_sparse(B);
+  sys.Cp = to_sparse(Cp);
+  sys.Cv = to_sparse(Cv);
   return sys;
 }
 
@@ -103,27 +100,6 @@ Matrix diagonal(std::initializer_list<double> values) {
     ++i;
   }
   return D;
-}
-
-/// A random sparse stable descriptor system: A = -2 I + sparse part of norm ~0.5 (eigenvalues
-/// of the pencil near -2), E = I + unsymmetric sparse part of norm ~0.2.
-DescriptorSystem random_descriptor(Index n, Index m, Index p, unsigned seed) {
-  std::mt19937 gen(seed);
-  std::uniform_real_distribution<double> unif(-1.0, 1.0);
-  std::uniform_int_distribution<Index> index(0, n - 1);
-  Matrix A = -2.0 * Matrix::Identity(n, n), E = Matrix::Identity(n, n);
-  for (Index k = 0; k < 3 * n; ++k) A(index(gen), index(gen)) += 0.15 * unif(gen);
-  for (Index k = 0; k < 2 * n; ++k) E(index(gen), index(gen)) += 0.07 * unif(gen);
-  Matrix B(n, m), C(p, n);
-  for (Index i = 0; i < B.size(); ++i) B(i) = unif(gen);
-  for (Index i = 0; i < C.size(); ++i) C(i) = unif(gen);
-  DescriptorSystem sys;
-  sys.A = sparse(A);
-  sys.E = sparse(E);
-  sys.B = sparse(B);
-  sys.C = sparse(C);
-  sys.D_ff = Matrix::Zero(p, m);
-  return sys;
 }
 
 /// The Gramian `kind` of the operator from the Kronecker form of A X E^T + E X A^T + B B^T = 0:
@@ -322,10 +298,10 @@ TEST(LowRankAdi, SlowProgressIsReportedAsStalled) {
   // A decay rate of 1e-3 against a single shift -100: each step shrinks that component by
   // |(l - p)/(l + p)| ~ 1 - 2e-5, so the residual does not drop by 10% in 5 steps.
   DescriptorSystem sys;
-  sys.A = sparse(diagonal({-1e-3, -1.0}));
-  sys.E = sparse(Matrix::Identity(2, 2));
-  sys.B = sparse(Matrix::Ones(2, 1));
-  sys.C = sparse(Matrix::Ones(1, 2));
+  sys.A = to_sparse(diagonal({-1e-3, -1.0}));
+  sys.E = to_sparse(Matrix::Identity(2, 2));
+  sys.B = to_sparse(Matrix::Ones(2, 1));
+  sys.C = to_sparse(Matrix::Ones(1, 2));
   sys.D_ff = Matrix::Zero(1, 1);
   SparseLtiOperator op(sys);
   AdiOptions o = options(ShiftStrategy::given);
@@ -340,10 +316,10 @@ TEST(LowRankAdi, SlowProgressIsReportedAsStalled) {
 TEST(LowRankAdi, SingularShiftThrowsNamingTheShift) {
   // An eigenvalue at +1: A + p E is singular for the given shift p = -1.
   DescriptorSystem sys;
-  sys.A = sparse(diagonal({1.0, -2.0, -3.0}));
-  sys.E = sparse(Matrix::Identity(3, 3));
-  sys.B = sparse(Matrix::Ones(3, 1));
-  sys.C = sparse(Matrix::Ones(1, 3));
+  sys.A = to_sparse(diagonal({1.0, -2.0, -3.0}));
+  sys.E = to_sparse(Matrix::Identity(3, 3));
+  sys.B = to_sparse(Matrix::Ones(3, 1));
+  sys.C = to_sparse(Matrix::Ones(1, 3));
   sys.D_ff = Matrix::Zero(1, 1);
   SparseLtiOperator op(sys);
   AdiOptions o = options(ShiftStrategy::given);

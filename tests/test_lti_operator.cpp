@@ -16,12 +16,15 @@
 #include "src/linalg/complex_sparse_lu.hpp"
 #include "src/systems/lti.hpp"
 #include "support/compare.hpp"
+#include "support/random_systems.hpp"
 
 namespace mor {
 namespace {
 
 using testing::Compare;
 using testing::matrices_near;
+using testing::random_descriptor;
+using testing::to_sparse;
 
 // The test matrices are well conditioned (condition numbers below ~100), so a backward-stable
 // sparse LU leaves ||S X - R||_max / ||R||_max of a few eps: measured at most 3.1e-15 over all
@@ -36,33 +39,6 @@ constexpr double kProductTol = 1e-14;
 
 // ---------------------------------------------------------------------------------------------
 // Test systems
-
-SparseMatrix sparse(const Matrix& X) {
-  SparseMatrix S = X.sparseView();
-  S.makeCompressed();
-  return S;
-}
-
-/// A random sparse descriptor system: A = -2 I plus a random sparse part of norm ~0.5,
-/// E = I plus a random sparse unsymmetric part of norm ~0.2, with patterns that differ.
-DescriptorSystem random_descriptor(Index n, Index m, Index p, unsigned seed) {
-  std::mt19937 gen(seed);
-  std::uniform_real_distribution<double> unif(-1.0, 1.0);
-  std::uniform_int_distribution<Index> index(0, n - 1);
-  Matrix A = -2.0 * Matrix::Identity(n, n), E = Matrix::Identity(n, n);
-  for (Index k = 0; k < 3 * n; ++k) A(index(gen), index(gen)) += 0.15 * unif(gen);
-  for (Index k = 0; k < 2 * n; ++k) E(index(gen), index(gen)) += 0.07 * unif(gen);
-  DescriptorSystem sys;
-  sys.A = sparse(A);
-  sys.E = sparse(E);
-  Matrix B(n, m), C(p, n);
-  for (Index i = 0; i < B.size(); ++i) B(i) = unif(gen);
-  for (Index i = 0; i < C.size(); ++i) C(i) = unif(gen);
-  sys.B = sparse(B);
-  sys.C = sparse(C);
-  sys.D_ff = Matrix::Zero(p, m);
-  return sys;
-}
 
 /// A chain with a consistent (tridiagonal) mass matrix, stiffness K = tridiag(-1, 2, -1),
 /// damping D = alpha M + beta K plus a damper between masses 1 and 3 (so that D's pattern is
@@ -93,12 +69,12 @@ SecondOrderSystem fe_chain(Index n, double alpha, double beta, bool gyroscopic =
   Cp(0, n - 1) = 1.0;
   Cv(1, 0) = 1.0;
   SecondOrderSystem sys;
-  sys.M = sparse(M);
-  sys.D = sparse(D);
-  sys.K = sparse(K);
-  sys.B = sparse(B);
-  sys.Cp = sparse(Cp);
-  sys.Cv = sparse(Cv);
+  sys.M = to_sparse(M);
+  sys.D = to_sparse(D);
+  sys.K = to_sparse(K);
+  sys.B = to_sparse(B);
+  sys.Cp = to_sparse(Cp);
+  sys.Cv = to_sparse(Cv);
   return sys;
 }
 
@@ -172,7 +148,7 @@ TEST(KluLu, SingularMatrixNamesTheStatus) {
   // [1 1 0; 1 1 0; 0 0 1]: the second pivot is exactly zero whatever the row order.
   Matrix A = Matrix::Identity(3, 3);
   A.topLeftCorner(2, 2).setOnes();
-  const SparseMatrix sp = sparse(A);
+  const SparseMatrix sp = to_sparse(A);
   ComplexSparseLu lu(std::make_shared<const KluPattern>(sp));
   try {
     lu.factorize(ComplexSparseMatrix(sp.cast<Complex>()));
@@ -186,9 +162,9 @@ TEST(KluLu, SingularMatrixNamesTheStatus) {
 }
 
 TEST(KluLu, PatternMismatchIsRejected) {
-  const SparseMatrix I = sparse(Matrix::Identity(5, 5));
+  const SparseMatrix I = to_sparse(Matrix::Identity(5, 5));
   ComplexSparseLu lu(std::make_shared<const KluPattern>(I));
-  const ComplexSparseMatrix other = sparse(Matrix::Ones(5, 5)).cast<Complex>();
+  const ComplexSparseMatrix other = to_sparse(Matrix::Ones(5, 5)).cast<Complex>();
   EXPECT_THROW(lu.factorize(other), InvalidArgument);
   SparseMatrix rect(3, 4);
   EXPECT_THROW(KluPattern{rect}, InvalidArgument);
@@ -236,7 +212,7 @@ TEST_P(SparseOperator, ProductsAndDataMatchTheSystem) {
   op.apply_E(X, Y);
   EXPECT_TRUE(matrices_near(Y, Matrix(Matrix(sys.E) * X), kProductTol, Compare::relative));
   DescriptorSystem identity_E = sys;
-  identity_E.E = sparse(Matrix::Identity(30, 30));
+  identity_E.E = to_sparse(Matrix::Identity(30, 30));
   EXPECT_TRUE(SparseLtiOperator(identity_E, GetParam()).E_is_identity());
 }
 
@@ -276,10 +252,10 @@ TEST_P(SparseOperator, SingularShiftNamesTheShift) {
   DescriptorSystem sys;
   Matrix A = Matrix::Zero(4, 4);
   A.diagonal() << 1.0, -2.0, -3.0, -4.0;
-  sys.A = sparse(A);
-  sys.E = sparse(Matrix::Identity(4, 4));
-  sys.B = sparse(Matrix::Ones(4, 1));
-  sys.C = sparse(Matrix::Ones(1, 4));
+  sys.A = to_sparse(A);
+  sys.E = to_sparse(Matrix::Identity(4, 4));
+  sys.B = to_sparse(Matrix::Ones(4, 1));
+  sys.C = to_sparse(Matrix::Ones(1, 4));
   sys.D_ff = Matrix::Zero(1, 1);
   SparseLtiOperator op(sys, GetParam());
   Matrix X;
@@ -411,8 +387,8 @@ TEST(SecondOrderOperator, SingularShiftNamesTheShift) {
   Matrix K = Matrix(sys.K);
   K(0, 0) = 1.0;
   K(5, 5) = 1.0;  // free ends: K 1 = 0
-  sys.K = sparse(K);
-  sys.D = sparse(Matrix::Zero(6, 6));
+  sys.K = to_sparse(K);
+  sys.D = to_sparse(Matrix::Zero(6, 6));
   SecondOrderLtiOperator op(sys);
   Matrix X;
   try {
@@ -429,7 +405,7 @@ TEST(SecondOrderOperator, SizeMismatchesAreRejected) {
   Matrix X;
   EXPECT_THROW(op.solve_shifted(-1.0, Matrix::Ones(9, 1), X), InvalidArgument);
   EXPECT_THROW(op.apply_A(Matrix::Ones(5, 1), X), InvalidArgument);
-  sys.K = sparse(Matrix::Identity(4, 4));
+  sys.K = to_sparse(Matrix::Identity(4, 4));
   EXPECT_THROW(SecondOrderLtiOperator{sys}, InvalidArgument);
 }
 

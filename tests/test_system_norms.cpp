@@ -18,10 +18,13 @@
 #include "reduction/system_norms.hpp"
 #include "src/core/errors.hpp"
 #include "support/compare.hpp"
+#include "support/random_systems.hpp"
 #include "support/slicot_norms.hpp"
 
 namespace mor {
 namespace {
+
+using testing::random_normal;
 
 using testing::Compare;
 using testing::matrices_near;
@@ -55,14 +58,6 @@ struct DenseSystem {
   Matrix E, A, B, C, D;  // E empty: identity; D empty: zero
 };
 
-Matrix randn(Index rows, Index cols, std::mt19937& gen) {
-  std::normal_distribution<double> normal(0.0, 1.0);
-  Matrix M(rows, cols);
-  for (Index j = 0; j < cols; ++j)
-    for (Index i = 0; i < rows; ++i) M(i, j) = normal(gen);
-  return M;
-}
-
 /// A random stable system with known poles: pairs -s +- i w (s in [0.02, 0.5], w in [0.3, 4])
 /// for two thirds of the states, real poles in [-2, -0.2] for the rest, hidden by a
 /// well-conditioned similarity. with_e multiplies the equation by a random nonsingular E.
@@ -77,14 +72,14 @@ DenseSystem random_stable(Index n, Index m, Index p, unsigned seed, bool with_d,
     A0.block(2 * k, 2 * k, 2, 2) << -s, w, -w, -s;
   }
   for (Index k = 2 * n_pairs; k < n; ++k) A0(k, k) = -real_pole(gen);
-  const Matrix T = Matrix::Identity(n, n) + 0.3 / std::sqrt(double(n)) * randn(n, n, gen);
+  const Matrix T = Matrix::Identity(n, n) + 0.3 / std::sqrt(double(n)) * random_normal(n, n, gen);
   DenseSystem sys;
   sys.A = T * A0 * T.inverse();
-  sys.B = randn(n, m, gen);
-  sys.C = randn(p, n, gen);
-  if (with_d) sys.D = randn(p, m, gen);
+  sys.B = random_normal(n, m, gen);
+  sys.C = random_normal(p, n, gen);
+  if (with_d) sys.D = random_normal(p, m, gen);
   if (with_e) {
-    sys.E = Matrix::Identity(n, n) + 0.3 / std::sqrt(double(n)) * randn(n, n, gen);
+    sys.E = Matrix::Identity(n, n) + 0.3 / std::sqrt(double(n)) * random_normal(n, n, gen);
     sys.A = sys.E * sys.A;  // the pencil (E A, E) has the poles of A
     sys.B = sys.E * sys.B;  // and the same transfer function
   }
