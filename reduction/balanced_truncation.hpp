@@ -46,15 +46,20 @@ struct OrderSelection {
   double tolerance = 0.0;
 };
 
-struct BtOptions {
-  OrderSelection selection;
-  BtProjection projection = BtProjection::square_root;
+/// How first- and second-order BT compute their Gramian factors.
+struct GramianOptions {
   GramianMethod method = GramianMethod::automatic;
   Index dense_limit = 1500;  ///< automatic: dense Gramians up to this many states
   AdiOptions adi;            ///< for the low-rank Gramians
   /// A low-rank Gramian whose ADI did not converge is an error (NumericalError naming the
-  /// residual) unless this is set; then the reduction proceeds and BtResult says so.
+  /// residual) unless this is set; then the reduction proceeds and the result says so.
   bool allow_unconverged = false;
+};
+
+struct BtOptions {
+  OrderSelection selection;
+  BtProjection projection = BtProjection::square_root;
+  GramianOptions gramians;
 };
 
 /// Diagnostics shared by first- and second-order BT.
@@ -74,6 +79,9 @@ struct BtResult {
   Index r = 0;
   double error_bound = 0.0;        ///< 2 * sum_{i>r} sigma_i over hsv
   bool bound_is_complete = false;  ///< true if hsv holds all n values (dense Gramians)
+  /// max Re lambda of the reduced model: < 0 in exact arithmetic with exact Gramians; a
+  /// non-negative value flags Gramian factors too inaccurate for the order chosen.
+  double spectral_abscissa = 0;
   GramianDiagnostics gramians;
   double seconds_projection = 0;  ///< SVD, bases and projected matrices
 };
@@ -115,10 +123,7 @@ struct SecondOrderBtOptions {
   SecondOrderProjection projection = SecondOrderProjection::balancing_free;
   /// `tolerance` here is a heuristic: 2 * sum_{i>r} of the variant's singular values.
   OrderSelection selection;
-  GramianMethod method = GramianMethod::automatic;
-  Index dense_limit = 1500;
-  AdiOptions adi;
-  bool allow_unconverged = false;
+  GramianOptions gramians;
 };
 
 struct SecondOrderBtResult {

@@ -2,6 +2,7 @@
 // The dense and error-system operators; the sparse ones are in sparse_lti_operator.cpp.
 #include "reduction/lti_operator.hpp"
 
+#include <Eigen/Eigenvalues>
 #include <Eigen/LU>
 #include <algorithm>
 #include <limits>
@@ -54,6 +55,11 @@ DenseLtiOperator::DenseLtiOperator(Matrix E, Matrix A, Matrix B, Matrix C, Matri
 
 Matrix DenseLtiOperator::E() const {
   return E_.size() == 0 ? Matrix(Matrix::Identity(n(), n())) : E_;
+}
+
+ComplexVector DenseLtiOperator::poles() const {
+  const Matrix M = E_.size() == 0 ? A_ : Matrix(Eigen::PartialPivLU<Matrix>(E_).solve(A_));
+  return Eigen::EigenSolver<Matrix>(M, false).eigenvalues();
 }
 
 void DenseLtiOperator::apply_A(const Matrix& X, Matrix& Y, bool transpose) const {

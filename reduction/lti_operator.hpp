@@ -124,6 +124,8 @@ class DenseLtiOperator final : public LtiOperator {
   /// E (the identity if it was given empty) and A as dense matrices.
   Matrix E() const;
   const Matrix& A() const { return A_; }
+  /// The eigenvalues of the pencil (A, E), i.e. of E^{-1} A (n of them; E nonsingular).
+  ComplexVector poles() const;
   void apply_A(const Matrix& X, Matrix& Y, bool transpose = false) const override;
   void apply_E(const Matrix& X, Matrix& Y, bool transpose = false) const override;
   bool E_is_identity() const override { return E_.size() == 0; }

@@ -13,6 +13,7 @@
 #include "reduction/system_norms.hpp"
 #include "src/core/errors.hpp"
 #include "support/compare.hpp"
+#include "support/random_systems.hpp"
 #include "support/slicot.hpp"
 
 namespace mor {
@@ -34,13 +35,7 @@ constexpr double kHinfTol = 1e-10;
 /// A random stable system: A = -(X X^T + I) + (Y - Y^T) has A + A^T negative definite.
 DenseLtiOperator random_stable(Index n, Index m, Index p, unsigned seed, bool with_E = false) {
   std::mt19937 gen(seed);
-  std::normal_distribution<double> nd;
-  auto rnd = [&](Index r, Index c) {
-    Matrix X(r, c);
-    for (Index j = 0; j < c; ++j)
-      for (Index i = 0; i < r; ++i) X(i, j) = nd(gen);
-    return X;
-  };
+  auto rnd = [&](Index rows, Index cols) { return testing::random_normal(rows, cols, gen); };
   const Matrix X = rnd(n, n) / std::sqrt(double(n)), Y = rnd(n, n);
   Matrix A = -(X * X.transpose() + Matrix::Identity(n, n)) + 0.5 * (Y - Y.transpose());
   Matrix E;
@@ -122,6 +117,7 @@ TEST(BalancedTruncation, HinfErrorLiesBetweenTheNextHsvAndTheBound) {
       EXPECT_GE(h.norm, res.hsv(r) * (1 - 1e-8)) << "r = " << r;
       EXPECT_LE(h.norm, res.error_bound * (1 + 1e-8)) << "r = " << r;
       EXPECT_TRUE(res.bound_is_complete);
+      EXPECT_LT(res.spectral_abscissa, 0.0) << "BT of a stable system must be stable, r = " << r;
     }
   }
 }
@@ -187,9 +183,9 @@ TEST(BalancedTruncation, LowRankAndDenseGramiansGiveTheSameReducedModel) {
   SecondOrderSystem so = chain.linear_system();
   SecondOrderLtiOperator sys(so);
   BtOptions dense = order(12), low = order(12);
-  dense.method = GramianMethod::dense;
-  low.method = GramianMethod::low_rank;
-  low.adi.tolerance = 1e-12;
+  dense.gramians.method = GramianMethod::dense;
+  low.gramians.method = GramianMethod::low_rank;
+  low.gramians.adi.tolerance = 1e-12;
   const BtResult a = balanced_truncation(sys, dense);
   const BtResult b = balanced_truncation(sys, low);
   EXPECT_FALSE(b.bound_is_complete);
@@ -221,15 +217,15 @@ TEST(BalancedTruncation, UnconvergedAdiIsAnErrorUnlessAllowed) {
   SecondOrderSystem so = chain.linear_system();
   SecondOrderLtiOperator sys(so);
   BtOptions o = order(2, BtProjection::balancing_free);
-  o.method = GramianMethod::low_rank;
-  o.adi.max_iterations = 6;
+  o.gramians.method = GramianMethod::low_rank;
+  o.gramians.adi.max_iterations = 6;
   try {
     balanced_truncation(sys, o);
     ADD_FAILURE() << "an unconverged ADI was accepted silently";
   } catch (const NumericalError& e) {
     EXPECT_NE(std::string(e.what()).find("did not converge"), std::string::npos) << e.what();
   }
-  o.allow_unconverged = true;
+  o.gramians.allow_unconverged = true;
   const BtResult res = balanced_truncation(sys, o);
   EXPECT_FALSE(res.gramians.converged);
   ASSERT_TRUE(res.gramians.adi_c.has_value());
@@ -251,7 +247,7 @@ TEST(SecondOrderBalancedTruncation, FullOrderReproducesTheTransferFunction) {
     SecondOrderBtOptions o;
     o.variant = variant;
     o.selection.order = 20;
-    o.method = GramianMethod::dense;
+    o.gramians.method = GramianMethod::dense;
     const auto res = second_order_balanced_truncation(so, o);
     auto red = first_order(res.reduced);
     EXPECT_LE(transfer_difference(red, full), kSameTransferTol) << to_string(variant);
@@ -269,8 +265,8 @@ TEST(SecondOrderBalancedTruncation, ErrorDecreasesWithOrderAndGalerkinStaysStabl
       SecondOrderBtOptions o;
       o.selection.order = r;
       o.projection = projection;
-      o.method = GramianMethod::low_rank;
-      o.adi.tolerance = 1e-12;
+      o.gramians.method = GramianMethod::low_rank;
+      o.gramians.adi.tolerance = 1e-12;
       const auto res = second_order_balanced_truncation(so, o);
       if (projection == SecondOrderProjection::galerkin) {
         EXPECT_LT(res.spectral_abscissa, 0.0) << "r = " << r;

@@ -60,8 +60,8 @@ void run_bt(benchmark::State& state, GramianMethod method) {
   const SecondOrderSystem sys = rayleigh_chain(state.range(0));
   BtOptions o;
   o.selection.order = kOrder;
-  o.method = method;
-  o.adi.tolerance = kAdiTolerance;
+  o.gramians.method = method;
+  o.gramians.adi.tolerance = kAdiTolerance;
   BtResult last;
   for (auto _ : state) {
     SecondOrderLtiOperator op(sys);

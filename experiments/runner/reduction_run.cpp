@@ -1,8 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "experiments/runner/reduction_run.hpp"
 
-#include <Eigen/Eigenvalues>
-#include <Eigen/LU>
 #include <Eigen/SVD>
 #include <algorithm>
 #include <chrono>
@@ -27,6 +25,15 @@ AdiOptions adi_options(const ReductionSpec& red) {
   a.max_iterations = red.adi_max_iterations;
   a.strategy = parse_shift_strategy(red.shifts);
   return a;
+}
+
+GramianOptions gramian_options(const ReductionSpec& red) {
+  GramianOptions g;
+  g.method = parse_gramian_method(red.gramians);
+  g.dense_limit = red.dense_limit;
+  g.adi = adi_options(red);
+  g.allow_unconverged = red.allow_unconverged;
+  return g;
 }
 
 OrderSelection selection(const ReductionSpec& red) {
@@ -75,9 +82,8 @@ void record_gramians(io::ResultsWriter& out, const GramianDiagnostics& g) {
 /// the error narrower than the sweep's grid sit near them.
 Vector pole_hints(const DenseLtiOperator& red) {
   constexpr std::size_t kHints = 12;
-  Eigen::EigenSolver<Matrix> eig(Eigen::PartialPivLU<Matrix>(red.E()).solve(red.A()), false);
   std::vector<std::pair<double, double>> poles;  // (damping ratio, frequency)
-  for (const Complex& l : eig.eigenvalues())
+  for (const Complex& l : red.poles())
     if (l.imag() > 0.0) poles.emplace_back(-l.real() / std::abs(l), l.imag());
   std::sort(poles.begin(), poles.end());
   poles.resize(std::min(poles.size(), kHints));
@@ -105,17 +111,16 @@ ReducedModel reduce_and_record(const ExperimentConfig& c, const SecondOrderSyste
     BtOptions o;
     o.selection = selection(red);
     o.projection = parse_bt_projection(red.projection);
-    o.method = parse_gramian_method(red.gramians);
-    o.dense_limit = red.dense_limit;
-    o.adi = adi_options(red);
-    o.allow_unconverged = red.allow_unconverged;
+    o.gramians = gramian_options(red);
     SecondOrderLtiOperator op(sys);
     BtResult res = balanced_truncation(op, o);
     model.seconds = seconds_since(t0);
     model.r = res.r;
     model.second_order = from_first_order(res.Er, res.Ar, res.Br, res.Cr, res.Dr);
     model.first_order = std::make_unique<DenseLtiOperator>(res.Er, res.Ar, res.Br, res.Cr, res.Dr);
+    model.spectral_abscissa = res.spectral_abscissa;
     out.set_attribute(grp, "r", static_cast<std::int64_t>(res.r));
+    out.set_attribute(grp, "spectral_abscissa", res.spectral_abscissa);
     out.set_attribute(grp, "error_bound", res.error_bound);
     out.set_attribute(grp, "bound_is_complete", static_cast<std::int64_t>(res.bound_is_complete));
     out.set_attribute(grp, "projection_s", res.seconds_projection);
@@ -135,10 +140,7 @@ ReducedModel reduce_and_record(const ExperimentConfig& c, const SecondOrderSyste
     o.variant = parse_second_order_bt_variant(red.variant);
     o.projection = parse_second_order_projection(red.projection);
     o.selection = selection(red);
-    o.method = parse_gramian_method(red.gramians);
-    o.dense_limit = red.dense_limit;
-    o.adi = adi_options(red);
-    o.allow_unconverged = red.allow_unconverged;
+    o.gramians = gramian_options(red);
     SecondOrderBtResult res = second_order_balanced_truncation(sys, o);
     model.seconds = seconds_since(t0);
     model.r = res.r;
@@ -165,12 +167,6 @@ ReducedModel reduce_and_record(const ExperimentConfig& c, const SecondOrderSyste
       out.write_matrix(grp + "/V", res.V);
       out.write_matrix(grp + "/W", res.W);
     }
-  }
-  if (red.method == "bt") {
-    Eigen::EigenSolver<Matrix> eig(
-        Eigen::PartialPivLU<Matrix>(model.first_order->E()).solve(model.first_order->A()), false);
-    model.spectral_abscissa = eig.eigenvalues().real().maxCoeff();
-    out.set_attribute(grp, "spectral_abscissa", model.spectral_abscissa);
   }
   out.set_attribute(grp, "seconds", model.seconds);
   return model;
