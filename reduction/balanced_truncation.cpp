@@ -61,6 +61,7 @@ Factors gramian_factors(LtiOperator& sys, const GramianOptions& options) {
   Factors f;
   auto& d = f.diagnostics;
   d.method = method;
+  d.solver = options.solver;
   if (method == GramianMethod::dense) {
     f.Zc = dense_gramian_factor(sys, GramianKind::controllability);
     f.Zo = dense_gramian_factor(sys, GramianKind::observability);
@@ -68,15 +69,19 @@ Factors gramian_factors(LtiOperator& sys, const GramianOptions& options) {
     d.residual_o = lyapunov_residual(sys, GramianKind::observability, f.Zo);
   } else {
     for (auto kind : {GramianKind::controllability, GramianKind::observability}) {
-      AdiResult run = low_rank_adi(sys, kind, options.adi);
+      const bool adi = options.solver == LowRankSolver::adi;
+      AdiResult run = adi ? low_rank_adi(sys, kind, options.adi)
+                          : rational_krylov(sys, kind, options.rksm);
       if (run.status != AdiStatus::converged) {
         d.converged = false;
         if (!options.allow_unconverged)
-          throw NumericalError(
-              detail::concat("balanced truncation: LR-ADI for the ", to_string(kind),
-                             " Gramian did not converge: ", run.message,
-                             " (raise adi.max_iterations, loosen adi.tolerance, or set "
-                             "allow_unconverged to reduce with the factor reached)"));
+          throw NumericalError(detail::concat(
+              "balanced truncation: ", adi ? "LR-ADI" : "RKSM", " for the ", to_string(kind),
+              " Gramian did not converge: ", run.message,
+              adi ? " (raise adi.max_iterations, loosen adi.tolerance, try the rksm solver, or "
+                    "set allow_unconverged to reduce with the factor reached)"
+                  : " (raise rksm.max_dimension, loosen rksm.tolerance, or set "
+                    "allow_unconverged to reduce with the factor reached)"));
       }
       const double residual = run.residual_history.empty() ? 0.0 : run.residual_history.back();
       Matrix& Z = kind == GramianKind::controllability ? f.Zc : f.Zo;
@@ -84,10 +89,10 @@ Factors gramian_factors(LtiOperator& sys, const GramianOptions& options) {
       run.Z.resize(0, 0);  // the factor lives in Factors; the diagnostics keep the history
       if (kind == GramianKind::controllability) {
         d.residual_c = residual;
-        d.adi_c = std::move(run);
+        d.low_rank_c = std::move(run);
       } else {
         d.residual_o = residual;
-        d.adi_o = std::move(run);
+        d.low_rank_o = std::move(run);
       }
     }
   }
@@ -147,6 +152,22 @@ std::string_view to_string(GramianMethod m) {
       return "dense";
     case GramianMethod::low_rank:
       return "low_rank";
+  }
+  return "?";
+}
+
+LowRankSolver parse_low_rank_solver(std::string_view name) {
+  if (name == "adi") return LowRankSolver::adi;
+  if (name == "rksm") return LowRankSolver::rksm;
+  throw InvalidArgument(
+      detail::concat("unknown low-rank Gramian solver '", name, "' (expected adi or rksm)"));
+}
+std::string_view to_string(LowRankSolver s) {
+  switch (s) {
+    case LowRankSolver::adi:
+      return "adi";
+    case LowRankSolver::rksm:
+      return "rksm";
   }
   return "?";
 }

@@ -20,6 +20,7 @@
 #include <string>
 
 #include "reduction/low_rank_adi.hpp"
+#include "reduction/rational_krylov.hpp"
 #include "src/systems/dense_model.hpp"
 
 namespace mor {
@@ -39,6 +40,14 @@ enum class GramianMethod {
 GramianMethod parse_gramian_method(std::string_view name);  ///< "automatic", "dense", "low_rank"
 std::string_view to_string(GramianMethod m);
 
+enum class LowRankSolver {
+  adi,   ///< low-rank ADI (reduction/low_rank_adi.hpp): one solve per step, no dense work
+  rksm,  ///< rational Krylov with adaptive poles (reduction/rational_krylov.hpp): converges on
+         ///< lightly damped systems where ADI stalls, at O(k^3) dense work per update
+};
+LowRankSolver parse_low_rank_solver(std::string_view name);  ///< "adi", "rksm"
+std::string_view to_string(LowRankSolver s);
+
 /// The reduced order: exactly one of `order` (r >= 1) or `tolerance` (> 0: the smallest r with
 /// 2 * sum_{i>r} sigma_i <= tolerance, over the computed HSVs) must be set.
 struct OrderSelection {
@@ -50,8 +59,10 @@ struct OrderSelection {
 struct GramianOptions {
   GramianMethod method = GramianMethod::automatic;
   Index dense_limit = 1500;  ///< automatic: dense Gramians up to this many states
-  AdiOptions adi;            ///< for the low-rank Gramians
-  /// A low-rank Gramian whose ADI did not converge is an error (NumericalError naming the
+  LowRankSolver solver = LowRankSolver::adi;  ///< for the low-rank Gramians
+  AdiOptions adi;                             ///< solver = adi
+  RksmOptions rksm;                           ///< solver = rksm
+  /// A low-rank Gramian whose solver did not converge is an error (NumericalError naming the
   /// residual) unless this is set; then the reduction proceeds and the result says so.
   bool allow_unconverged = false;
 };
@@ -67,8 +78,9 @@ struct GramianDiagnostics {
   GramianMethod method = GramianMethod::dense;
   Index rank_c = 0, rank_o = 0;           ///< columns of Z_c and Z_o
   double residual_c = 0, residual_o = 0;  ///< relative Lyapunov residuals of the factors
-  std::optional<AdiResult> adi_c, adi_o;  ///< the LR-ADI runs (low-rank method only)
-  bool converged = true;                  ///< false if an LR-ADI run did not converge
+  LowRankSolver solver = LowRankSolver::adi;        ///< of the low-rank method
+  std::optional<AdiResult> low_rank_c, low_rank_o;  ///< its runs (low-rank method only)
+  bool converged = true;                  ///< false if a low-rank run did not converge
   double seconds = 0;                     ///< computing both factors
 };
 

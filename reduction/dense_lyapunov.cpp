@@ -332,7 +332,7 @@ Matrix multiply_by_schur_vectors(const Matrix& Q, const Matrix& F) {
 
 }  // namespace
 
-Matrix lyapunov_cholesky_factor(const Matrix& A, const Matrix& B) {
+Matrix lyapunov_cholesky_factor(const Matrix& A, const Matrix& B, ComplexVector* eigenvalues) {
   const Index n = A.rows();
   require(n >= 1 && A.cols() == n, "Lyapunov equation: A is ", A.rows(), "x", A.cols(),
           ", expected square and non-empty");
@@ -349,6 +349,20 @@ Matrix lyapunov_cholesky_factor(const Matrix& A, const Matrix& B) {
   Matrix Q = schur.matrixU();
   standardize_schur_form(T, Q);
   require_stable(T, A.norm());
+  if (eigenvalues != nullptr) {
+    eigenvalues->resize(n);
+    for (Index j = 0; j < n; ++j) {
+      const bool pair = j + 1 < n && T(j + 1, j) != 0.0;
+      if (!pair) {
+        (*eigenvalues)[j] = Complex(T(j, j), 0.0);
+        continue;
+      }
+      const double w = std::sqrt(std::abs(T(j, j + 1))) * std::sqrt(std::abs(T(j + 1, j)));
+      (*eigenvalues)[j] = Complex(T(j, j), w);
+      (*eigenvalues)[j + 1] = Complex(T(j, j), -w);
+      ++j;
+    }
+  }
 
   Matrix R = upper_gram_factor(Q.transpose() * B);
   const Matrix F = hammarling_factor(T, R);
@@ -358,7 +372,7 @@ Matrix lyapunov_cholesky_factor(const Matrix& A, const Matrix& B) {
 }
 
 Matrix dense_gramian_factor(const Matrix& E, const Matrix& A, const Matrix& B, const Matrix& C,
-                            GramianKind kind) {
+                            GramianKind kind, ComplexVector* eigenvalues) {
   const Index n = A.rows();
   require(n >= 1 && A.cols() == n, "Gramian: A is ", A.rows(), "x", A.cols(),
           ", expected square and non-empty");
@@ -374,8 +388,8 @@ Matrix dense_gramian_factor(const Matrix& E, const Matrix& A, const Matrix& B, c
           !controllability ? " and at least one row" : "");
 
   if (E.size() == 0)
-    return controllability ? lyapunov_cholesky_factor(A, B)
-                           : lyapunov_cholesky_factor(A.transpose(), C.transpose());
+    return controllability ? lyapunov_cholesky_factor(A, B, eigenvalues)
+                           : lyapunov_cholesky_factor(A.transpose(), C.transpose(), eigenvalues);
 
   require(E.allFinite(), "Gramian: E has a non-finite entry");
   const Eigen::PartialPivLU<Matrix> lu(E);
@@ -391,10 +405,10 @@ Matrix dense_gramian_factor(const Matrix& E, const Matrix& A, const Matrix& B, c
   const Matrix A_hat = lu.solve(A);
   if (controllability) {
     // A P E^T + E P A^T + B B^T = 0  <=>  A_hat P + P A_hat^T + (E^{-1} B)(E^{-1} B)^T = 0.
-    return lyapunov_cholesky_factor(A_hat, lu.solve(B));
+    return lyapunov_cholesky_factor(A_hat, lu.solve(B), eigenvalues);
   }
   // With Y = E^T Q E: A_hat^T Y + Y A_hat + C^T C = 0, Y = L L^T, so Q = (E^{-T} L)(E^{-T} L)^T.
-  const Matrix L = lyapunov_cholesky_factor(A_hat.transpose(), C.transpose());
+  const Matrix L = lyapunov_cholesky_factor(A_hat.transpose(), C.transpose(), eigenvalues);
   return lu.transpose().solve(L);
 }
 

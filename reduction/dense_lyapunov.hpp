@@ -17,14 +17,18 @@ namespace mor {
 /// @throws InvalidArgument on size mismatch or non-finite entries; NumericalError naming the
 ///         eigenvalue if A is not stable (real part >= -eps * ||A||_F), or if the Schur
 ///         decomposition does not converge.
-Matrix lyapunov_cholesky_factor(const Matrix& A, const Matrix& B);
+/// If `eigenvalues` is given, it receives the n eigenvalues of A from the Schur form (a complex
+/// pair as consecutive conjugates), at no extra cost.
+Matrix lyapunov_cholesky_factor(const Matrix& A, const Matrix& B,
+                                ComplexVector* eigenvalues = nullptr);
 
 /// Factor Z (n x n) of the controllability or observability Gramian of the dense descriptor
 /// system (E, A, B, C) as defined in reduction/gramian.hpp; an empty E means the identity.
 /// E must be nonsingular: the pencil is reduced to A_hat = E^{-1} A by a pivoted LU of E.
 /// @throws NumericalError if E is singular or the system is not stable (naming the value).
+/// `eigenvalues`, if given, receives the eigenvalues of the pencil (A, E).
 Matrix dense_gramian_factor(const Matrix& E, const Matrix& A, const Matrix& B, const Matrix& C,
-                            GramianKind kind);
+                            GramianKind kind, ComplexVector* eigenvalues = nullptr);
 
 /// The same for any operator (formed densely with dense_E / dense_A; small n only).
 Matrix dense_gramian_factor(const LtiOperator& sys, GramianKind kind);

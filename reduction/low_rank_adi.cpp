@@ -108,8 +108,9 @@ double gram_norm(const Matrix& X) {
   return eig.eigenvalues().cwiseAbs().maxCoeff();
 }
 
-/// Finite eigenvalues of the small pencil (Ah, Eh).
-std::vector<Complex> pencil_eigenvalues(const Matrix& Ah, const Matrix& Eh) {
+}  // namespace
+
+std::vector<Complex> detail::pencil_eigenvalues(const Matrix& Ah, const Matrix& Eh) {
   std::vector<Complex> values;
   Eigen::PartialPivLU<Matrix> lu(Eh);
   const Matrix EinvA = lu.solve(Ah);
@@ -130,6 +131,9 @@ std::vector<Complex> pencil_eigenvalues(const Matrix& Ah, const Matrix& Eh) {
   }
   return values;
 }
+
+namespace {
+using detail::pencil_eigenvalues;
 
 /// Shift representatives from eigenvalue estimates of a real pencil: one value per real shift or
 /// complex pair (the member with Im p > 0); unstable estimates are reflected into the open left
@@ -278,20 +282,23 @@ std::vector<Complex> penzl_select(const std::vector<Complex>& reps, Index l0) {
   return chosen;
 }
 
-/// Penzl's heuristic shifts: Ritz values of E^{-1} A (k_+ Arnoldi steps) and reciprocals of Ritz
-/// values of A^{-1} E (k_- steps, solves with p = 0), l0 of them selected by the min-max rule.
+}  // namespace
+
+/// Ritz values of E^{-1} A (k_+ Arnoldi steps) and reciprocals of Ritz values of A^{-1} E (k_-
+/// steps, solves with p = 0).
 ///
 /// The interface offers no solve with E alone. When E is not the identity, the k_+ Arnoldi runs
 /// on the Moebius transform T = -s (A - s E)^{-1} A = f(E^{-1} A), f(l) = s l / (s - l), with a
 /// real s > 0 far beyond the spectrum (A - s E is nonsingular for a stable pencil); its Ritz
 /// values theta map back exactly by l = s theta / (s + theta). For s -> infinity T -> E^{-1} A, so
 /// these are Penzl's Ritz values up to a relative O(|l| / s) change of the Krylov space.
-std::vector<Complex> penzl_shifts(LtiOperator& sys, const AdiOptions& o) {
+std::vector<Complex> detail::pencil_ritz_estimates(LtiOperator& sys, Index arnoldi_steps,
+                                                   Index inverse_arnoldi_steps) {
   const Index n = sys.n();
   const Vector v0 = start_vector(n, 20000314u);
   std::vector<Complex> candidates;
 
-  if (o.penzl_arnoldi_steps > 0) {
+  if (arnoldi_steps > 0) {
     ArnoldiMap map{n, {}};
     double s = 0.0;
     if (sys.E_is_identity()) {
@@ -321,19 +328,28 @@ std::vector<Complex> penzl_shifts(LtiOperator& sys, const AdiOptions& o) {
         y = -s * X.col(0);
       };
     }
-    for (Complex theta : arnoldi_ritz_values(map, o.penzl_arnoldi_steps, v0))
+    for (Complex theta : arnoldi_ritz_values(map, arnoldi_steps, v0))
       candidates.push_back(s > 0.0 ? theta * s / (s + theta) : theta);
   }
-  if (o.penzl_inverse_arnoldi_steps > 0) {
+  if (inverse_arnoldi_steps > 0) {
     ArnoldiMap map{n, [&sys](const Vector& x, Vector& y) {
                      Matrix Ex, X;
                      sys.apply_E(x, Ex);
                      sys.solve_shifted(0.0, Ex, X);
                      y = X.col(0);
                    }};
-    for (Complex theta : arnoldi_ritz_values(map, o.penzl_inverse_arnoldi_steps, v0))
+    for (Complex theta : arnoldi_ritz_values(map, inverse_arnoldi_steps, v0))
       if (theta != Complex(0.0)) candidates.push_back(1.0 / theta);
   }
+  return candidates;
+}
+
+namespace {
+
+/// Penzl's heuristic shifts: the Ritz estimates above, l0 of them selected by the min-max rule.
+std::vector<Complex> penzl_shifts(LtiOperator& sys, const AdiOptions& o) {
+  const std::vector<Complex> candidates =
+      detail::pencil_ritz_estimates(sys, o.penzl_arnoldi_steps, o.penzl_inverse_arnoldi_steps);
   const std::vector<Complex> reps = shift_representatives(candidates);
   if (reps.empty())
     throw NumericalError(

@@ -73,4 +73,15 @@ struct AdiResult {
 ///         or the iterate becomes non-finite; Interrupted if stop_requested is set.
 AdiResult low_rank_adi(LtiOperator& sys, GramianKind kind, const AdiOptions& options = {});
 
+namespace detail {
+/// Finite eigenvalues of the small dense pencil (Ah, Eh) (LU of Eh, QZ if Eh is nearly singular,
+/// dropping infinite ones); empty if neither converges. Shared with the rational Krylov solver.
+std::vector<Complex> pencil_eigenvalues(const Matrix& Ah, const Matrix& Eh);
+/// Estimates of the outer and inner spectrum of the pencil (A, E): Ritz values of E^{-1} A from
+/// arnoldi_steps unrestarted Arnoldi steps and reciprocals of Ritz values of A^{-1} E from
+/// inverse_arnoldi_steps steps (Penzl's heuristic and the RKSM start both use them).
+std::vector<Complex> pencil_ritz_estimates(LtiOperator& sys, Index arnoldi_steps,
+                                           Index inverse_arnoldi_steps);
+}  // namespace detail
+
 }  // namespace mor

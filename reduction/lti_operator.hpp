@@ -52,6 +52,18 @@ class LtiOperator {
   virtual void solve_shifted(Complex p, const ComplexMatrix& R, ComplexMatrix& X,
                              bool transpose = false) = 0;
 
+  /// Y = H X for an energy weight H of the realisation, if the operator knows one: H symmetric
+  /// and invertible with H E symmetric positive definite and H A + (H A)^T negative
+  /// semidefinite, so that the pencil (H A, H E) is dissipative (for the transposed pencil
+  /// (A^T, E^T) when transpose is set). A Galerkin projection in this inner product,
+  /// (V^T H A V, V^T H E V), keeps every eigenvalue in the closed left half plane; the rational
+  /// Krylov Gramian solver relies on it. Returns false, leaving Y untouched, when no weight is
+  /// known (the default).
+  virtual bool apply_energy_weight(const Matrix& X, Matrix& Y, bool transpose = false) {
+    (void)X, (void)Y, (void)transpose;
+    return false;
+  }
+
  protected:
   LtiOperator() = default;
 };
@@ -105,6 +117,11 @@ class SecondOrderLtiOperator final : public LtiOperator {
   void solve_shifted(double p, const Matrix& R, Matrix& X, bool transpose = false) override;
   void solve_shifted(Complex p, const ComplexMatrix& R, ComplexMatrix& X,
                      bool transpose = false) override;
+  /// H = diag(K, I) (then H E = diag(K, M), H A = [0 K; -K -D]) or, for the transposed pencil,
+  /// H = diag(K^{-1}, I) (H E^T = diag(K^{-1}, M), H A^T = [0 -I; I -D]): the energy inner
+  /// product. Available when M, D, K are symmetric and K is positive definite (CHOLMOD
+  /// factorizes S(0) = K, shared with the shift cache); false otherwise.
+  bool apply_energy_weight(const Matrix& X, Matrix& Y, bool transpose = false) override;
 
  private:
   struct Impl;

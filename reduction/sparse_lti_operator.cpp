@@ -875,4 +875,40 @@ void SecondOrderLtiOperator::solve_shifted(Complex p, const ComplexMatrix& R, Co
                      });
 }
 
+bool SecondOrderLtiOperator::apply_energy_weight(const Matrix& X, Matrix& Y, bool transpose) {
+  require(X.rows() == n(), "SecondOrderLtiOperator::apply_energy_weight: X has ", X.rows(),
+          " rows, expected ", n());
+  Impl& d = *impl_;
+  if (!d.symmetric) return false;
+  const Index nq = d.nq, k = X.cols();
+  if (!transpose) {
+    // K positive definite is checked once, by the same factorization the transposed case uses.
+    try {
+      if (!d.real_factor(0.0).cholmod) return false;
+    } catch (const NumericalError&) {
+      return false;  // K singular
+    }
+    Matrix out(2 * nq, k);
+    fused_multiply<double>(d.P, {{d.Kv.data(), 1.0, X.data(), X.rows()}}, false, nullptr, 0, 0.0,
+                           out.data(), 2 * nq, k);
+    out.bottomRows(nq) = X.bottomRows(nq);
+    Y = std::move(out);
+    return true;
+  }
+  CacheEntry* e = nullptr;
+  try {
+    e = &d.real_factor(0.0);
+  } catch (const NumericalError&) {
+    return false;
+  }
+  if (!e->cholmod) return false;  // S(0) = K not positive definite
+  Matrix top = X.topRows(nq), x;
+  e->cholmod->solve(top, x);
+  Matrix out(2 * nq, k);
+  out.topRows(nq) = x;
+  out.bottomRows(nq) = X.bottomRows(nq);
+  Y = std::move(out);
+  return true;
+}
+
 }  // namespace mor

@@ -228,8 +228,8 @@ TEST(BalancedTruncation, UnconvergedAdiIsAnErrorUnlessAllowed) {
   o.gramians.allow_unconverged = true;
   const BtResult res = balanced_truncation(sys, o);
   EXPECT_FALSE(res.gramians.converged);
-  ASSERT_TRUE(res.gramians.adi_c.has_value());
-  EXPECT_NE(res.gramians.adi_c->status, AdiStatus::converged);
+  ASSERT_TRUE(res.gramians.low_rank_c.has_value());
+  EXPECT_NE(res.gramians.low_rank_c->status, AdiStatus::converged);
 }
 
 // ---- second-order BT -----------------------------------------------------------------------

@@ -69,8 +69,8 @@ void run_bt(benchmark::State& state, GramianMethod method) {
     benchmark::DoNotOptimize(last.Ar.data());
   }
   const auto& g = last.gramians;
-  if (g.adi_c) state.counters["iterations_c"] = static_cast<double>(g.adi_c->iterations);
-  if (g.adi_o) state.counters["iterations_o"] = static_cast<double>(g.adi_o->iterations);
+  if (g.low_rank_c) state.counters["iterations_c"] = static_cast<double>(g.low_rank_c->iterations);
+  if (g.low_rank_o) state.counters["iterations_o"] = static_cast<double>(g.low_rank_o->iterations);
   state.counters["rank_c"] = static_cast<double>(g.rank_c);
   state.counters["rank_o"] = static_cast<double>(g.rank_o);
   state.counters["factor_MiB"] = 2.0 * static_cast<double>(state.range(0)) *

@@ -279,6 +279,9 @@ std::string to_toml(const ExperimentConfig& c) {
        << "\nadi_tolerance = " << red.adi_tolerance
        << "\nadi_max_iterations = " << red.adi_max_iterations
        << "\nshifts = " << toml_string(red.shifts)
+       << "\nlow_rank_solver = " << toml_string(red.low_rank_solver)
+       << "\nrksm_tolerance = " << red.rksm_tolerance
+       << "\nrksm_max_dimension = " << red.rksm_max_dimension
        << "\nallow_unconverged = " << (red.allow_unconverged ? "true" : "false")
        << "\nstore_bases = " << (red.store_bases ? "true" : "false") << "\n";
   }
@@ -450,6 +453,9 @@ ExperimentConfig parse_experiment(const std::string& text, const std::string& so
       red.adi_tolerance = r.real("adi_tolerance", red.adi_tolerance);
       red.adi_max_iterations = r.integer("adi_max_iterations", red.adi_max_iterations);
       red.shifts = r.text("shifts", red.shifts);
+      red.low_rank_solver = r.text("low_rank_solver", red.low_rank_solver);
+      red.rksm_tolerance = r.real("rksm_tolerance", red.rksm_tolerance);
+      red.rksm_max_dimension = r.integer("rksm_max_dimension", red.rksm_max_dimension);
       red.allow_unconverged = r.boolean("allow_unconverged", red.allow_unconverged);
       red.store_bases = r.boolean("store_bases", red.store_bases);
       try {
@@ -461,6 +467,7 @@ ExperimentConfig parse_experiment(const std::string& text, const std::string& so
         }
         parse_gramian_method(red.gramians);
         parse_shift_strategy(red.shifts);
+        parse_low_rank_solver(red.low_rank_solver);
       } catch (const InvalidArgument& e) {
         throw InvalidArgument(concat(source, ": reduction: ", e.what()));
       }
@@ -473,6 +480,10 @@ ExperimentConfig parse_experiment(const std::string& text, const std::string& so
               ": reduction.adi_tolerance must be > 0, got ", red.adi_tolerance);
       require(red.adi_max_iterations >= 1, r.where("adi_max_iterations"),
               ": reduction.adi_max_iterations must be >= 1, got ", red.adi_max_iterations);
+      require(red.rksm_tolerance > 0.0, r.where("rksm_tolerance"),
+              ": reduction.rksm_tolerance must be > 0, got ", red.rksm_tolerance);
+      require(red.rksm_max_dimension >= 1, r.where("rksm_max_dimension"),
+              ": reduction.rksm_max_dimension must be >= 1, got ", red.rksm_max_dimension);
       require(c.model.k_n == 0.0, r.where("method"), ": reduction.method = \"", red.method,
               "\" reduces linear systems: set model.k_n = 0 (got k_n = ", c.model.k_n, ")");
     }

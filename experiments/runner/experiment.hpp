@@ -44,6 +44,9 @@ struct ReductionSpec {
   double adi_tolerance = 1e-10;
   Index adi_max_iterations = 500;
   std::string shifts = "projection";  ///< projection, penzl
+  std::string low_rank_solver = "adi";  ///< adi, rksm
+  double rksm_tolerance = 1e-10;
+  Index rksm_max_dimension = 1000;
   bool allow_unconverged = false;
   bool store_bases = false;  ///< write V and W (n x r each) to the results file
 };

@@ -32,6 +32,9 @@ GramianOptions gramian_options(const ReductionSpec& red) {
   g.method = parse_gramian_method(red.gramians);
   g.dense_limit = red.dense_limit;
   g.adi = adi_options(red);
+  g.solver = parse_low_rank_solver(red.low_rank_solver);
+  g.rksm.tolerance = red.rksm_tolerance;
+  g.rksm.max_dimension = red.rksm_max_dimension;
   g.allow_unconverged = red.allow_unconverged;
   return g;
 }
@@ -56,12 +59,14 @@ void record_gramians(io::ResultsWriter& out, const GramianDiagnostics& g) {
   out.set_attribute(grp, "residual_o", g.residual_o);
   out.set_attribute(grp, "gramians_converged", static_cast<std::int64_t>(g.converged));
   out.set_attribute(grp, "gramians_s", g.seconds);
+  if (g.method == GramianMethod::low_rank)
+    out.set_attribute(grp, "low_rank_solver", std::string(to_string(g.solver)));
   const std::pair<const char*, const std::optional<AdiResult>*> runs[] = {
-      {"controllability", &g.adi_c}, {"observability", &g.adi_o}};
+      {"controllability", &g.low_rank_c}, {"observability", &g.low_rank_o}};
   for (const auto& [name, run] : runs) {
     if (!run->has_value()) continue;
     const AdiResult& a = **run;
-    const std::string path = grp + "/adi_" + name;
+    const std::string path = grp + "/" + std::string(to_string(g.solver)) + "_" + name;
     out.create_group(path);
     out.set_attribute(path, "status", std::string(to_string(a.status)));
     out.set_attribute(path, "message", a.message);
