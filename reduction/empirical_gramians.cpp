@@ -1,0 +1,248 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// Empirical Gramians of the mass-spring chain and position balancing (see the header).
+#include "reduction/empirical_gramians.hpp"
+
+#include <Eigen/QR>
+#include <Eigen/SVD>
+#include <chrono>
+#include <cmath>
+#include <string>
+
+#include "src/core/errors.hpp"
+#include "src/signals/signal.hpp"
+
+namespace mor {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double seconds_since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+void check_amplitudes(const std::vector<double>& amplitudes, const char* what) {
+  require(!amplitudes.empty(), what, ": the list of amplitudes is empty");
+  for (std::size_t k = 0; k < amplitudes.size(); ++k)
+    require(std::isfinite(amplitudes[k]) && amplitudes[k] > 0.0, what, ": amplitude c_", k + 1,
+            " = ", amplitudes[k], " must be finite and > 0");
+}
+
+/// The snapshots integrate() reports (step 0, every observe_stride-th step, the last step) and
+/// their trapezoidal weights w_i, so that int f dt ~ sum_i w_i f(t_i).
+struct SnapshotGrid {
+  Index count = 0;
+  Vector weights;
+};
+
+SnapshotGrid snapshot_grid(const IntegratorOptions& opt) {
+  const Index total = step_count(opt);  // validates opt
+  const Index stride = opt.observe_stride;
+  const double h = (opt.t_end - opt.t0) / static_cast<double>(total);
+  std::vector<Index> steps;
+  for (Index k = 0; k <= total; k += stride) steps.push_back(k);
+  if (steps.back() != total) steps.push_back(total);
+  SnapshotGrid g;
+  g.count = static_cast<Index>(steps.size());
+  g.weights = Vector::Zero(g.count);
+  for (Index i = 0; i + 1 < g.count; ++i) {
+    const double half = 0.5 * h * static_cast<double>(steps[i + 1] - steps[i]);
+    g.weights[i] += half;
+    g.weights[i + 1] += half;
+  }
+  return g;
+}
+
+/// Runs the free response from (q, v) and hands the i-th snapshot to record(i, q, v). A
+/// NumericalError of the integrator is rethrown with `context()` (which run failed) in front.
+template <class Record, class Context>
+void free_response(const MassSpringChain& chain, MassSpringChain::Workspace& ws, const Signal& zero,
+                   const IntegratorOptions& opt, Vector q, Vector v, Index snapshots,
+                   Record&& record, Context&& context) {
+  Index i = 0;
+  try {
+    integrate(chain, ws, zero, opt, q, v,
+              [&](Index, double, const Vector& qi, const Vector& vi, const Vector&) {
+                if (i < snapshots) record(i, qi, vi);
+                ++i;
+              });
+  } catch (const NumericalError& e) {
+    throw NumericalError(detail::concat(context(), ": ", e.what()));
+  }
+  // The grid mirrors integrate()'s observation rule; a mismatch is a bug here, not bad input.
+  if (i != snapshots)
+    throw NumericalError(
+        detail::concat(context(), ": ", i, " snapshots were reported, ", snapshots, " expected"));
+}
+
+/// Upper triangular R (n_d x n_d) with W_O = R^T R for the directions (see the header): the thin QR
+/// of the weighted outputs of all 2 K n_d runs, updated once per amplitude and sign so that only
+/// one block of n_t p x n_d outputs is held at a time.
+Matrix observability_factor(const MassSpringChain& chain, const Matrix& directions,
+                            const EmpiricalGramianOptions& options) {
+  constexpr const char* what = "empirical observability Gramian";
+  check_amplitudes(options.amplitudes, what);
+  const Index N = chain.n(), n_d = directions.cols(), p = chain.n_outputs();
+  require(directions.rows() == 2 * N, what, ": the directions have ", directions.rows(),
+          " rows, the chain 2N = ", 2 * N, " states");
+  require(n_d >= 1, what, ": no directions were given (0 columns)");
+  require(directions.allFinite(), what, ": the directions have a non-finite entry");
+  const SnapshotGrid grid = snapshot_grid(options.integrator);
+  const auto K = static_cast<double>(options.amplitudes.size());
+
+  MassSpringChain::Workspace ws(chain);
+  const auto zero = make_zero_signal(chain.n_inputs());
+  Matrix R = Matrix::Zero(n_d, n_d);
+  Matrix stacked(n_d + grid.count * p, n_d);
+  Vector y(p);
+  for (double c : options.amplitudes) {
+    for (double sign : {1.0, -1.0}) {
+      auto G = stacked.bottomRows(grid.count * p);
+      const double scale = 1.0 / (c * std::sqrt(2.0 * K));
+      for (Index i = 0; i < n_d; ++i) {
+        const Vector x0 = (sign * c) * directions.col(i);
+        free_response(
+            chain, ws, *zero, options.integrator, x0.head(N), x0.tail(N), grid.count,
+            [&](Index t, const Vector& q, const Vector& v) {
+              chain.output(q, v, y);
+              G.col(i).segment(t * p, p) = (std::sqrt(grid.weights[t]) * scale) * y;
+            },
+            [&] {
+              return detail::concat(what, ": the free response from x0 = ", sign * c,
+                                    " * direction ", i + 1, " (amplitude c = ", c, ") failed");
+            });
+      }
+      stacked.topRows(n_d) = R;
+      Eigen::HouseholderQR<Matrix> qr(stacked);
+      R = qr.matrixQR().topRows(n_d).triangularView<Eigen::Upper>();
+    }
+  }
+  return R;
+}
+
+}  // namespace
+
+Matrix empirical_controllability_factor(const MassSpringChain& chain,
+                                        const EmpiricalGramianOptions& options) {
+  constexpr const char* what = "empirical controllability Gramian";
+  check_amplitudes(options.amplitudes, what);
+  const SnapshotGrid grid = snapshot_grid(options.integrator);
+  const Index N = chain.n(), m = chain.n_inputs();
+  const auto K = static_cast<Index>(options.amplitudes.size());
+  const Matrix B = Matrix(chain.linear_system().B);  // N x m, unit columns at the input masses
+
+  MassSpringChain::Workspace ws(chain);
+  const auto zero = make_zero_signal(m);
+  Matrix Zc(2 * N, 2 * K * m * grid.count);
+  Index column = 0;
+  Vector v0(N);
+  for (Index j = 0; j < m; ++j) {
+    for (double c : options.amplitudes) {
+      for (double sign : {1.0, -1.0}) {
+        // The impulse c e_j delta(t) sets v(0+) = M^{-1} B e_j c at q(0) = 0.
+        ws.solve_mass((sign * c) * B.col(j), v0);
+        const double scale = 1.0 / (c * std::sqrt(2.0 * static_cast<double>(K)));
+        free_response(
+            chain, ws, *zero, options.integrator, Vector::Zero(N), v0, grid.count,
+            [&](Index t, const Vector& q, const Vector& v) {
+              const double s = std::sqrt(grid.weights[t]) * scale;
+              Zc.col(column + t).head(N) = s * q;
+              Zc.col(column + t).tail(N) = s * v;
+            },
+            [&] {
+              return detail::concat(what, ": the free response after an impulse of ", sign * c,
+                                    " on input ", j + 1, " (amplitude c = ", c, ") failed");
+            });
+        column += grid.count;
+      }
+    }
+  }
+  return Zc;
+}
+
+Matrix empirical_observability(const MassSpringChain& chain, const Matrix& directions,
+                               const EmpiricalGramianOptions& options) {
+  const Matrix R = observability_factor(chain, directions, options);
+  return R.transpose() * R;
+}
+
+Matrix position_directions(const Matrix& Phi) {
+  Matrix Dir = Matrix::Zero(2 * Phi.rows(), Phi.cols());
+  Dir.topRows(Phi.rows()) = Phi;
+  return Dir;
+}
+
+EmpiricalBalancingResult empirical_balancing(const MassSpringChain& chain,
+                                             const EmpiricalBalancingOptions& options) {
+  constexpr const char* what = "empirical balancing";
+  // Everything that can be checked before the simulations is checked first: they may take long.
+  check_amplitudes(options.gramians.amplitudes, what);
+  validate(options.gramians.integrator);
+  const PodOptions& sub = options.subspace;
+  require(sub.order.has_value() != sub.energy.has_value(), what,
+          ": set exactly one of subspace.order and subspace.energy (",
+          sub.order ? "both" : "neither", " are set)");
+  const OrderSelection& sel = options.selection;
+  require((sel.order > 0) != (sel.tolerance > 0.0), what,
+          ": set exactly one of order (r >= 1) and tolerance (> 0); got order = ", sel.order,
+          ", tolerance = ", sel.tolerance);
+  require(sel.order >= 0, what, ": order r = ", sel.order, " must be >= 1");
+  const Index N = chain.n();
+  require(sel.order <= N, what, ": order r = ", sel.order, " exceeds the number of masses N = ", N);
+  if (sub.order && sel.order > 0)
+    require(sel.order <= *sub.order, what, ": order r = ", sel.order,
+            " exceeds the subspace dimension d = ", *sub.order);
+
+  EmpiricalBalancingResult res;
+  const auto K = static_cast<Index>(options.gramians.amplitudes.size());
+
+  auto t0 = Clock::now();
+  Matrix Zc = empirical_controllability_factor(chain, options.gramians);
+  res.simulations_controllability = 2 * K * chain.n_inputs();
+  res.seconds.controllability = seconds_since(t0);
+
+  t0 = Clock::now();
+  Matrix Lc;  // d x s
+  {
+    const Matrix Zq = Zc.topRows(N);
+    PodResult pr = pod(Zq, sub);
+    res.Phi = std::move(pr.V);
+    res.subspace_singular_values = std::move(pr.singular_values);
+    Lc = res.Phi.transpose() * Zq;
+  }
+  if (options.keep_controllability_factor)
+    res.Zc = std::move(Zc);
+  else
+    Zc.resize(0, 0);
+  const Index d = res.Phi.cols();
+  res.seconds.pod = seconds_since(t0);
+
+  t0 = Clock::now();
+  const Matrix R = observability_factor(chain, position_directions(res.Phi), options.gramians);
+  res.Wo = R.transpose() * R;  // L_o = R^T
+  res.simulations_observability = 2 * K * d;
+  res.seconds.observability = seconds_since(t0);
+
+  t0 = Clock::now();
+  Eigen::BDCSVD<Matrix> svd(R * Lc, Eigen::ComputeThinU | Eigen::ComputeThinV);
+  res.sigma = svd.singularValues();
+  const Index available = res.sigma.size();
+  Index r = sel.order;
+  if (sel.tolerance > 0.0) r = order_for_tolerance(res.sigma, sel.tolerance);
+  require(r <= available, what, ": order r = ", r, " exceeds the ", available,
+          " empirical singular values (subspace dimension d = ", d, ")");
+  Index rank = 0;
+  while (rank < available && res.sigma[rank] > kEmpiricalRankTolerance * res.sigma[0]) ++rank;
+  require(r <= rank, what, ": order r = ", r, " exceeds the numerical rank ", rank,
+          " of the empirical Gramian product (sigma_", r, " = ", res.sigma[r - 1],
+          " <= ", kEmpiricalRankTolerance, " sigma_1 = ", kEmpiricalRankTolerance * res.sigma[0],
+          ")");
+  res.r = r;
+  res.discarded_sum = 2.0 * res.sigma.tail(available - r).sum();
+  const Vector inv_sqrt = res.sigma.head(r).cwiseSqrt().cwiseInverse();
+  res.V = res.Phi * ((Lc * svd.matrixV().leftCols(r)) * inv_sqrt.asDiagonal());
+  res.W = res.Phi * ((R.transpose() * svd.matrixU().leftCols(r)) * inv_sqrt.asDiagonal());
+  res.seconds.balancing = seconds_since(t0);
+  return res;
+}
+
+}  // namespace mor
