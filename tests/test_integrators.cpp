@@ -198,6 +198,41 @@ TEST(Integrate, MidpointKeepsTheLinearEnergyBalanceToRounding) {
       << "largest defect " << worst << ", energy " << scale;
 }
 
+TEST(Integrate, ReusedJacobianMeetsTheSameNewtonToleranceWithFewerFactorizations) {
+  // A lagged iteration matrix changes only the Newton path, not the converged step: with
+  // newton_rtol = 1e-13 both runs solve every step to ~1e-13, so over 400 steps the states agree
+  // to 1e-10 relative; an error in the reuse logic (a stale matrix accepted
+  // without convergence) would show at the 1e-3 level of the cubic term.
+  ChainParameters p;
+  p.N = 40;
+  const MassSpringChain chain(p);
+  const auto u = make_sine_signal(1, 2.0, 0.3);
+  for (Scheme scheme : {Scheme::implicit_midpoint, Scheme::generalized_alpha}) {
+    IntegratorOptions opt;
+    opt.scheme = scheme;
+    opt.dt = 0.05;
+    opt.t_end = 20.0;
+    opt.newton_rtol = 1e-13;
+    auto simulate = [&](bool reuse, IntegrationStats& stats) {
+      MassSpringChain::Workspace ws(chain);
+      IntegratorOptions o = opt;
+      o.reuse_jacobian = reuse;
+      Vector q = Vector::Zero(p.N), v = Vector::Zero(p.N);
+      stats = integrate(chain, ws, *u, o, q, v,
+                        [](Index, double, const Vector&, const Vector&, const Vector&) {});
+      Vector x(2 * p.N);
+      x << q, v;
+      return x;
+    };
+    IntegrationStats fresh, reused;
+    const Vector a = simulate(false, fresh), b = simulate(true, reused);
+    EXPECT_TRUE(matrices_near(b, a, 1e-10, Compare::relative)) << to_string(scheme);
+    EXPECT_LT(reused.factorizations, fresh.factorizations / 2)
+        << to_string(scheme) << ": " << reused.factorizations << " against "
+        << fresh.factorizations;
+  }
+}
+
 TEST(Integrate, DivergenceIsReportedWithTheTime) {
   ChainParameters p;
   p.N = 10;

@@ -45,6 +45,8 @@ void validate(const IntegratorOptions& o) {
           "Newton absolute tolerance must be >= 0, got ", o.newton_atol);
   require(o.newton_max_iterations >= 1, "Newton iteration limit must be >= 1, got ",
           o.newton_max_iterations);
+  require(o.reuse_max_iterations >= 1, "reuse_max_iterations must be >= 1, got ",
+          o.reuse_max_iterations);
   require(o.observe_stride >= 1, "output stride must be >= 1, got ", o.observe_stride);
   require(o.finite_check_stride >= 1, "finite check stride must be >= 1, got ",
           o.finite_check_stride);

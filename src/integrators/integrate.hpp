@@ -46,6 +46,13 @@ struct IntegratorOptions {
   double newton_rtol = 1e-10;
   double newton_atol = 1e-14;
   int newton_max_iterations = 30;
+  /// Nonlinear models: keep the factorized iteration matrix from step to step (simplified
+  /// Newton with a lagged Jacobian) and refactorize only when Newton needed more than
+  /// reuse_max_iterations iterations or contracted slowly (size > 1/2 of the previous), and
+  /// always after a step that refactorized. The converged solution still meets newton_rtol /
+  /// newton_atol; it changes only by that tolerance. Off by default.
+  bool reuse_jacobian = false;
+  int reuse_max_iterations = 4;
   /// The observer is called at t0 and after every observe_stride-th step (and the last step).
   Index observe_stride = 1;
   /// If set and true, the run throws Interrupted at the next step (set from a signal handler).
@@ -191,6 +198,8 @@ IntegrationStats integrate(const Model& model, typename Model::Workspace& ws, co
       ++stats.force_evaluations;
       x = acc;
     }
+    const bool reuse = opt.reuse_jacobian && !model.is_linear();
+    bool stale = true;  // the iteration matrix must be (re)factorized before use
     for (Index k = 1; k <= total; ++k) {
       const double t = time_at(k - 1);
       qn = q;
@@ -215,8 +224,11 @@ IntegrationStats integrate(const Model& model, typename Model::Workspace& ws, co
       };
       stage();
       bool refactorized_after_first = false;
-      ws.factorize_iteration(a, b, c, qs);
-      ++stats.factorizations;
+      if (!reuse || stale) {
+        ws.factorize_iteration(a, b, c, qs);
+        ++stats.factorizations;
+        stale = false;
+      }
       double previous = 0.0;
       int it = 0;
       for (;;) {
@@ -253,6 +265,8 @@ IntegrationStats integrate(const Model& model, typename Model::Workspace& ws, co
         }
         previous = size;
       }
+      // A lagged Jacobian is kept while Newton converges within reuse_max_iterations.
+      if (refactorized_after_first || it > opt.reuse_max_iterations) stale = true;
       if (midpoint) {
         q = qn + (0.5 * h) * (vn + x);
         v = x;
