@@ -19,7 +19,11 @@
 
 #include <toml++/toml.h>
 
+#include "experiments/runner/pod_run.hpp"
 #include "experiments/runner/reduction_run.hpp"
+#include "reduction/deim.hpp"
+#include "reduction/pod.hpp"
+#include "reduction/reduced_chain.hpp"
 #include "src/core/errors.hpp"
 #include "src/core/version.hpp"
 #include "src/io/results.hpp"
@@ -218,6 +222,24 @@ std::string toml_string(const std::string& s) {
 }
 
 /// The effective configuration, every default filled in, as TOML: stored in results files.
+/// The keys of one input table (after its type).
+void write_input(std::ostream& os, const InputSpec& in) {
+  if (in.type == "step") os << "amplitude = " << in.amplitude << "\nt_on = " << in.t_on << "\n";
+  if (in.type == "sine")
+    os << "amplitude = " << in.amplitude << "\nfrequency = " << in.frequency
+       << "\nphase = " << in.phase << "\noffset = " << in.offset << "\n";
+  if (in.type == "chirp")
+    os << "amplitude = " << in.amplitude << "\nf0 = " << in.f0 << "\nf1 = " << in.f1
+       << "\nt1 = " << in.t1 << "\n";
+  if (in.type == "multisine") {
+    os << "amplitude = " << in.amplitude << "\nseed = " << in.seed << "\nfrequencies = [";
+    for (std::size_t i = 0; i < in.frequencies.size(); ++i)
+      os << (i ? ", " : "") << in.frequencies[i];
+    os << "]\n";
+  }
+  if (in.type == "table") os << "file = " << toml_string(in.file.string()) << "\n";
+}
+
 std::string to_toml(const ExperimentConfig& c) {
   std::ostringstream os;
   os.precision(17);
@@ -239,27 +261,18 @@ std::string to_toml(const ExperimentConfig& c) {
      << "\noutput_quantity = \""
      << (c.model.output_quantity == OutputQuantity::position ? "position" : "velocity")
      << "\"\n\n[input]\ntype = " << toml_string(c.input.type) << "\n";
-  const InputSpec& in = c.input;
-  if (in.type == "step") os << "amplitude = " << in.amplitude << "\nt_on = " << in.t_on << "\n";
-  if (in.type == "sine")
-    os << "amplitude = " << in.amplitude << "\nfrequency = " << in.frequency
-       << "\nphase = " << in.phase << "\noffset = " << in.offset << "\n";
-  if (in.type == "chirp")
-    os << "amplitude = " << in.amplitude << "\nf0 = " << in.f0 << "\nf1 = " << in.f1
-       << "\nt1 = " << in.t1 << "\n";
-  if (in.type == "multisine") {
-    os << "amplitude = " << in.amplitude << "\nseed = " << in.seed << "\nfrequencies = [";
-    for (std::size_t i = 0; i < in.frequencies.size(); ++i)
-      os << (i ? ", " : "") << in.frequencies[i];
-    os << "]\n";
+  write_input(os, c.input);
+  for (const InputSpec& t : c.training) {
+    os << "\n[[training]]\ntype = " << toml_string(t.type) << "\n";
+    write_input(os, t);
   }
-  if (in.type == "table") os << "file = " << toml_string(in.file.string()) << "\n";
   const IntegratorOptions& o = c.integrator;
   os << "\n[simulation]\nintegrator = \"" << to_string(o.scheme) << "\"\ndt = " << o.dt
      << "\nt_end = " << o.t_end << "\nsolver = \"" << to_string(c.solver)
      << "\"\nrho_infinity = " << o.rho_infinity << "\nnewton_rtol = " << o.newton_rtol
      << "\nnewton_atol = " << o.newton_atol
      << "\nnewton_max_iterations = " << o.newton_max_iterations
+     << "\nreuse_jacobian = " << (o.reuse_jacobian ? "true" : "false")
      << "\n\n[output]\noutput_stride = " << o.observe_stride
      << "\nsnapshot_stride = " << c.snapshot_stride << "\nsnapshot_fields = [";
   for (std::size_t i = 0; i < c.snapshot_fields.size(); ++i)
@@ -268,7 +281,20 @@ std::string to_toml(const ExperimentConfig& c) {
      << "\n";
   const ReductionSpec& red = c.reduction;
   os << "\n[reduction]\nmethod = " << toml_string(red.method) << "\n";
-  if (red.method != "none") {
+  if (red.method == "pod") {
+    if (red.order > 0)
+      os << "order = " << red.order << "\n";
+    else
+      os << "energy = " << red.energy << "\n";
+    os << "pod_method = " << toml_string(red.pod_method)
+       << "\nnonlinear = " << toml_string(red.nonlinear)
+       << "\ndeim_method = " << toml_string(red.deim_method)
+       << "\ndeim_order = " << red.deim_order << "\ntraining_stride = " << red.training_stride
+       << "\ntraining_files = [";
+    for (std::size_t i = 0; i < red.training_files.size(); ++i)
+      os << (i ? ", " : "") << toml_string(red.training_files[i].string());
+    os << "]\nstore_bases = " << (red.store_bases ? "true" : "false") << "\n";
+  } else if (red.method != "none") {
     if (red.order > 0)
       os << "order = " << red.order << "\n";
     else
@@ -293,6 +319,43 @@ std::string to_toml(const ExperimentConfig& c) {
   return os.str();
 }
 
+/// The keys of an input table ([input] or one [[training]] entry) after reading nothing else.
+InputSpec read_input(TableReader& r, const std::string& name, const std::string& source,
+                     const std::filesystem::path& base_dir) {
+  InputSpec in;
+  in.type = r.text("type", in.type);
+  if (in.type == "zero") {
+  } else if (in.type == "step") {
+    in.amplitude = r.real("amplitude", in.amplitude);
+    in.t_on = r.real("t_on", in.t_on);
+  } else if (in.type == "sine") {
+    in.amplitude = r.real("amplitude", in.amplitude);
+    in.frequency = r.real("frequency", in.frequency);
+    in.phase = r.real("phase", in.phase);
+    in.offset = r.real("offset", in.offset);
+  } else if (in.type == "chirp") {
+    in.amplitude = r.real("amplitude", in.amplitude);
+    in.f0 = r.real("f0", in.f0);
+    in.f1 = r.real("f1", in.f1);
+    in.t1 = r.real("t1", in.t1);
+  } else if (in.type == "multisine") {
+    in.amplitude = r.real("amplitude", in.amplitude);
+    in.frequencies = r.reals("frequencies", {0.01, 0.02, 0.05, 0.1, 0.2});
+    in.seed = r.integer("seed", in.seed);
+    require(in.seed >= 0, r.where("seed"), ": ", name, ".seed must be >= 0, got ", in.seed);
+  } else if (in.type == "table") {
+    const std::string file = r.text("file", "");
+    require(!file.empty(), source, ": ", name, ".type = \"table\" needs ", name, ".file");
+    in.file = resolve(file, base_dir);
+  } else {
+    throw InvalidArgument(
+        concat(r.where("type"), ": ", name, ".type '", in.type,
+               "' is not a known signal (zero, step, sine, chirp, multisine, table)"));
+  }
+  r.finish(" for input type '" + in.type + "'");
+  return in;
+}
+
 }  // namespace
 
 ExperimentConfig parse_experiment(const std::string& text, const std::string& source,
@@ -307,11 +370,13 @@ ExperimentConfig parse_experiment(const std::string& text, const std::string& so
   }
   for (const auto& o : overrides) apply_override(root, o);
 
-  const std::vector<std::string> tables = {"experiment", "model",     "input",   "simulation",
-                                           "output",     "reduction", "analysis"};
+  const std::vector<std::string> tables = {"experiment", "model",    "input",    "training",
+                                           "simulation", "output",   "reduction", "analysis"};
   for (const auto& [k, node] : root) {
     const std::string key(k.str());
-    if (std::find(tables.begin(), tables.end(), key) != tables.end() && node.is_table()) continue;
+    if (std::find(tables.begin(), tables.end(), key) != tables.end() &&
+        (node.is_table() || (key == "training" && node.is_array())))
+      continue;
     const std::string near = suggestion(key, tables);
     throw InvalidArgument(
         concat(source, ":", node.source().begin.line, ": unknown ",
@@ -368,37 +433,17 @@ ExperimentConfig parse_experiment(const std::string& text, const std::string& so
   }
   {
     TableReader r(table("input"), "input", source);
-    InputSpec& in = c.input;
-    in.type = r.text("type", in.type);
-    if (in.type == "zero") {
-    } else if (in.type == "step") {
-      in.amplitude = r.real("amplitude", in.amplitude);
-      in.t_on = r.real("t_on", in.t_on);
-    } else if (in.type == "sine") {
-      in.amplitude = r.real("amplitude", in.amplitude);
-      in.frequency = r.real("frequency", in.frequency);
-      in.phase = r.real("phase", in.phase);
-      in.offset = r.real("offset", in.offset);
-    } else if (in.type == "chirp") {
-      in.amplitude = r.real("amplitude", in.amplitude);
-      in.f0 = r.real("f0", in.f0);
-      in.f1 = r.real("f1", in.f1);
-      in.t1 = r.real("t1", in.t1);
-    } else if (in.type == "multisine") {
-      in.amplitude = r.real("amplitude", in.amplitude);
-      in.frequencies = r.reals("frequencies", {0.01, 0.02, 0.05, 0.1, 0.2});
-      in.seed = r.integer("seed", in.seed);
-      require(in.seed >= 0, r.where("seed"), ": input.seed must be >= 0, got ", in.seed);
-    } else if (in.type == "table") {
-      const std::string file = r.text("file", "");
-      require(!file.empty(), source, ": input.type = \"table\" needs input.file");
-      in.file = resolve(file, base_dir);
-    } else {
-      throw InvalidArgument(
-          concat(r.where("type"), ": input.type '", in.type,
-                 "' is not a known signal (zero, step, sine, chirp, multisine, table)"));
+    c.input = read_input(r, "input", source, base_dir);
+  }
+  if (const toml::node* tn = root.get("training")) {
+    const toml::array* arr = tn->as_array();
+    require(arr != nullptr && arr->is_array_of_tables(), source, ":", tn->source().begin.line,
+            ": training must be an array of tables ([[training]] with the keys of [input])");
+    for (std::size_t i = 0; i < arr->size(); ++i) {
+      const std::string name = concat("training[", i, "]");
+      TableReader r((*arr)[i].as_table(), name, source);
+      c.training.push_back(read_input(r, name, source, base_dir));
     }
-    r.finish(" for input type '" + in.type + "'");
   }
   {
     TableReader r(table("simulation"), "simulation", source);
@@ -417,6 +462,7 @@ ExperimentConfig parse_experiment(const std::string& text, const std::string& so
     o.newton_atol = r.real("newton_atol", o.newton_atol);
     o.newton_max_iterations =
         static_cast<int>(r.integer("newton_max_iterations", o.newton_max_iterations));
+    o.reuse_jacobian = r.boolean("reuse_jacobian", o.reuse_jacobian);
     r.finish();
   }
   {
@@ -439,11 +485,44 @@ ExperimentConfig parse_experiment(const std::string& text, const std::string& so
     TableReader r(table("reduction"), "reduction", source);
     ReductionSpec& red = c.reduction;
     red.method = r.text("method", red.method);
-    require(red.method == "none" || red.method == "bt" || red.method == "sobt", r.where("method"),
-            ": reduction.method '", red.method,
-            "' must be \"none\", \"bt\" (first-order balanced truncation) or \"sobt\" "
-            "(second-order balanced truncation)");
-    if (red.method != "none") {
+    require(red.method == "none" || red.method == "bt" || red.method == "sobt" ||
+                red.method == "pod",
+            r.where("method"), ": reduction.method '", red.method,
+            "' must be \"none\", \"bt\" (first-order balanced truncation), \"sobt\" "
+            "(second-order balanced truncation) or \"pod\" (POD-Galerkin with hyper-reduction)");
+    if (red.method == "pod") {
+      red.order = r.integer("order", 0);
+      red.energy = r.real("energy", 0.0);
+      red.pod_method = r.text("pod_method", red.pod_method);
+      red.nonlinear = r.text("nonlinear", red.nonlinear);
+      red.deim_method = r.text("deim_method", red.deim_method);
+      red.deim_order = r.integer("deim_order", red.deim_order);
+      red.training_stride = r.integer("training_stride", red.training_stride);
+      for (const auto& f : r.strings("training_files", {}))
+        red.training_files.push_back(resolve(f, base_dir));
+      red.store_bases = r.boolean("store_bases", red.store_bases);
+      try {
+        parse_pod_method(red.pod_method);
+        parse_nonlinear_treatment(red.nonlinear);
+        parse_deim_method(red.deim_method);
+      } catch (const InvalidArgument& e) {
+        throw InvalidArgument(concat(source, ": reduction: ", e.what()));
+      }
+      require((red.order > 0) != (red.energy > 0.0), source,
+              ": reduction: set exactly one of reduction.order (r >= 1) and reduction.energy "
+              "(in (0, 1]); got order = ",
+              red.order, ", energy = ", red.energy);
+      require(red.order >= 0, r.where("order"), ": reduction.order must be >= 1, got ", red.order);
+      require(red.energy <= 1.0, r.where("energy"), ": reduction.energy must be in (0, 1], got ",
+              red.energy);
+      require(red.deim_order >= 0, r.where("deim_order"),
+              ": reduction.deim_order must be >= 1 (or 0: 2 r), got ", red.deim_order);
+      require(red.training_stride >= 1, r.where("training_stride"),
+              ": reduction.training_stride must be >= 1, got ", red.training_stride);
+      require(!c.training.empty() || !red.training_files.empty(), source,
+              ": reduction.method = \"pod\" needs training data: [[training]] inputs or "
+              "reduction.training_files");
+    } else if (red.method != "none") {
       red.order = r.integer("order", 0);
       red.tolerance = r.real("tolerance", 0.0);
       red.projection = r.text("projection", red.method == "bt" ? "square_root" : "balancing_free");
@@ -487,9 +566,12 @@ ExperimentConfig parse_experiment(const std::string& text, const std::string& so
       require(c.model.k_n == 0.0, r.where("method"), ": reduction.method = \"", red.method,
               "\" reduces linear systems: set model.k_n = 0 (got k_n = ", c.model.k_n, ")");
     }
-    r.finish(red.method == "none" ? " (reduction.method = \"none\" takes no other key)"
-             : red.method == "bt" ? " (variant needs method = \"sobt\")"
-                                  : "");
+    r.finish(red.method == "none"  ? " (reduction.method = \"none\" takes no other key)"
+             : red.method == "bt"  ? " (variant needs method = \"sobt\")"
+             : red.method == "pod" ? " for reduction.method = \"pod\""
+                                   : "");
+    require(red.method == "pod" || c.training.empty(), source,
+            ": [[training]] inputs are used by reduction.method = \"pod\" only");
   }
   {
     TableReader r(table("analysis"), "analysis", source);
@@ -537,6 +619,8 @@ double peak_rss_mib() {
 
 namespace {
 
+}  // namespace
+
 std::unique_ptr<Signal> make_signal(const InputSpec& in, Index m) {
   if (in.type == "zero") return make_zero_signal(m);
   if (in.type == "step") return make_step_signal(m, in.amplitude, in.t_on);
@@ -548,6 +632,8 @@ std::unique_ptr<Signal> make_signal(const InputSpec& in, Index m) {
                                  static_cast<std::uint64_t>(in.seed));
   return make_table_signal(m, in.file);
 }
+
+namespace {
 
 std::string utc_now() {
   const std::time_t now = std::time(nullptr);
@@ -569,46 +655,68 @@ std::vector<std::int64_t> to_int64(const std::vector<Index>& v, Index fallback) 
   return out;
 }
 
-/// Simulates the reduced model with the full model's integrator options and writes
-/// /reduced/outputs/y and /error/y = y - y_r at the full model's output times.
-void simulate_reduced(const ExperimentConfig& c, ReducedModel& reduced, const Signal& input,
-                      const std::vector<double>& y_full, io::ResultsWriter& out,
-                      const RunOptions& options, RunSummary& summary) {
-  const DenseSecondOrderModel model(reduced.second_order);
-  DenseSecondOrderModel::Workspace ws(model);
-  const IntegratorOptions& o = c.integrator;
+/// A reduced model's run: outputs at the output steps (rows of p values, feed-through
+/// included) and reduced coordinates at every state_stride-th step (columns; none if 0).
+struct ReducedTrajectory {
+  std::vector<double> y;
+  Matrix q;
+  IntegrationStats stats;
+};
+
+template <class Model>
+ReducedTrajectory simulate_reduced(const Model& model, const Matrix& D_ff, const Signal& input,
+                                   const IntegratorOptions& o, Index state_stride,
+                                   const RunOptions& options, const std::string& label) {
+  typename Model::Workspace ws(model);
   const Index steps = step_count(o), p = model.n_outputs();
   IntegratorOptions run = o;
   run.stop_requested = options.stop_requested;
+  if (state_stride > 0) run.observe_stride = std::gcd(o.observe_stride, state_stride);
+  ReducedTrajectory traj;
+  traj.q.resize(model.n(), state_stride > 0 ? steps / state_stride + 1 : 0);
+  Index states = 0;
+  Vector y(p);
+  auto observe = [&](Index k, double, const Vector& q, const Vector& v, const Vector& u) {
+    if (k % o.observe_stride == 0 || k == steps) {
+      model.output(q, v, y);
+      if (D_ff.size() > 0) y.noalias() += D_ff * u;
+      traj.y.insert(traj.y.end(), y.begin(), y.end());
+    }
+    if (state_stride > 0 && k % state_stride == 0) traj.q.col(states++) = q;
+  };
+  Vector q = Vector::Zero(model.n()), v = Vector::Zero(model.n());
+  try {
+    traj.stats = integrate(model, ws, input, run, q, v, observe);
+  } catch (const NumericalError& e) {
+    throw NumericalError(concat("reduced model (", label, "): ", e.what()));
+  }
+  return traj;
+}
+
+/// Writes /reduced/outputs/y and /error/y = y - y_r at the full model's output times.
+void write_output_errors(io::ResultsWriter& out, const std::vector<double>& y_full,
+                         const ReducedTrajectory& traj, Index p, Index r, RunSummary& summary) {
   out.create_group("/reduced");
   io::RowStream& s_y = out.open_row_stream("/reduced/outputs/y", p, 0);
   io::RowStream& s_e = out.open_row_stream("/error/y", p, 0);
-  Vector y(p), e(p);
+  require(traj.y.size() == y_full.size(), "internal: ", traj.y.size() / std::max<Index>(p, 1),
+          " reduced output rows against ", y_full.size() / std::max<Index>(p, 1), " full ones");
   double err2 = 0.0, ref2 = 0.0, err_max = 0.0;
-  std::size_t row = 0;
-  auto observe = [&](Index k, double, const Vector& q, const Vector& v, const Vector& u) {
-    if (k % o.observe_stride != 0 && k != steps) return;
-    model.output(q, v, y);
-    y.noalias() += reduced.second_order.D_ff * u;
-    const Eigen::Map<const Vector> yf(y_full.data() + row * static_cast<std::size_t>(p), p);
-    e = yf - y;
-    s_y.append(y);
+  Vector e(p);
+  for (std::size_t row = 0; row * static_cast<std::size_t>(p) < y_full.size(); ++row) {
+    const std::size_t at = row * static_cast<std::size_t>(p);
+    const Eigen::Map<const Vector> yf(y_full.data() + at, p), yr(traj.y.data() + at, p);
+    e = yf - yr;
+    s_y.append(Vector(yr));
     s_e.append(e);
     err2 += e.squaredNorm();
     ref2 += yf.squaredNorm();
     err_max = std::max(err_max, e.cwiseAbs().maxCoeff());
-    ++row;
-  };
-  Vector q = Vector::Zero(model.n()), v = Vector::Zero(model.n());
-  try {
-    summary.reduced_stats = integrate(model, ws, input, run, q, v, observe);
-  } catch (const NumericalError& e) {
-    throw NumericalError(concat("reduced model (r = ", reduced.r, ", spectral abscissa ",
-                                reduced.spectral_abscissa, "): ", e.what()));
   }
+  summary.reduced_stats = traj.stats;
   summary.output_error_relative = ref2 > 0.0 ? std::sqrt(err2 / ref2) : std::sqrt(err2);
-  out.set_attribute("/reduced", "r", static_cast<std::int64_t>(reduced.r));
-  out.set_attribute("/reduced", "integration_s", summary.reduced_stats.seconds);
+  out.set_attribute("/reduced", "r", static_cast<std::int64_t>(r));
+  out.set_attribute("/reduced", "integration_s", traj.stats.seconds);
   out.set_attribute("/error", "max_abs", err_max);
   out.set_attribute("/error", "relative_l2", summary.output_error_relative);
   out.set_attribute("/error", "definition",
@@ -672,6 +780,7 @@ RunSummary run_experiment(const ExperimentConfig& c, const RunOptions& options) 
   out.set_attribute("/simulation", "rho_infinity", o.rho_infinity);
   out.set_attribute("/simulation", "newton_rtol", o.newton_rtol);
   out.set_attribute("/simulation", "newton_atol", o.newton_atol);
+  out.set_attribute("/simulation", "reuse_jacobian", static_cast<std::int64_t>(o.reuse_jacobian));
   out.set_attribute("/simulation", "output_stride", static_cast<std::int64_t>(o.observe_stride));
   out.set_attribute("/simulation", "snapshot_stride", static_cast<std::int64_t>(c.snapshot_stride));
   out.set_attribute("/simulation", "initial_state", std::string("rest (q = v = 0)"));
@@ -680,14 +789,28 @@ RunSummary run_experiment(const ExperimentConfig& c, const RunOptions& options) 
   out.set_attribute("/input", "description", input->describe());
 
   // Reduce first: a reduction that fails (bad order, unconverged ADI) costs no simulation.
-  const bool reducing = c.reduction.method != "none";
+  const bool pod_reducing = c.reduction.method == "pod";
+  const bool bt_reducing = c.reduction.method == "bt" || c.reduction.method == "sobt";
+  const bool reducing = pod_reducing || bt_reducing;
   std::optional<SecondOrderSystem> linear;
   ReducedModel reduced;
-  if (reducing) {
+  PodReduction pod_reduced;
+  ReducedTrajectory pod_traj;
+  // The POD model runs first (it is cheap) so that the full run can compare states on the fly
+  // at every state_stride-th step (snapshot stride, or 10 output strides).
+  const Index state_stride =
+      pod_reducing ? (c.snapshot_stride > 0 ? c.snapshot_stride : 10 * o.observe_stride) : 0;
+  if (bt_reducing) {
     linear = chain.linear_system();
     reduced = reduce_and_record(c, *linear, out);
     summary.reduced_order = reduced.r;
     summary.reduction_seconds = reduced.seconds;
+  } else if (pod_reducing) {
+    pod_reduced = pod_reduce_and_record(c, chain, out, options.stop_requested);
+    summary.reduced_order = pod_reduced.r;
+    summary.reduction_seconds = pod_reduced.seconds;
+    pod_traj = simulate_reduced(*pod_reduced.model, Matrix(), *input, o, state_stride, options,
+                                concat("POD, r = ", pod_reduced.r));
   }
 
   out.create_group("/outputs");
@@ -713,9 +836,13 @@ RunSummary run_experiment(const ExperimentConfig& c, const RunOptions& options) 
   IntegratorOptions run = o;
   run.stop_requested = options.stop_requested;
   run.observe_stride = snapshots ? std::gcd(o.observe_stride, c.snapshot_stride) : o.observe_stride;
+  if (pod_reducing) run.observe_stride = std::gcd(run.observe_stride, state_stride);
   Vector y(chain.n_outputs());
   std::vector<double> y_full;  // kept for the reduced model's output error
   double write_seconds = 0.0;
+  // POD: ||q - V q_r||_2 and ||q||_2 at every state_stride-th step.
+  double state_err2 = 0.0, state_ref2 = 0.0, state_err_max = 0.0;
+  Index state_col = 0;
   auto observe = [&](Index k, double t, const Vector& q, const Vector& v, const Vector& u) {
     const auto w0 = Clock::now();
     if (k % o.observe_stride == 0 || k == steps) {
@@ -725,6 +852,13 @@ RunSummary run_experiment(const ExperimentConfig& c, const RunOptions& options) 
       s_y.append(y);
       if (reducing) y_full.insert(y_full.end(), y.begin(), y.end());
       ++summary.outputs;
+    }
+    if (pod_reducing && k % state_stride == 0 && state_col < pod_traj.q.cols()) {
+      const double e2 = (q - pod_reduced.model->lift(pod_traj.q.col(state_col++))).squaredNorm();
+      const double r2 = q.squaredNorm();
+      state_err2 += e2;
+      state_ref2 += r2;
+      if (r2 > 0.0) state_err_max = std::max(state_err_max, std::sqrt(e2 / r2));
     }
     if (snapshots && (k % c.snapshot_stride == 0 || k == steps)) {
       s_st->append(&t);
@@ -742,7 +876,24 @@ RunSummary run_experiment(const ExperimentConfig& c, const RunOptions& options) 
   summary.setup_seconds = std::chrono::duration<double>(Clock::now() - t_start).count();
   summary.stats = integrate(chain, ws, *input, run, q, v, observe, &progress);
   summary.write_seconds = write_seconds;
-  if (reducing) simulate_reduced(c, reduced, *input, y_full, out, options, summary);
+  if (bt_reducing) {
+    const DenseSecondOrderModel model(reduced.second_order);
+    const ReducedTrajectory traj =
+        simulate_reduced(model, reduced.second_order.D_ff, *input, o, 0, options,
+                         concat("r = ", reduced.r, ", spectral abscissa ", reduced.spectral_abscissa));
+    write_output_errors(out, y_full, traj, chain.n_outputs(), reduced.r, summary);
+  } else if (pod_reducing) {
+    write_output_errors(out, y_full, pod_traj, chain.n_outputs(), pod_reduced.r, summary);
+    summary.state_error_relative =
+        state_ref2 > 0.0 ? std::sqrt(state_err2 / state_ref2) : std::sqrt(state_err2);
+    out.set_attribute("/error", "state_relative_l2", summary.state_error_relative);
+    out.set_attribute("/error", "state_relative_max", state_err_max);
+    out.set_attribute("/error", "state_stride", static_cast<std::int64_t>(state_stride));
+    out.set_attribute("/error", "state_definition",
+                      std::string("q - V q_r every state_stride steps; state_relative_l2 = "
+                                  "||q - V q_r|| / ||q|| over all of them, state_relative_max = "
+                                  "max over time of the pointwise relative error"));
+  }
 
   const double stepping = summary.stats.seconds - write_seconds;
   out.create_group("/timings");
@@ -758,12 +909,21 @@ RunSummary run_experiment(const ExperimentConfig& c, const RunOptions& options) 
   out.set_attribute("/timings", "newton_iterations",
                     static_cast<std::int64_t>(summary.stats.newton_iterations));
   out.set_attribute("/timings", "factorizations", static_cast<std::int64_t>(ws.factorizations()));
-  if (reducing) {
+  if (bt_reducing) {
     const AnalysisOutcome a = analyse_and_record(c, *linear, reduced, out);
     summary.h2_error_relative = a.h2_error_relative;
     summary.hinf_error = a.hinf_error;
-    out.set_attribute("/timings", "reduction_s", reduced.seconds);
+  }
+  if (reducing) {
+    out.set_attribute("/timings", "reduction_s", summary.reduction_seconds);
     out.set_attribute("/timings", "reduced_integration_s", summary.reduced_stats.seconds);
+    // Full stepping time per step over the reduced model's (same integrator and options; the
+    // reduced run has no writer, so its integration time is its stepping time).
+    const double reduced_per_step =
+        summary.reduced_stats.seconds / static_cast<double>(std::max<Index>(1, steps));
+    summary.speedup_per_step =
+        reduced_per_step > 0.0 ? (stepping / static_cast<double>(steps)) / reduced_per_step : 0.0;
+    out.set_attribute("/timings", "speedup_per_step", summary.speedup_per_step);
   }
   summary.peak_rss_mb = peak_rss_mib();
   out.set_attribute("/timings", "peak_rss_mib", summary.peak_rss_mb);

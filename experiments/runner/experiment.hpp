@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <iosfwd>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -31,10 +32,11 @@ struct InputSpec {
   std::filesystem::path file;             ///< table (relative to the experiment file)
 };
 
-/// [reduction]: balanced truncation of the linear chain (k_n = 0). method "none" simulates the
-/// full model only.
+/// [reduction]: balanced truncation of the linear chain (k_n = 0), or POD-Galerkin with
+/// hyper-reduction of the (nonlinear) chain trained on [[training]] runs. method "none"
+/// simulates the full model only.
 struct ReductionSpec {
-  std::string method = "none";  ///< none, bt (first-order), sobt (second-order)
+  std::string method = "none";  ///< none, bt (first-order), sobt (second-order), pod
   Index order = 0;              ///< r; or
   double tolerance = 0.0;       ///< bt: 2 sum_{i>r} sigma_i <= tolerance; sobt: the same heuristic
   std::string projection;       ///< bt: square_root | balancing_free; sobt: + galerkin
@@ -49,6 +51,16 @@ struct ReductionSpec {
   Index rksm_max_dimension = 1000;
   bool allow_unconverged = false;
   bool store_bases = false;  ///< write V and W (n x r each) to the results file
+  // method = "pod"
+  double energy = 0.0;                 ///< instead of order: captured snapshot energy in (0, 1]
+  std::string pod_method = "automatic";  ///< automatic, svd, snapshots, randomized
+  std::string nonlinear = "deim";        ///< deim (hyper-reduced), tensor (exact), full (O(N))
+  std::string deim_method = "qdeim";     ///< deim (greedy) or qdeim (pivoted QR)
+  Index deim_order = 0;                  ///< m interpolation points; 0 chooses 2 r
+  Index training_stride = 10;            ///< steps between training snapshots
+  /// Results files whose /snapshots/p (every row a snapshot of the positions) are training
+  /// data too, besides the [[training]] runs (relative to the experiment file).
+  std::vector<std::filesystem::path> training_files;
 };
 
 /// [analysis]: frequency-domain comparison of full and reduced models.
@@ -60,12 +72,18 @@ struct AnalysisSpec {
   Index hinf_grid = 200;  ///< sweep grid of the large-system H-infinity estimate
 };
 
+/// The signal an input table describes, with m channels (the same signal on each).
+std::unique_ptr<Signal> make_signal(const InputSpec& in, Index m);
+
 struct ExperimentConfig {
   std::string name = "experiment";
   std::string description;
   std::filesystem::path output;  ///< results file; default results/<name>.h5
   ChainParameters model;
   InputSpec input;
+  /// [[training]]: the inputs of the training runs of a POD reduction (same integrator and
+  /// horizon as the test run, which uses [input]).
+  std::vector<InputSpec> training;
   IntegratorOptions integrator;
   SparseBackend solver = SparseBackend::cholmod;
   ReductionSpec reduction;
@@ -105,6 +123,8 @@ struct RunSummary {
   double output_error_relative = 0;  ///< ||y - y_r||_2 / ||y||_2 over all output samples
   double h2_error_relative = -1;     ///< ||G - G_r||_H2 / ||G||_H2, -1 if not computed
   double hinf_error = -1;            ///< ||G - G_r||_Hinf, -1 if not computed
+  double state_error_relative = -1;  ///< pod: ||q - V q_r|| / ||q|| over the output times
+  double speedup_per_step = 0;       ///< pod: full over reduced stepping time per step
   Index snapshots = 0, outputs = 0;
   double setup_seconds = 0, write_seconds = 0, total_seconds = 0;
   double peak_rss_mb = 0;
