@@ -13,6 +13,8 @@ Writes, into DIR (default: <file stem>_plots next to RESULTS.h5, created if miss
   and, for a reduction experiment (/reduction exists):
   hsv.png          Hankel singular values sigma_i / sigma_1 (and, for second-order BT, the
                    variant's singular values), the order r and the error bound;
+  pod_sv.png       POD: singular values of the position and force snapshots (normalised),
+                   r, the DEIM samples m and the captured energy;
   bode.png         sigma_max(G(i w)) of the full and the reduced model and of their difference,
                    with the H-infinity error and the BT bound;
   reduced_outputs.png  y(t) of the full and the reduced model and the error y - y_r.
@@ -199,6 +201,32 @@ def plot_hsv(f, out_dir, title):
     save(fig, out_dir, "hsv.png")
 
 
+def plot_pod_singular_values(f, out_dir, title):
+    red = f["reduction"]
+    fig, ax = plt.subplots(figsize=(9, 5))
+    s = red["pod_singular_values"][()]
+    ax.semilogy(np.arange(1, len(s) + 1), s / s[0], ".-", lw=1, ms=3,
+                label="positions q: s_i / s_1")
+    if "force_singular_values" in red:
+        g = red["force_singular_values"][()]
+        ax.semilogy(np.arange(1, len(g) + 1), g / g[0], ".-", lw=1, ms=3,
+                    label="cubic force g(q): s_i / s_1")
+    r = int(attr(red, "r", 0))
+    if r > 0:
+        ax.axvline(r, color="k", ls="--", lw=1, label=f"r = {r}")
+    m = int(attr(red, "m", 0))
+    if m > 0:
+        ax.axvline(m, color="C1", ls=":", lw=1, label=f"DEIM samples m = {m}")
+    ax.set_xlabel("i")
+    ax.set_ylabel("s_i / s_1")
+    ax.grid(alpha=0.3, which="both")
+    ax.legend(fontsize="small")
+    note = (f"{attr(red, 'training_snapshots')} training snapshots, captured energy "
+            f"{attr(red, 'captured_energy', 0.0):.10f}, nonlinear: {attr(red, 'nonlinear')}")
+    ax.set_title(f"{title}\nPOD: {note}", fontsize="medium")
+    save(fig, out_dir, "pod_sv.png")
+
+
 def plot_bode(f, out_dir, title):
     a = f["analysis"]
     w = a["omega"][()]
@@ -288,6 +316,8 @@ def main():
             plot_energy(f, out_dir, title)
         if "reduction/hsv" in f:
             plot_hsv(f, out_dir, title)
+        if "reduction/pod_singular_values" in f:
+            plot_pod_singular_values(f, out_dir, title)
         if "analysis/omega" in f:
             plot_bode(f, out_dir, title)
         if "reduced/outputs/y" in f and "error/y" in f:
