@@ -196,20 +196,10 @@ TEST(Deim, ConstantsRespectTheirTheoreticalBounds) {
   }
 }
 
-/// The message of the InvalidArgument thrown by f, or "no error".
-template <class F>
-std::string invalid_argument_message(F&& f) {
-  try {
-    f();
-  } catch (const InvalidArgument& e) {
-    return e.what();
-  }
-  return "no error";
-}
 
 TEST(Deim, BadInputIsRejectedNamingTheValue) {
   auto message = [](const Matrix& U) {
-    return invalid_argument_message([&] { deim(U, DeimMethod::deim); });
+    return testing::invalid_argument_message([&] { deim(U, DeimMethod::deim); });
   };
   auto contains = [](const std::string& msg, const std::string& part) {
     return msg.find(part) != std::string::npos;
@@ -228,10 +218,10 @@ TEST(Deim, BadInputIsRejectedNamingTheValue) {
   dependent.col(3) = U.col(2);  // rank-deficient: not orthonormal either
   EXPECT_TRUE(contains(message(dependent), "not orthonormal")) << message(dependent);
   const DeimResult res = deim(U, DeimMethod::qdeim);
-  EXPECT_TRUE(contains(invalid_argument_message([&] { deim_approximation(res, Vector::Ones(29)); }),
+  EXPECT_TRUE(contains(testing::invalid_argument_message([&] { deim_approximation(res, Vector::Ones(29)); }),
                        "size 29"));
   for (DeimMethod m : kMethods) EXPECT_EQ(parse_deim_method(to_string(m)), m);
-  EXPECT_TRUE(contains(invalid_argument_message([] { parse_deim_method("gdeim"); }), "gdeim"));
+  EXPECT_TRUE(contains(testing::invalid_argument_message([] { parse_deim_method("gdeim"); }), "gdeim"));
 }
 
 }  // namespace

@@ -291,21 +291,11 @@ TEST(Pod, MethodNamesRoundTrip) {
   EXPECT_THROW(parse_pod_method("qr"), InvalidArgument);
 }
 
-/// The message of the InvalidArgument thrown by f, or "no error".
-template <class F>
-std::string invalid_argument_message(F&& f) {
-  try {
-    f();
-  } catch (const InvalidArgument& e) {
-    return e.what();
-  }
-  return "no error";
-}
 
 TEST(Pod, OrderAboveTheRankIsRejectedNamingBoth) {
   const KnownSvd d = known_svd(100, 80, geometric(57, 0.95), 31);
   for (PodMethod method : kMethods) {
-    const std::string msg = invalid_argument_message([&] { pod(d.X, with_order(80, method)); });
+    const std::string msg = testing::invalid_argument_message([&] { pod(d.X, with_order(80, method)); });
     EXPECT_NE(msg.find("r = 80"), std::string::npos) << to_string(method) << ": " << msg;
     EXPECT_NE(msg.find("rank 57"), std::string::npos) << to_string(method) << ": " << msg;
     EXPECT_NO_THROW(pod(d.X, with_order(57, method))) << to_string(method);
@@ -316,7 +306,7 @@ TEST(Pod, BadInputIsRejectedNamingTheValue) {
   std::mt19937 gen(41);
   const Matrix X = testing::random_normal(20, 8, gen);
   auto message = [](const Matrix& S, const PodOptions& o, const Vector* w = nullptr) {
-    return invalid_argument_message([&] { pod(S, o, w); });
+    return testing::invalid_argument_message([&] { pod(S, o, w); });
   };
   auto contains = [](const std::string& msg, const std::string& part) {
     return msg.find(part) != std::string::npos;

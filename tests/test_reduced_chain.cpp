@@ -391,16 +391,6 @@ TEST(ReducedChain, LinearChainNeedsNoNonlinearTerm) {
   EXPECT_TRUE(matrices_near(model.Cp_r(), Matrix(s.Cp * V), kExactAgreementTol, Compare::relative));
 }
 
-/// The message of the InvalidArgument thrown by f, or "no error".
-template <class F>
-std::string invalid_argument_message(F&& f) {
-  try {
-    f();
-  } catch (const InvalidArgument& e) {
-    return e.what();
-  }
-  return "no error";
-}
 
 TEST(ReducedChain, BadInputIsRejectedNamingTheValue) {
   const Index N = 12;
@@ -409,7 +399,7 @@ TEST(ReducedChain, BadInputIsRejectedNamingTheValue) {
   const Matrix V = random_orthonormal(N, 3, gen);
   const DeimResult d = deim(random_orthonormal(N, 5, gen), DeimMethod::qdeim);
   auto message = [&](const Matrix& Vb, const Matrix& Wb, const ReducedChainOptions& o) {
-    return invalid_argument_message([&] { ReducedChainModel model(chain, Vb, Wb, o); });
+    return testing::invalid_argument_message([&] { ReducedChainModel model(chain, Vb, Wb, o); });
   };
   const ReducedChainOptions full = options_for(NonlinearTreatment::full);
   auto expect_contains = [](const std::string& msg, const std::string& part) {
@@ -446,7 +436,7 @@ TEST(ReducedChain, BadInputIsRejectedNamingTheValue) {
                   "is repeated");
   // Tensor above the default 2 GiB: r = 200 needs 8 * 200 * C(202, 3) = 2165440000 bytes.
   const MassSpringChain big(chain_parameters(200));
-  const std::string too_big = invalid_argument_message([&] {
+  const std::string too_big = testing::invalid_argument_message([&] {
     ReducedChainModel model(big, Matrix::Identity(200, 200), Matrix(),
                             options_for(NonlinearTreatment::tensor));
   });
@@ -459,9 +449,9 @@ TEST(ReducedChain, BadInputIsRejectedNamingTheValue) {
   EXPECT_EQ(message(Matrix::Identity(N, 4), Matrix(), small_limit), "no error");  // 960 bytes
   // Names and sizes of states.
   for (NonlinearTreatment t : kTreatments) EXPECT_EQ(parse_nonlinear_treatment(to_string(t)), t);
-  expect_contains(invalid_argument_message([] { parse_nonlinear_treatment("hyper"); }), "hyper");
+  expect_contains(testing::invalid_argument_message([] { parse_nonlinear_treatment("hyper"); }), "hyper");
   const ReducedChainModel model(chain, V, Matrix(), full);
-  expect_contains(invalid_argument_message([&] { model.project(Vector::Ones(5)); }), "size 5");
+  expect_contains(testing::invalid_argument_message([&] { model.project(Vector::Ones(5)); }), "size 5");
 }
 
 }  // namespace

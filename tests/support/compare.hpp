@@ -8,8 +8,11 @@
 #include <cmath>
 #include <limits>
 #include <sstream>
+#include <string>
 
 #include <Eigen/Core>
+
+#include "src/core/errors.hpp"
 
 namespace mor::testing {
 
@@ -53,6 +56,18 @@ inline ::testing::AssertionResult scalars_near(double a, double b, double tol,
   os << a << " against " << b << ": " << (kind == Compare::relative ? "relative" : "absolute")
      << " difference " << err / scale << " exceeds tolerance " << tol;
   return ::testing::AssertionFailure() << os.str();
+}
+
+/// The message of the InvalidArgument thrown by f, or "no error" (for checks that a message
+/// names the offending value).
+template <class F>
+std::string invalid_argument_message(F&& f) {
+  try {
+    f();
+  } catch (const InvalidArgument& e) {
+    return e.what();
+  }
+  return "no error";
 }
 
 }  // namespace mor::testing
