@@ -75,6 +75,8 @@ class LtiOperator {
 class SparseLtiOperator final : public LtiOperator {
  public:
   explicit SparseLtiOperator(const DescriptorSystem& sys, SparseBackend lu = SparseBackend::klu);
+  /// The operator keeps a reference: a temporary system would dangle.
+  SparseLtiOperator(DescriptorSystem&&, SparseBackend = SparseBackend::klu) = delete;
   ~SparseLtiOperator() override;
 
   Index n() const override;
@@ -105,6 +107,8 @@ class SparseLtiOperator final : public LtiOperator {
 class SecondOrderLtiOperator final : public LtiOperator {
  public:
   explicit SecondOrderLtiOperator(const SecondOrderSystem& sys);
+  /// The operator keeps a reference: a temporary system would dangle.
+  SecondOrderLtiOperator(SecondOrderSystem&&) = delete;
   ~SecondOrderLtiOperator() override;
 
   /// n = 2 n_q.
