@@ -9,15 +9,11 @@
 
 #include "reduction/dense_lyapunov.hpp"
 #include "src/core/errors.hpp"
+#include "src/core/timing.hpp"
 
 namespace mor {
 
 namespace {
-
-using Clock = std::chrono::steady_clock;
-double seconds_since(Clock::time_point t0) {
-  return std::chrono::duration<double>(Clock::now() - t0).count();
-}
 
 /// Singular values below this fraction of the largest count as numerically zero for the
 /// square-root projection, which divides by sqrt(sigma_r): rounding in Z_o^T E Z_c is about
@@ -70,8 +66,8 @@ Factors gramian_factors(LtiOperator& sys, const GramianOptions& options) {
   } else {
     for (auto kind : {GramianKind::controllability, GramianKind::observability}) {
       const bool adi = options.solver == LowRankSolver::adi;
-      AdiResult run = adi ? low_rank_adi(sys, kind, options.adi)
-                          : rational_krylov(sys, kind, options.rksm);
+      AdiResult run =
+          adi ? low_rank_adi(sys, kind, options.adi) : rational_krylov(sys, kind, options.rksm);
       if (run.status != AdiStatus::converged) {
         d.converged = false;
         if (!options.allow_unconverged)

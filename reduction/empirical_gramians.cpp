@@ -9,16 +9,12 @@
 #include <string>
 
 #include "src/core/errors.hpp"
+#include "src/core/timing.hpp"
 #include "src/signals/signal.hpp"
 
 namespace mor {
 
 namespace {
-
-using Clock = std::chrono::steady_clock;
-double seconds_since(Clock::time_point t0) {
-  return std::chrono::duration<double>(Clock::now() - t0).count();
-}
 
 void check_amplitudes(const std::vector<double>& amplitudes, const char* what) {
   require(!amplitudes.empty(), what, ": the list of amplitudes is empty");

@@ -18,6 +18,7 @@
 #include <random>
 
 #include "src/core/errors.hpp"
+#include "src/core/timing.hpp"
 
 namespace mor {
 
@@ -55,12 +56,6 @@ std::string_view to_string(AdiStatus s) {
 }
 
 namespace {
-
-using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point t0) {
-  return std::chrono::duration<double>(Clock::now() - t0).count();
-}
 
 /// Relative tolerance below which the imaginary part of a shift counts as zero.
 constexpr double kRealTol = 1e-12;

@@ -2,9 +2,9 @@
 // Rational Krylov subspace method with adaptive poles (reduction/rational_krylov.hpp).
 #include "reduction/rational_krylov.hpp"
 
+#include <Spectra/SymEigsSolver.h>
 #include <Eigen/Eigenvalues>
 #include <Eigen/SVD>
-#include <Spectra/SymEigsSolver.h>
 
 #include <algorithm>
 #include <chrono>
@@ -13,16 +13,11 @@
 
 #include "reduction/dense_lyapunov.hpp"
 #include "src/core/errors.hpp"
+#include "src/core/timing.hpp"
 
 namespace mor {
 
 namespace {
-
-using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point t0) {
-  return std::chrono::duration<double>(Clock::now() - t0).count();
-}
 
 /// A new direction is kept when its norm after two Gram-Schmidt passes is above this fraction of
 /// its norm before: below it the direction lies in the span to rounding (a breakdown).
@@ -37,8 +32,8 @@ void validate_options(const RksmOptions& o) {
           "RKSM: tolerance must be positive and finite, got ", o.tolerance);
   require(o.max_dimension >= 1, "RKSM: max_dimension must be at least 1, got ", o.max_dimension);
   require(o.arnoldi_steps >= 1 && o.inverse_arnoldi_steps >= 1,
-          "RKSM: the spectral estimates need at least one Arnoldi step each, got ",
-          o.arnoldi_steps, " and ", o.inverse_arnoldi_steps);
+          "RKSM: the spectral estimates need at least one Arnoldi step each, got ", o.arnoldi_steps,
+          " and ", o.inverse_arnoldi_steps);
   require(o.update_ratio >= 1, "RKSM: update_ratio must be at least 1, got ", o.update_ratio);
   require(std::isfinite(o.stall_factor) && o.stall_factor >= 0.0 && o.stall_factor < 1.0,
           "RKSM: stall_factor must be in [0, 1) (0 disables), got ", o.stall_factor);
@@ -234,8 +229,8 @@ std::string summary(const AdiResult& r, GramianKind kind, const RksmOptions& o, 
       break;
     case AdiStatus::max_iterations:
       what = detail::concat("not converged: basis dimension limit ", o.max_dimension,
-                            " reached at relative residual ", residual, " (tolerance ",
-                            o.tolerance, ")");
+                            " reached at relative residual ", residual, " (tolerance ", o.tolerance,
+                            ")");
       break;
     case AdiStatus::stalled:
       what = detail::concat("stalled: the best relative residual did not fall below ",
@@ -363,8 +358,7 @@ AdiResult rational_krylov(LtiOperator& sys, GramianKind kind, const RksmOptions&
                                 GramianKind::controllability, &eigenvalues);
     } catch (const NumericalError& e) {
       throw NumericalError(detail::concat(
-          "RKSM (", to_string(kind), ") at basis dimension ", k, ", projected equation: ",
-          e.what(),
+          "RKSM (", to_string(kind), ") at basis dimension ", k, ", projected equation: ", e.what(),
           weighted ? std::string()
                    : std::string("; the operator offers no energy weight, and Galerkin "
                                  "projection keeps stability only for dissipative realisations: "
@@ -472,9 +466,8 @@ AdiResult rational_krylov(LtiOperator& sys, GramianKind kind, const RksmOptions&
     if (extend(X) == 0) {
       // Breakdown: the space is invariant, so the Galerkin solution is exact to rounding.
       result.residual_history.push_back(update());
-      result.status = result.residual_history.back() <= options.tolerance
-                          ? AdiStatus::converged
-                          : AdiStatus::stalled;
+      result.status = result.residual_history.back() <= options.tolerance ? AdiStatus::converged
+                                                                          : AdiStatus::stalled;
       break;
     }
   }
@@ -486,8 +479,8 @@ AdiResult rational_krylov(LtiOperator& sys, GramianKind kind, const RksmOptions&
   Index rank = 0;
   while (rank < sv.size() && sv[rank] > std::numeric_limits<double>::epsilon() * sv[0]) ++rank;
   const Index k = last_update_dim;
-  result.Z.noalias() = V.matrix().leftCols(k) *
-                       (svd.matrixU().leftCols(rank) * sv.head(rank).asDiagonal());
+  result.Z.noalias() =
+      V.matrix().leftCols(k) * (svd.matrixU().leftCols(rank) * sv.head(rank).asDiagonal());
   result.seconds = seconds_since(t0);
   result.message = summary(result, kind, options, V.cols());
   return result;

@@ -109,8 +109,8 @@ TEST(RationalKrylov, ConvergesOnTheLightlyDampedChainWhereAdiStalls) {
     const double reported = r.residual_history.back();
     const double independent = lyapunov_residual(op, kind, r.Z);
     EXPECT_LE(independent, 1e-10 * (1.0 + kResidualAgreeRel)) << r.message;
-    EXPECT_TRUE(scalars_near(reported, independent,
-                             kResidualAgreeAbs + kResidualAgreeRel * independent))
+    EXPECT_TRUE(
+        scalars_near(reported, independent, kResidualAgreeAbs + kResidualAgreeRel * independent))
         << to_string(kind);
     EXPECT_LT(r.Z.cols(), 600) << r.message;
   }

@@ -46,6 +46,7 @@
 #include <vector>
 
 #include "models/mass_spring_chain.hpp"
+#include "src/core/timing.hpp"
 #include "src/integrators/integrate.hpp"
 #include "src/linalg/sparse_solver.hpp"
 #include "src/signals/signal.hpp"
@@ -60,12 +61,6 @@ constexpr std::size_t kMinAxpySamples = 15;
 constexpr double kSineAmplitude = 1.0;
 constexpr double kSineFrequencyHz = 0.05;
 const std::vector<Index> kSizes = {1'000, 10'000, 100'000, 1'000'000};
-
-using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
 
 /// Minor page faults of this process so far.
 long minor_page_faults() {

@@ -7,17 +7,12 @@
 #include "reduction/deim.hpp"
 #include "reduction/pod.hpp"
 #include "src/core/errors.hpp"
+#include "src/core/timing.hpp"
 
 namespace mor::experiments {
 namespace {
 
 using detail::concat;
-using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point t0) {
-  return std::chrono::duration<double>(Clock::now() - t0).count();
-}
-
 /// Snapshot columns appended into spare capacity (geometric growth).
 class SnapshotBuffer {
  public:

@@ -8,17 +8,12 @@
 
 #include "reduction/system_norms.hpp"
 #include "src/core/errors.hpp"
+#include "src/core/timing.hpp"
 
 namespace mor::experiments {
 namespace {
 
 using detail::concat;
-using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point t0) {
-  return std::chrono::duration<double>(Clock::now() - t0).count();
-}
-
 AdiOptions adi_options(const ReductionSpec& red) {
   AdiOptions a;
   a.tolerance = red.adi_tolerance;
