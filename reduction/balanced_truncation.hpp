@@ -58,7 +58,7 @@ struct OrderSelection {
 /// How first- and second-order BT compute their Gramian factors.
 struct GramianOptions {
   GramianMethod method = GramianMethod::automatic;
-  Index dense_limit = 1500;  ///< automatic: dense Gramians up to this many states
+  Index dense_limit = 1500;                   ///< automatic: dense Gramians up to this many states
   LowRankSolver solver = LowRankSolver::adi;  ///< for the low-rank Gramians
   AdiOptions adi;                             ///< solver = adi
   RksmOptions rksm;                           ///< solver = rksm
@@ -76,12 +76,12 @@ struct BtOptions {
 /// Diagnostics shared by first- and second-order BT.
 struct GramianDiagnostics {
   GramianMethod method = GramianMethod::dense;
-  Index rank_c = 0, rank_o = 0;           ///< columns of Z_c and Z_o
-  double residual_c = 0, residual_o = 0;  ///< relative Lyapunov residuals of the factors
+  Index rank_c = 0, rank_o = 0;                     ///< columns of Z_c and Z_o
+  double residual_c = 0, residual_o = 0;            ///< relative Lyapunov residuals of the factors
   LowRankSolver solver = LowRankSolver::adi;        ///< of the low-rank method
   std::optional<AdiResult> low_rank_c, low_rank_o;  ///< its runs (low-rank method only)
-  bool converged = true;                  ///< false if a low-rank run did not converge
-  double seconds = 0;                     ///< computing both factors
+  bool converged = true;                            ///< false if a low-rank run did not converge
+  double seconds = 0;                               ///< computing both factors
 };
 
 struct BtResult {

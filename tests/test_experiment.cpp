@@ -327,8 +327,8 @@ TEST_F(Experiment, PodOfFullRankReproducesTheFullTrajectory) {
   // is the full one in other coordinates and both runs (same integrator, Newton to 1e-13) agree
   // to the Newton tolerance times the number of steps.
   for (const char* nonlinear : {"\"tensor\"", "\"full\""}) {
-    ExperimentConfig c = parse_experiment(kPod, "pod.toml", dir_,
-                                          {std::string("reduction.nonlinear=") + nonlinear});
+    ExperimentConfig c =
+        parse_experiment(kPod, "pod.toml", dir_, {std::string("reduction.nonlinear=") + nonlinear});
     c.output = dir_ / "pod.h5";
     fs::remove(c.output);
     const RunSummary s = run_experiment(c);
@@ -346,10 +346,10 @@ TEST_F(Experiment, PodDeimOnAnUnseenInputIsAccurateAndRecordsItsStages) {
   // on a sine the training never saw. The bound here is loose (the point is the pipeline; the
   // accuracy study is in the README): 1e-2 relative output error, against ~1 for a basis that
   // missed the response.
-  ExperimentConfig c = parse_experiment(
-      kPod, "pod.toml", dir_,
-      {"model.N=60", "reduction.order=10", "reduction.nonlinear=\"deim\"",
-       "reduction.training_stride=2", "reduction.store_bases=true"});
+  ExperimentConfig c =
+      parse_experiment(kPod, "pod.toml", dir_,
+                       {"model.N=60", "reduction.order=10", "reduction.nonlinear=\"deim\"",
+                        "reduction.training_stride=2", "reduction.store_bases=true"});
   c.output = dir_ / "pod_deim.h5";
   const RunSummary s = run_experiment(c);
   EXPECT_LT(s.output_error_relative, 1e-2);
@@ -383,7 +383,7 @@ TEST_F(Experiment, PodMistakesAreNamedAndLeaveNoFile) {
     }
     EXPECT_FALSE(fs::exists(dir_ / "bad.h5"));
   };
-  expect_error({"reduction.order=13"}, "r = 13");                      // above the rank N = 12
+  expect_error({"reduction.order=13"}, "r = 13");  // above the rank N = 12
   expect_error({"reduction.nonlinear=\"cubic\""}, "cubic");
   expect_error({"reduction.order=0", "reduction.energy=1.5"}, "1.5");
   expect_error({"reduction.training_files=[\"missing.h5\"]"}, "missing.h5");

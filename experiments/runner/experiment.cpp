@@ -288,9 +288,8 @@ std::string to_toml(const ExperimentConfig& c) {
       os << "energy = " << red.energy << "\n";
     os << "pod_method = " << toml_string(red.pod_method)
        << "\nnonlinear = " << toml_string(red.nonlinear)
-       << "\ndeim_method = " << toml_string(red.deim_method)
-       << "\ndeim_order = " << red.deim_order << "\ntraining_stride = " << red.training_stride
-       << "\ntraining_files = [";
+       << "\ndeim_method = " << toml_string(red.deim_method) << "\ndeim_order = " << red.deim_order
+       << "\ntraining_stride = " << red.training_stride << "\ntraining_files = [";
     for (std::size_t i = 0; i < red.training_files.size(); ++i)
       os << (i ? ", " : "") << toml_string(red.training_files[i].string());
     os << "]\nstore_bases = " << (red.store_bases ? "true" : "false") << "\n";
@@ -370,8 +369,8 @@ ExperimentConfig parse_experiment(const std::string& text, const std::string& so
   }
   for (const auto& o : overrides) apply_override(root, o);
 
-  const std::vector<std::string> tables = {"experiment", "model",    "input",    "training",
-                                           "simulation", "output",   "reduction", "analysis"};
+  const std::vector<std::string> tables = {"experiment", "model",  "input",     "training",
+                                           "simulation", "output", "reduction", "analysis"};
   for (const auto& [k, node] : root) {
     const std::string key(k.str());
     if (std::find(tables.begin(), tables.end(), key) != tables.end() &&
@@ -485,11 +484,11 @@ ExperimentConfig parse_experiment(const std::string& text, const std::string& so
     TableReader r(table("reduction"), "reduction", source);
     ReductionSpec& red = c.reduction;
     red.method = r.text("method", red.method);
-    require(red.method == "none" || red.method == "bt" || red.method == "sobt" ||
-                red.method == "pod",
-            r.where("method"), ": reduction.method '", red.method,
-            "' must be \"none\", \"bt\" (first-order balanced truncation), \"sobt\" "
-            "(second-order balanced truncation) or \"pod\" (POD-Galerkin with hyper-reduction)");
+    require(
+        red.method == "none" || red.method == "bt" || red.method == "sobt" || red.method == "pod",
+        r.where("method"), ": reduction.method '", red.method,
+        "' must be \"none\", \"bt\" (first-order balanced truncation), \"sobt\" "
+        "(second-order balanced truncation) or \"pod\" (POD-Galerkin with hyper-reduction)");
     if (red.method == "pod") {
       red.order = r.integer("order", 0);
       red.energy = r.real("energy", 0.0);
@@ -617,9 +616,7 @@ double peak_rss_mib() {
   return 0.0;
 }
 
-namespace {
-
-}  // namespace
+namespace {}  // namespace
 
 std::unique_ptr<Signal> make_signal(const InputSpec& in, Index m) {
   if (in.type == "zero") return make_zero_signal(m);
@@ -878,9 +875,9 @@ RunSummary run_experiment(const ExperimentConfig& c, const RunOptions& options) 
   summary.write_seconds = write_seconds;
   if (bt_reducing) {
     const DenseSecondOrderModel model(reduced.second_order);
-    const ReducedTrajectory traj =
-        simulate_reduced(model, reduced.second_order.D_ff, *input, o, 0, options,
-                         concat("r = ", reduced.r, ", spectral abscissa ", reduced.spectral_abscissa));
+    const ReducedTrajectory traj = simulate_reduced(
+        model, reduced.second_order.D_ff, *input, o, 0, options,
+        concat("r = ", reduced.r, ", spectral abscissa ", reduced.spectral_abscissa));
     write_output_errors(out, y_full, traj, chain.n_outputs(), reduced.r, summary);
   } else if (pod_reducing) {
     write_output_errors(out, y_full, pod_traj, chain.n_outputs(), pod_reduced.r, summary);

@@ -45,14 +45,14 @@ struct ReductionSpec {
   Index dense_limit = 1500;            ///< automatic: dense up to this many states
   double adi_tolerance = 1e-10;
   Index adi_max_iterations = 500;
-  std::string shifts = "projection";  ///< projection, penzl
+  std::string shifts = "projection";    ///< projection, penzl
   std::string low_rank_solver = "adi";  ///< adi, rksm
   double rksm_tolerance = 1e-10;
   Index rksm_max_dimension = 1000;
   bool allow_unconverged = false;
   bool store_bases = false;  ///< write V and W (n x r each) to the results file
   // method = "pod"
-  double energy = 0.0;                 ///< instead of order: captured snapshot energy in (0, 1]
+  double energy = 0.0;                   ///< instead of order: captured snapshot energy in (0, 1]
   std::string pod_method = "automatic";  ///< automatic, svd, snapshots, randomized
   std::string nonlinear = "deim";        ///< deim (hyper-reduced), tensor (exact), full (O(N))
   std::string deim_method = "qdeim";     ///< deim (greedy) or qdeim (pivoted QR)
