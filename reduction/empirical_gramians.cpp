@@ -4,6 +4,7 @@
 
 #include <Eigen/QR>
 #include <Eigen/SVD>
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <string>
@@ -184,6 +185,7 @@ EmpiricalBalancingResult empirical_balancing(const MassSpringChain& chain,
   require(sel.order >= 0, what, ": order r = ", sel.order, " must be >= 1");
   const Index N = chain.n();
   require(sel.order <= N, what, ": order r = ", sel.order, " exceeds the number of masses N = ", N);
+  require(options.min_columns >= 0, what, ": min_columns = ", options.min_columns, " must be >= 0");
   if (sub.order && sel.order > 0)
     require(sel.order <= *sub.order, what, ": order r = ", sel.order,
             " exceeds the subspace dimension d = ", *sub.order);
@@ -234,9 +236,13 @@ EmpiricalBalancingResult empirical_balancing(const MassSpringChain& chain,
           ")");
   res.r = r;
   res.discarded_sum = 2.0 * res.sigma.tail(available - r).sum();
-  const Vector inv_sqrt = res.sigma.head(r).cwiseSqrt().cwiseInverse();
-  res.V = res.Phi * ((Lc * svd.matrixV().leftCols(r)) * inv_sqrt.asDiagonal());
-  res.W = res.Phi * ((R.transpose() * svd.matrixU().leftCols(r)) * inv_sqrt.asDiagonal());
+  const Index cols = std::max(r, options.min_columns);
+  require(cols <= rank, what, ": min_columns = ", cols, " exceeds the numerical rank ", rank,
+          " of the empirical Gramian product (sigma_", std::min(cols, available), " = ",
+          res.sigma[std::min(cols, available) - 1], " <= ", kEmpiricalRankTolerance, " sigma_1)");
+  const Vector inv_sqrt = res.sigma.head(cols).cwiseSqrt().cwiseInverse();
+  res.V = res.Phi * ((Lc * svd.matrixV().leftCols(cols)) * inv_sqrt.asDiagonal());
+  res.W = res.Phi * ((R.transpose() * svd.matrixU().leftCols(cols)) * inv_sqrt.asDiagonal());
   res.seconds.balancing = seconds_since(t0);
   return res;
 }

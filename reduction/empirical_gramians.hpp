@@ -102,6 +102,10 @@ struct EmpiricalBalancingOptions {
   OrderSelection selection;
   /// Keep Z_c in the result (2N x s doubles: large for long horizons and N).
   bool keep_controllability_factor = false;
+  /// V and W get max(r, min_columns) columns. Their j-th columns do not depend on r, so the
+  /// leading r' columns are the order-r' bases for every r': one balancing serves a comparison
+  /// of several orders. min_columns above the numerical rank is an error, as an order is.
+  Index min_columns = 0;
 };
 
 /// Wall-clock seconds per stage of empirical_balancing.
@@ -113,7 +117,8 @@ struct EmpiricalBalancingTimings {
 };
 
 struct EmpiricalBalancingResult {
-  Matrix V, W;   ///< N x r position bases, W^T V = I_r (Petrov-Galerkin: q ~ V q_r, test with W)
+  /// N x max(r, min_columns) position bases, W^T V = I (Petrov-Galerkin: q ~ V q_r, test with W)
+  Matrix V, W;
   Vector sigma;  ///< the min(d, s) empirical Hankel-type singular values, descending
   Index r = 0;
   double discarded_sum = 0;               ///< 2 sum_{i>r} sigma_i (an indicator, not a bound)

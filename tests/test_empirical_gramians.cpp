@@ -8,6 +8,7 @@
 
 #include <Eigen/Eigenvalues>
 #include <Eigen/LU>
+#include <algorithm>
 #include <cmath>
 #include <functional>
 #include <limits>
@@ -191,11 +192,12 @@ TEST(EmpiricalGramians, NonlinearGramiansAreLinearAtSmallAmplitudeOnly) {
   EXPECT_GT(relative_error(empirical_observability(nonlinear, I, large), Po), kNonlinearEffect);
 }
 
-void expect_balanced(const EmpiricalBalancingResult& res, Index N) {
+void expect_balanced(const EmpiricalBalancingResult& res, Index N, Index columns = 0) {
+  const Index cols = std::max(res.r, columns);
   ASSERT_EQ(res.V.rows(), N);
-  ASSERT_EQ(res.V.cols(), res.r);
-  ASSERT_EQ(res.W.cols(), res.r);
-  EXPECT_TRUE(matrices_near(Matrix(res.W.transpose() * res.V), Matrix::Identity(res.r, res.r),
+  ASSERT_EQ(res.V.cols(), cols);
+  ASSERT_EQ(res.W.cols(), cols);
+  EXPECT_TRUE(matrices_near(Matrix(res.W.transpose() * res.V), Matrix::Identity(cols, cols),
                             kBiorthogonalTol));
   for (Index i = 0; i < res.r; ++i) EXPECT_GT(res.sigma[i], 0.0) << "sigma_" << i + 1;
   for (Index i = 1; i < res.sigma.size(); ++i)
@@ -321,6 +323,28 @@ TEST(EmpiricalGramians, OrderAboveTheNumericalRankIsRejected) {
                                        "exceeds the numerical rank 2");
   o.selection.order = 2;
   expect_balanced(empirical_balancing(chain, o), 3);
+  o.min_columns = 3;  // more columns than the rank: the same error
+  expect_throw_naming<InvalidArgument>([&] { empirical_balancing(chain, o); },
+                                       "exceeds the numerical rank 2");
+}
+
+TEST(EmpiricalBalancing, ExtraColumnsAreNestedAndKeepTheOrder) {
+  // min_columns widens V and W without changing r or their leading columns: the order-2 bases
+  // are the first two columns of the order-2 bases widened to 5, and W^T V = I on all five.
+  const Index N = 10;
+  const auto chain = benchmark_chain(N, 2.0);
+  EmpiricalBalancingOptions o;
+  o.gramians = midpoint(0.05, 20.0, {0.5, 1.0});
+  o.subspace.order = 6;
+  o.selection.order = 2;
+  const auto narrow = empirical_balancing(chain, o);
+  o.min_columns = 5;
+  const auto wide = empirical_balancing(chain, o);
+  EXPECT_EQ(wide.r, 2);
+  expect_balanced(wide, N, 5);
+  EXPECT_TRUE(matrices_near(Matrix(wide.V.leftCols(2)), narrow.V, kBiorthogonalTol));
+  EXPECT_TRUE(matrices_near(Matrix(wide.W.leftCols(2)), narrow.W, kBiorthogonalTol));
+  EXPECT_DOUBLE_EQ(wide.discarded_sum, narrow.discarded_sum);
 }
 
 TEST(EmpiricalGramians, DivergedSimulationNamesTheRun) {
