@@ -126,7 +126,7 @@ int main(int argc, char** argv) {
           if (s.hinf_error >= 0) std::printf(", Hinf error %.3g", s.hinf_error);
           if (s.state_error_relative >= 0)
             std::printf(", relative state error %.3g", s.state_error_relative);
-          if (s.speedup_per_step > 0) std::printf(", %.0fx faster per step", s.speedup_per_step);
+          if (s.speedup_per_step > 0) std::printf(", %.3gx faster per step", s.speedup_per_step);
           std::printf("\n");
         }
         std::fflush(stdout);

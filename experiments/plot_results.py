@@ -17,7 +17,16 @@ Writes, into DIR (default: <file stem>_plots next to RESULTS.h5, created if miss
                    r, the DEIM samples m and the captured energy;
   bode.png         sigma_max(G(i w)) of the full and the reduced model and of their difference,
                    with the H-infinity error and the BT bound;
+  empirical_sv.png empirical balancing: the empirical singular values and those of the
+                   position subspace (normalised), r;
+  error_vs_r.png   relative L2 output error against r (reduction.compare_orders), with the
+                   reduced cost per step on a second axis;
   reduced_outputs.png  y(t) of the full and the reduced model and the error y - y_r.
+
+    /usr/bin/python3 experiments/plot_results.py --compare A.h5 B.h5 ... --out DIR
+
+overlays the error against r of several results files (one curve per file, labelled with its
+method and nonlinear treatment) in DIR/error_vs_r.png, to compare methods on the same test.
 Prints the path of each written PNG on stdout. Exits with 2 and a one-line message on stderr
 if the file cannot be read or is not a "mor-results" file.
 
@@ -227,6 +236,99 @@ def plot_pod_singular_values(f, out_dir, title):
     save(fig, out_dir, "pod_sv.png")
 
 
+def plot_empirical_singular_values(f, out_dir, title):
+    red = f["reduction"]
+    fig, ax = plt.subplots(figsize=(9, 5))
+    s = red["empirical_singular_values"][()]
+    ax.semilogy(np.arange(1, len(s) + 1), s / s[0], ".-", lw=1, ms=3,
+                label="empirical (position) singular values sigma_i / sigma_1")
+    if "subspace_singular_values" in red:
+        z = red["subspace_singular_values"][()]
+        ax.semilogy(np.arange(1, len(z) + 1), np.where(z > 0, z / z[0], np.nan), ".-", lw=1, ms=3,
+                    label="impulse-response positions: s_i / s_1 (subspace POD)")
+    r = int(attr(red, "r", 0))
+    if r > 0:
+        ax.axvline(r, color="k", ls="--", lw=1, label=f"r = {r}")
+    ax.set_xlabel("i")
+    ax.set_ylabel("normalised singular value")
+    ax.grid(alpha=0.3, which="both")
+    ax.legend(fontsize="small")
+    note = (f"{attr(red, 'simulations')} simulations, subspace d = "
+            f"{attr(red, 'subspace_dimension')}, 2 sum_(i>r) sigma_i = "
+            f"{attr(red, 'discarded_sum', 0.0):.3g}, nonlinear: {attr(red, 'nonlinear')}")
+    ax.set_title(f"{title}\nempirical balancing: {note}", fontsize="medium")
+    save(fig, out_dir, "empirical_sv.png")
+
+
+def error_curve(f):
+    """(r, relative L2 error, reduced step seconds, label) of /error_vs_r."""
+    g = f["error_vs_r"]
+    red = f.get("reduction")
+    label = f"{attr(g, 'method')} ({attr(red, 'nonlinear')}"
+    m = g["m"][()]
+    if len(m) and m[-1] > 0:
+        label += f", m = {int(m[0])}..{int(m[-1])}" if m[0] != m[-1] else f", m = {int(m[0])}"
+    return g["r"][()], g["relative_l2"][()], g["reduced_step_s"][()], label + ")"
+
+
+def plot_error_vs_r(curves, out_dir, title):
+    fig, (ax, ax_t) = plt.subplots(2, 1, sharex=True, figsize=(9, 7),
+                                   gridspec_kw={"height_ratios": [2, 1]})
+    for r, err, step, label in curves:
+        line, = ax.semilogy(r, np.where(err > 0, err, np.nan), "o-", lw=1.2, ms=4, label=label)
+        ax_t.plot(r, 1e6 * step, "o-", lw=1, ms=3, color=line.get_color())
+    ax.set_ylabel("relative L2 output error")
+    ax.grid(alpha=0.3, which="both")
+    ax.legend(fontsize="small")
+    ax_t.set_ylabel("reduced step (us)")
+    ax_t.set_xlabel("reduced order r")
+    ax_t.grid(alpha=0.3)
+    ax.set_title(f"{title}\noutput error against r on the test input", fontsize="medium")
+    save(fig, out_dir, "error_vs_r.png")
+
+
+def open_results(path):
+    """The opened results file, or exit 2 with a one-line message."""
+    if not path.is_file():
+        fail(f"cannot read results file '{path}': " +
+             ("not a regular file" if path.exists() else "no such file"))
+    try:
+        f = h5py.File(path, "r")
+    except (OSError, ValueError) as error:
+        fail(f"cannot read results file '{path}': {' '.join(str(error).split())}")
+    if attr(f, "format", None) != "mor-results":
+        fail(f"'{path}' is not a mor results file (root attribute format = "
+             f"{attr(f, 'format', None)!r}, expected 'mor-results')")
+    version = attr(f, "format_version", 1)
+    if version != 1:
+        print(f"plot_results.py: warning: format_version {version!r} "
+              "(this script knows 1); plotting anyway", file=sys.stderr)
+    return f
+
+
+def make_dir(out_dir):
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        fail(f"cannot create output directory '{out_dir}': {error}")
+
+
+def compare(paths, out_dir):
+    if out_dir is None:
+        fail("--compare needs --out DIR")
+    curves, titles = [], []
+    for path in paths:
+        with open_results(path) as f:
+            if "error_vs_r" not in f:
+                fail(f"'{path}' has no /error_vs_r (run it with reduction.compare_orders)")
+            curves.append(error_curve(f))
+            titles.append(title_of(f).split(": ", 1)[-1])  # without the experiment name
+    make_dir(out_dir)
+    common = titles[0] if all(t == titles[0] for t in titles) else f"{len(paths)} results files"
+    plot_error_vs_r(curves, out_dir, common)
+    return 0
+
+
 def plot_bode(f, out_dir, title):
     a = f["analysis"]
     w = a["omega"][()]
@@ -280,34 +382,24 @@ def plot_reduced_outputs(f, out_dir, title):
 
 def main():
     parser = argparse.ArgumentParser(description="Plot a results file written by `mor run`.")
-    parser.add_argument("results", type=Path, help="results file (HDF5)")
+    parser.add_argument("results", type=Path, nargs="+", help="results file (HDF5); several "
+                        "with --compare")
     parser.add_argument("--out", type=Path, help="output directory "
                         "(default: <file stem>_plots next to the results file)")
+    parser.add_argument("--compare", action="store_true",
+                        help="overlay the error against r of several results files")
     args = parser.parse_args()
-    path = args.results
-    if not path.is_file():
-        fail(f"cannot read results file '{path}': " +
-             ("not a regular file" if path.exists() else "no such file"))
-    try:
-        f = h5py.File(path, "r")
-    except (OSError, ValueError) as error:
-        fail(f"cannot read results file '{path}': {' '.join(str(error).split())}")
-    with f:
-        if attr(f, "format", None) != "mor-results":
-            fail(f"'{path}' is not a mor results file (root attribute format = "
-                 f"{attr(f, 'format', None)!r}, expected 'mor-results')")
-        version = attr(f, "format_version", 1)
-        if version != 1:
-            print(f"plot_results.py: warning: format_version {version!r} "
-                  "(this script knows 1); plotting anyway", file=sys.stderr)
+    if args.compare:
+        return compare(args.results, args.out)
+    if len(args.results) != 1:
+        fail("one results file, or several with --compare")
+    path = args.results[0]
+    with open_results(path) as f:
         for name in ("outputs/t", "outputs/u", "outputs/y"):
             if name not in f:
                 fail(f"'{path}' has no dataset /{name}")
         out_dir = args.out if args.out else path.parent / f"{path.stem}_plots"
-        try:
-            out_dir.mkdir(parents=True, exist_ok=True)
-        except OSError as error:
-            fail(f"cannot create output directory '{out_dir}': {error}")
+        make_dir(out_dir)
         title = title_of(f)
         plot_outputs(f, out_dir, title)
         if "snapshots/p" in f:
@@ -318,6 +410,10 @@ def main():
             plot_hsv(f, out_dir, title)
         if "reduction/pod_singular_values" in f:
             plot_pod_singular_values(f, out_dir, title)
+        if "reduction/empirical_singular_values" in f:
+            plot_empirical_singular_values(f, out_dir, title)
+        if "error_vs_r" in f:
+            plot_error_vs_r([error_curve(f)], out_dir, title)
         if "analysis/omega" in f:
             plot_bode(f, out_dir, title)
         if "reduced/outputs/y" in f and "error/y" in f:

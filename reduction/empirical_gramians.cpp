@@ -237,9 +237,11 @@ EmpiricalBalancingResult empirical_balancing(const MassSpringChain& chain,
   res.r = r;
   res.discarded_sum = 2.0 * res.sigma.tail(available - r).sum();
   const Index cols = std::max(r, options.min_columns);
+  require(cols <= available, what, ": min_columns = ", cols, " exceeds the ", available,
+          " empirical singular values (subspace dimension d = ", d, ")");
   require(cols <= rank, what, ": min_columns = ", cols, " exceeds the numerical rank ", rank,
-          " of the empirical Gramian product (sigma_", std::min(cols, available), " = ",
-          res.sigma[std::min(cols, available) - 1], " <= ", kEmpiricalRankTolerance, " sigma_1)");
+          " of the empirical Gramian product (sigma_", cols, " = ", res.sigma[cols - 1],
+          " <= ", kEmpiricalRankTolerance, " sigma_1)");
   const Vector inv_sqrt = res.sigma.head(cols).cwiseSqrt().cwiseInverse();
   res.V = res.Phi * ((Lc * svd.matrixV().leftCols(cols)) * inv_sqrt.asDiagonal());
   res.W = res.Phi * ((R.transpose() * svd.matrixU().leftCols(cols)) * inv_sqrt.asDiagonal());

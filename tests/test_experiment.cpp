@@ -285,7 +285,21 @@ TEST_F(Experiment, ReductionExperimentFilesAreValidAndRoundTrip) {
     const ExperimentConfig b = parse_experiment(a.toml, "stored", dir_);
     EXPECT_EQ(a.toml, b.toml) << name;
   }
+  for (const char* name : {"pod_deim_chain.toml", "empirical_bt_chain.toml"}) {
+    const ExperimentConfig a = load_experiment(fs::path(src) / "experiments" / name);
+    EXPECT_TRUE(a.reduction.method == "pod" || a.reduction.method == "empirical_bt") << name;
+    EXPECT_GT(a.model.k_n, 0.0) << name;
+    EXPECT_FALSE(a.training.empty()) << name;
+    EXPECT_FALSE(a.reduction.compare_orders.empty()) << name;
+    const ExperimentConfig b = parse_experiment(a.toml, "stored", dir_);
+    EXPECT_EQ(a.toml, b.toml) << name;
+  }
 }
+
+/// d = r = N empirical balancing against the full model: measured 3e-16 (output) and 8e-16
+/// (state) relative; the reduced matrices W^T M V, ... are formed as products, so W^T V = I
+/// holding only to eps sigma_1 / sigma_N does not enter.
+constexpr double kFullOrderEmpiricalTol = 1e-12;
 
 const char* kPod = R"(
 [experiment]
@@ -394,6 +408,80 @@ TEST_F(Experiment, PodMistakesAreNamedAndLeaveNoFile) {
   expect_error({"reduction.training_files=[\"other.h5\"]"}, "N = 20");
 }
 
+TEST_F(Experiment, OrderComparisonUsesNestedBasesUpToFullRank) {
+  // compare_orders builds the other orders from the leading columns of one POD basis: the
+  // order r = N must then reproduce the full trajectory (as a separate POD of order N does),
+  // the main order appears once, and the rows come sorted by r.
+  ExperimentConfig c = parse_experiment(
+      kPod, "pod.toml", dir_, {"reduction.order=4", "reduction.compare_orders=[12, 2, 8, 4]"});
+  c.output = dir_ / "compare.h5";
+  const RunSummary s = run_experiment(c);
+  const io::ResultsReader r(c.output);
+  const Vector orders = r.read_vector("/error_vs_r/r");
+  ASSERT_EQ(orders.size(), 4);
+  EXPECT_EQ(orders, (Vector(4) << 2, 4, 8, 12).finished());
+  const Vector err = r.read_vector("/error_vs_r/relative_l2");
+  EXPECT_LT(err[3], 1e-9) << "r = N";
+  for (Index i = 0; i < 3; ++i) EXPECT_GT(err[i], 1e3 * err[3]) << "r = " << orders[i];
+  EXPECT_EQ(err[1], s.output_error_relative);  // the main run, r = 4
+  const Vector step = r.read_vector("/error_vs_r/reduced_step_s");
+  for (Index i = 0; i < 4; ++i) EXPECT_GT(step[i], 0.0);
+}
+
+TEST_F(Experiment, EmpiricalBalancingOfFullOrderReproducesTheFullTrajectory) {
+  // d = r = N: V and W are square with W^T V = I, so the Petrov-Galerkin model is the full one
+  // in other coordinates (exact cubic by the tensor). The agreement is limited by the
+  // conditioning of V (sigma_N / sigma_1 small), hence a looser bound than POD's.
+  ExperimentConfig c = parse_experiment(
+      kPod, "pod.toml", dir_,
+      {"reduction.method=\"empirical_bt\"", "reduction.order=12", "reduction.subspace_order=12",
+       "reduction.amplitudes=[0.5, 1.0]", "reduction.gramian_horizon=20.0",
+       "reduction.compare_orders=[3, 6]", "reduction.store_bases=true"});
+  c.output = dir_ / "ebt.h5";
+  const RunSummary s = run_experiment(c);
+  EXPECT_EQ(s.reduced_order, 12);
+  EXPECT_LT(s.output_error_relative, kFullOrderEmpiricalTol);
+  EXPECT_LT(s.state_error_relative, kFullOrderEmpiricalTol);
+  const io::ResultsReader r(c.output);
+  const Matrix V = r.read_matrix("/reduction/V"), W = r.read_matrix("/reduction/W");
+  // Biorthogonal to rounding amplified by the conditioning sigma_1 / sigma_N (~1e10 here).
+  const Vector sigma = r.read_vector("/reduction/empirical_singular_values");
+  EXPECT_TRUE(matrices_near(Matrix(W.transpose() * V), Matrix::Identity(12, 12),
+                            10 * testing::kEps * sigma[0] / sigma[11]));
+  EXPECT_EQ(r.attribute_int("/reduction", "simulations"), 2 * 2 * (1 + 12));
+  for (const char* stage :
+       {"controllability_s", "subspace_pod_s", "observability_s", "balancing_s", "projection_s"})
+    EXPECT_GE(r.attribute_double("/reduction", stage), 0.0) << stage;
+  const Vector err = r.read_vector("/error_vs_r/relative_l2");
+  ASSERT_EQ(err.size(), 3);
+  EXPECT_GT(err[0], err[1]);
+  EXPECT_GT(err[1], err[2]);
+}
+
+TEST_F(Experiment, EmpiricalBalancingMistakesAreNamed) {
+  const std::string ebt = "reduction.method=\"empirical_bt\"";
+  auto expect_error = [&](std::vector<std::string> overrides, const std::string& needle) {
+    overrides.insert(overrides.begin(), ebt);
+    try {
+      ExperimentConfig c = parse_experiment(kPod, "pod.toml", dir_, overrides);
+      c.output = dir_ / "bad.h5";
+      run_experiment(c);
+      FAIL() << "expected an error containing " << needle;
+    } catch (const std::exception& e) {
+      EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+    }
+    EXPECT_FALSE(fs::exists(dir_ / "bad.h5"));
+  };
+  expect_error({"reduction.energy=0.9"}, "unknown key 'reduction.energy'");
+  expect_error({"reduction.amplitudes=[1.0, -2.0]"}, "-2");
+  expect_error({"reduction.subspace_order=4", "reduction.subspace_energy=0.9"}, "at most one");
+  expect_error({"reduction.order=3", "reduction.subspace_order=2"}, "r = 3");
+  expect_error({"reduction.order=2", "reduction.subspace_order=4", "reduction.compare_orders=[5]"},
+               "subspace dimension d = 4");
+  expect_error({"reduction.compare_orders=[0]"}, "compare_orders");
+  expect_error({"reduction.compare_orders=[13]"}, "13");
+}
+
 TEST_F(Experiment, PodNeedsTrainingData) {
   std::string text = kPod;
   const auto cut = text.find("[[training]]");
@@ -405,6 +493,12 @@ TEST_F(Experiment, PodNeedsTrainingData) {
   } catch (const InvalidArgument& e) {
     EXPECT_NE(std::string(e.what()).find("training"), std::string::npos) << e.what();
   }
+  // Empirical balancing needs training runs only for the DEIM force snapshots.
+  const std::vector<std::string> ebt = {"reduction.method=\"empirical_bt\"",
+                                        "reduction.nonlinear=\"deim\""};
+  EXPECT_THROW(parse_experiment(text, "pod.toml", dir_, ebt), InvalidArgument);
+  EXPECT_NO_THROW(
+      parse_experiment(text, "pod.toml", dir_, {ebt[0], "reduction.nonlinear=\"tensor\""}));
 }
 
 }  // namespace

@@ -19,7 +19,7 @@
 
 #include <toml++/toml.h>
 
-#include "experiments/runner/pod_run.hpp"
+#include "experiments/runner/chain_reduction_run.hpp"
 #include "experiments/runner/reduction_run.hpp"
 #include "reduction/deim.hpp"
 #include "reduction/pod.hpp"
@@ -281,17 +281,33 @@ std::string to_toml(const ExperimentConfig& c) {
      << "\n";
   const ReductionSpec& red = c.reduction;
   os << "\n[reduction]\nmethod = " << toml_string(red.method) << "\n";
-  if (red.method == "pod") {
+  if (red.method == "pod" || red.method == "empirical_bt") {
     if (red.order > 0)
       os << "order = " << red.order << "\n";
-    else
+    else if (red.method == "pod")
       os << "energy = " << red.energy << "\n";
+    else
+      os << "tolerance = " << red.tolerance << "\n";
+    if (red.method == "empirical_bt") {
+      os << "amplitudes = [";
+      for (std::size_t i = 0; i < red.amplitudes.size(); ++i)
+        os << (i ? ", " : "") << red.amplitudes[i];
+      os << "]\n";
+      if (red.subspace_order > 0)
+        os << "subspace_order = " << red.subspace_order << "\n";
+      else
+        os << "subspace_energy = " << red.subspace_energy << "\n";
+      os << "gramian_horizon = " << red.gramian_horizon << "\n";
+    }
     os << "pod_method = " << toml_string(red.pod_method)
        << "\nnonlinear = " << toml_string(red.nonlinear)
        << "\ndeim_method = " << toml_string(red.deim_method) << "\ndeim_order = " << red.deim_order
        << "\ntraining_stride = " << red.training_stride << "\ntraining_files = [";
     for (std::size_t i = 0; i < red.training_files.size(); ++i)
       os << (i ? ", " : "") << toml_string(red.training_files[i].string());
+    os << "]\ncompare_orders = [";
+    for (std::size_t i = 0; i < red.compare_orders.size(); ++i)
+      os << (i ? ", " : "") << red.compare_orders[i];
     os << "]\nstore_bases = " << (red.store_bases ? "true" : "false") << "\n";
   } else if (red.method != "none") {
     if (red.order > 0)
@@ -484,14 +500,24 @@ ExperimentConfig parse_experiment(const std::string& text, const std::string& so
     TableReader r(table("reduction"), "reduction", source);
     ReductionSpec& red = c.reduction;
     red.method = r.text("method", red.method);
-    require(
-        red.method == "none" || red.method == "bt" || red.method == "sobt" || red.method == "pod",
-        r.where("method"), ": reduction.method '", red.method,
-        "' must be \"none\", \"bt\" (first-order balanced truncation), \"sobt\" "
-        "(second-order balanced truncation) or \"pod\" (POD-Galerkin with hyper-reduction)");
-    if (red.method == "pod") {
+    require(red.method == "none" || red.method == "bt" || red.method == "sobt" ||
+                red.method == "pod" || red.method == "empirical_bt",
+            r.where("method"), ": reduction.method '", red.method,
+            "' must be \"none\", \"bt\" (first-order balanced truncation), \"sobt\" "
+            "(second-order balanced truncation), \"pod\" (POD-Galerkin with hyper-reduction) "
+            "or \"empirical_bt\" (balancing by empirical Gramians with hyper-reduction)");
+    const bool empirical = red.method == "empirical_bt";
+    if (red.method == "pod" || empirical) {
       red.order = r.integer("order", 0);
-      red.energy = r.real("energy", 0.0);
+      if (empirical) {
+        red.tolerance = r.real("tolerance", 0.0);
+        red.amplitudes = r.reals("amplitudes", red.amplitudes);
+        red.subspace_order = r.integer("subspace_order", 0);
+        red.subspace_energy = r.real("subspace_energy", 0.0);
+        red.gramian_horizon = r.real("gramian_horizon", red.gramian_horizon);
+      } else {
+        red.energy = r.real("energy", 0.0);
+      }
       red.pod_method = r.text("pod_method", red.pod_method);
       red.nonlinear = r.text("nonlinear", red.nonlinear);
       red.deim_method = r.text("deim_method", red.deim_method);
@@ -499,6 +525,7 @@ ExperimentConfig parse_experiment(const std::string& text, const std::string& so
       red.training_stride = r.integer("training_stride", red.training_stride);
       for (const auto& f : r.strings("training_files", {}))
         red.training_files.push_back(resolve(f, base_dir));
+      for (const auto order : r.integers("compare_orders", {})) red.compare_orders.push_back(order);
       red.store_bases = r.boolean("store_bases", red.store_bases);
       try {
         parse_pod_method(red.pod_method);
@@ -507,20 +534,55 @@ ExperimentConfig parse_experiment(const std::string& text, const std::string& so
       } catch (const InvalidArgument& e) {
         throw InvalidArgument(concat(source, ": reduction: ", e.what()));
       }
-      require((red.order > 0) != (red.energy > 0.0), source,
-              ": reduction: set exactly one of reduction.order (r >= 1) and reduction.energy "
-              "(in (0, 1]); got order = ",
-              red.order, ", energy = ", red.energy);
+      if (empirical) {
+        require((red.order > 0) != (red.tolerance > 0.0), source,
+                ": reduction: set exactly one of reduction.order (r >= 1) and "
+                "reduction.tolerance (> 0); got order = ",
+                red.order, ", tolerance = ", red.tolerance);
+        require(!red.amplitudes.empty(), r.where("amplitudes"),
+                ": reduction.amplitudes must not be empty");
+        for (double a : red.amplitudes)
+          require(std::isfinite(a) && a > 0.0, r.where("amplitudes"),
+                  ": reduction.amplitudes must be finite and > 0, got ", a);
+        require(red.subspace_order >= 0, r.where("subspace_order"),
+                ": reduction.subspace_order must be >= 1, got ", red.subspace_order);
+        require(red.subspace_order == 0 || red.subspace_energy == 0.0, source,
+                ": reduction: set at most one of reduction.subspace_order and "
+                "reduction.subspace_energy; got ",
+                red.subspace_order, " and ", red.subspace_energy);
+        require(red.subspace_energy >= 0.0 && red.subspace_energy <= 1.0,
+                r.where("subspace_energy"), ": reduction.subspace_energy must be in (0, 1], got ",
+                red.subspace_energy);
+        if (red.subspace_order == 0 && red.subspace_energy == 0.0)
+          red.subspace_energy = kDefaultSubspaceEnergy;
+        require(red.gramian_horizon >= 0.0 && std::isfinite(red.gramian_horizon),
+                r.where("gramian_horizon"),
+                ": reduction.gramian_horizon must be > 0 (or 0: the simulation's), got ",
+                red.gramian_horizon);
+      } else {
+        require((red.order > 0) != (red.energy > 0.0), source,
+                ": reduction: set exactly one of reduction.order (r >= 1) and reduction.energy "
+                "(in (0, 1]); got order = ",
+                red.order, ", energy = ", red.energy);
+        require(red.energy <= 1.0, r.where("energy"), ": reduction.energy must be in (0, 1], got ",
+                red.energy);
+      }
       require(red.order >= 0, r.where("order"), ": reduction.order must be >= 1, got ", red.order);
-      require(red.energy <= 1.0, r.where("energy"), ": reduction.energy must be in (0, 1], got ",
-              red.energy);
+      for (Index order : red.compare_orders)
+        require(order >= 1 && order <= c.model.N, r.where("compare_orders"),
+                ": reduction.compare_orders entries must be in [1, N = ", c.model.N, "], got ",
+                order);
       require(red.deim_order >= 0, r.where("deim_order"),
               ": reduction.deim_order must be >= 1 (or 0: 2 r), got ", red.deim_order);
       require(red.training_stride >= 1, r.where("training_stride"),
               ": reduction.training_stride must be >= 1, got ", red.training_stride);
-      require(!c.training.empty() || !red.training_files.empty(), source,
-              ": reduction.method = \"pod\" needs training data: [[training]] inputs or "
-              "reduction.training_files");
+      const bool needs_training =
+          !empirical || (c.model.k_n != 0.0 &&
+                         parse_nonlinear_treatment(red.nonlinear) == NonlinearTreatment::deim);
+      require(!needs_training || !c.training.empty() || !red.training_files.empty(), source,
+              ": reduction.method = \"", red.method, "\" needs training data",
+              empirical ? " (force snapshots for DEIM)" : "",
+              ": [[training]] inputs or reduction.training_files");
     } else if (red.method != "none") {
       red.order = r.integer("order", 0);
       red.tolerance = r.real("tolerance", 0.0);
@@ -565,12 +627,14 @@ ExperimentConfig parse_experiment(const std::string& text, const std::string& so
       require(c.model.k_n == 0.0, r.where("method"), ": reduction.method = \"", red.method,
               "\" reduces linear systems: set model.k_n = 0 (got k_n = ", c.model.k_n, ")");
     }
-    r.finish(red.method == "none"  ? " (reduction.method = \"none\" takes no other key)"
-             : red.method == "bt"  ? " (variant needs method = \"sobt\")"
-             : red.method == "pod" ? " for reduction.method = \"pod\""
-                                   : "");
-    require(red.method == "pod" || c.training.empty(), source,
-            ": [[training]] inputs are used by reduction.method = \"pod\" only");
+    r.finish(red.method == "none" ? " (reduction.method = \"none\" takes no other key)"
+             : red.method == "bt" ? " (variant needs method = \"sobt\")"
+             : red.method == "pod" || empirical
+                 ? concat(" for reduction.method = \"", red.method, "\"")
+                 : std::string());
+    require(red.method == "pod" || empirical || c.training.empty(), source,
+            ": [[training]] inputs are used by reduction.method = \"pod\" and "
+            "\"empirical_bt\" only");
   }
   {
     TableReader r(table("analysis"), "analysis", source);
@@ -615,8 +679,6 @@ double peak_rss_mib() {
     if (line.rfind("VmHWM:", 0) == 0) return std::stod(line.substr(6)) / 1024.0;
   return 0.0;
 }
-
-namespace {}  // namespace
 
 std::unique_ptr<Signal> make_signal(const InputSpec& in, Index m) {
   if (in.type == "zero") return make_zero_signal(m);
@@ -690,35 +752,91 @@ ReducedTrajectory simulate_reduced(const Model& model, const Matrix& D_ff, const
   return traj;
 }
 
+/// ||y - y_r||_2 / ||y||_2 over all samples and outputs (or ||y - y_r||_2 if y = 0), and
+/// max |y - y_r|.
+struct OutputError {
+  double relative_l2 = 0, max_abs = 0;
+};
+
+OutputError output_error(const std::vector<double>& y_full, const std::vector<double>& y_reduced) {
+  require(y_reduced.size() == y_full.size(), "internal: ", y_reduced.size(),
+          " reduced output samples against ", y_full.size(), " full ones");
+  double err2 = 0.0, ref2 = 0.0;
+  OutputError e;
+  for (std::size_t i = 0; i < y_full.size(); ++i) {
+    const double d = y_full[i] - y_reduced[i];
+    err2 += d * d;
+    ref2 += y_full[i] * y_full[i];
+    e.max_abs = std::max(e.max_abs, std::abs(d));
+  }
+  e.relative_l2 = ref2 > 0.0 ? std::sqrt(err2 / ref2) : std::sqrt(err2);
+  return e;
+}
+
 /// Writes /reduced/outputs/y and /error/y = y - y_r at the full model's output times.
 void write_output_errors(io::ResultsWriter& out, const std::vector<double>& y_full,
                          const ReducedTrajectory& traj, Index p, Index r, RunSummary& summary) {
+  const OutputError err = output_error(y_full, traj.y);
   out.create_group("/reduced");
   io::RowStream& s_y = out.open_row_stream("/reduced/outputs/y", p, 0);
   io::RowStream& s_e = out.open_row_stream("/error/y", p, 0);
-  require(traj.y.size() == y_full.size(), "internal: ", traj.y.size() / std::max<Index>(p, 1),
-          " reduced output rows against ", y_full.size() / std::max<Index>(p, 1), " full ones");
-  double err2 = 0.0, ref2 = 0.0, err_max = 0.0;
-  Vector e(p);
   for (std::size_t row = 0; row * static_cast<std::size_t>(p) < y_full.size(); ++row) {
     const std::size_t at = row * static_cast<std::size_t>(p);
     const Eigen::Map<const Vector> yf(y_full.data() + at, p), yr(traj.y.data() + at, p);
-    e = yf - yr;
     s_y.append(Vector(yr));
-    s_e.append(e);
-    err2 += e.squaredNorm();
-    ref2 += yf.squaredNorm();
-    err_max = std::max(err_max, e.cwiseAbs().maxCoeff());
+    s_e.append(Vector(yf - yr));
   }
   summary.reduced_stats = traj.stats;
-  summary.output_error_relative = ref2 > 0.0 ? std::sqrt(err2 / ref2) : std::sqrt(err2);
+  summary.output_error_relative = err.relative_l2;
   out.set_attribute("/reduced", "r", static_cast<std::int64_t>(r));
   out.set_attribute("/reduced", "integration_s", traj.stats.seconds);
-  out.set_attribute("/error", "max_abs", err_max);
+  out.set_attribute("/error", "max_abs", err.max_abs);
   out.set_attribute("/error", "relative_l2", summary.output_error_relative);
   out.set_attribute("/error", "definition",
                     std::string("y - y_r at /outputs/t; relative_l2 = ||y - y_r||_2 / ||y||_2 "
                                 "over all samples and outputs"));
+}
+
+/// /error_vs_r: the output error and the reduced cost per step of every order of
+/// reduction.compare_orders (and the main one), ascending in r.
+void write_error_against_order(io::ResultsWriter& out, const std::string& method,
+                               const std::vector<double>& y_full, const ChainReduction& reduction,
+                               const ReducedTrajectory& main,
+                               const std::vector<ReducedTrajectory>& others, Index steps) {
+  struct Row {
+    Index r, m;
+    OutputError e;
+    double step_s;
+  };
+  const double per_step = 1.0 / static_cast<double>(std::max<Index>(1, steps));
+  std::vector<Row> rows{{reduction.main.r, reduction.main.m, output_error(y_full, main.y),
+                         main.stats.seconds * per_step}};
+  for (std::size_t i = 0; i < others.size(); ++i)
+    rows.push_back({reduction.others[i].r, reduction.others[i].m, output_error(y_full, others[i].y),
+                    others[i].stats.seconds * per_step});
+  std::sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) { return a.r < b.r; });
+  const auto n = static_cast<Index>(rows.size());
+  Vector r(n), m(n), rel(n), max_abs(n), step(n);
+  for (Index i = 0; i < n; ++i) {
+    const Row& row = rows[static_cast<std::size_t>(i)];
+    r[i] = static_cast<double>(row.r);
+    m[i] = static_cast<double>(row.m);
+    rel[i] = row.e.relative_l2;
+    max_abs[i] = row.e.max_abs;
+    step[i] = row.step_s;
+  }
+  out.create_group("/error_vs_r");
+  out.write_vector("/error_vs_r/r", r);
+  out.write_vector("/error_vs_r/m", m);
+  out.write_vector("/error_vs_r/relative_l2", rel);
+  out.write_vector("/error_vs_r/max_abs", max_abs);
+  out.write_vector("/error_vs_r/reduced_step_s", step);
+  out.set_attribute("/error_vs_r", "method", method);
+  out.set_attribute("/error_vs_r", "definition",
+                    std::string("output error of the reduced model of order r (bases nested: "
+                                "the leading r columns of the widest), m DEIM samples (0: none); "
+                                "relative_l2 and max_abs as in /error; reduced_step_s its "
+                                "integration time per step"));
 }
 
 }  // namespace
@@ -786,15 +904,16 @@ RunSummary run_experiment(const ExperimentConfig& c, const RunOptions& options) 
   out.set_attribute("/input", "description", input->describe());
 
   // Reduce first: a reduction that fails (bad order, unconverged ADI) costs no simulation.
-  const bool pod_reducing = c.reduction.method == "pod";
+  const bool pod_reducing = c.reduction.method == "pod" || c.reduction.method == "empirical_bt";
   const bool bt_reducing = c.reduction.method == "bt" || c.reduction.method == "sobt";
   const bool reducing = pod_reducing || bt_reducing;
   std::optional<SecondOrderSystem> linear;
   ReducedModel reduced;
-  PodReduction pod_reduced;
+  ChainReduction pod_reduced;
   ReducedTrajectory pod_traj;
-  // The POD model runs first (it is cheap) so that the full run can compare states on the fly
-  // at every state_stride-th step (snapshot stride, or 10 output strides).
+  std::vector<ReducedTrajectory> other_trajs;  // reduction.compare_orders
+  // The reduced chain runs first (it is cheap) so that the full run can compare states on the
+  // fly at every state_stride-th step (snapshot stride, or 10 output strides).
   const Index state_stride =
       pod_reducing ? (c.snapshot_stride > 0 ? c.snapshot_stride : 10 * o.observe_stride) : 0;
   if (bt_reducing) {
@@ -803,11 +922,14 @@ RunSummary run_experiment(const ExperimentConfig& c, const RunOptions& options) 
     summary.reduced_order = reduced.r;
     summary.reduction_seconds = reduced.seconds;
   } else if (pod_reducing) {
-    pod_reduced = pod_reduce_and_record(c, chain, out, options.stop_requested);
-    summary.reduced_order = pod_reduced.r;
+    pod_reduced = reduce_chain_and_record(c, chain, out, options.stop_requested);
+    summary.reduced_order = pod_reduced.main.r;
     summary.reduction_seconds = pod_reduced.seconds;
-    pod_traj = simulate_reduced(*pod_reduced.model, Matrix(), *input, o, state_stride, options,
-                                concat("POD, r = ", pod_reduced.r));
+    pod_traj = simulate_reduced(*pod_reduced.main.model, Matrix(), *input, o, state_stride, options,
+                                concat(c.reduction.method, ", r = ", pod_reduced.main.r));
+    for (const auto& other : pod_reduced.others)
+      other_trajs.push_back(simulate_reduced(*other.model, Matrix(), *input, o, 0, options,
+                                             concat(c.reduction.method, ", r = ", other.r)));
   }
 
   out.create_group("/outputs");
@@ -851,7 +973,8 @@ RunSummary run_experiment(const ExperimentConfig& c, const RunOptions& options) 
       ++summary.outputs;
     }
     if (pod_reducing && k % state_stride == 0 && state_col < pod_traj.q.cols()) {
-      const double e2 = (q - pod_reduced.model->lift(pod_traj.q.col(state_col++))).squaredNorm();
+      const double e2 =
+          (q - pod_reduced.main.model->lift(pod_traj.q.col(state_col++))).squaredNorm();
       const double r2 = q.squaredNorm();
       state_err2 += e2;
       state_ref2 += r2;
@@ -880,7 +1003,10 @@ RunSummary run_experiment(const ExperimentConfig& c, const RunOptions& options) 
         concat("r = ", reduced.r, ", spectral abscissa ", reduced.spectral_abscissa));
     write_output_errors(out, y_full, traj, chain.n_outputs(), reduced.r, summary);
   } else if (pod_reducing) {
-    write_output_errors(out, y_full, pod_traj, chain.n_outputs(), pod_reduced.r, summary);
+    write_output_errors(out, y_full, pod_traj, chain.n_outputs(), pod_reduced.main.r, summary);
+    if (!other_trajs.empty())
+      write_error_against_order(out, c.reduction.method, y_full, pod_reduced, pod_traj, other_trajs,
+                                steps);
     summary.state_error_relative =
         state_ref2 > 0.0 ? std::sqrt(state_err2 / state_ref2) : std::sqrt(state_err2);
     out.set_attribute("/error", "state_relative_l2", summary.state_error_relative);

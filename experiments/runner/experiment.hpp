@@ -32,15 +32,21 @@ struct InputSpec {
   std::filesystem::path file;             ///< table (relative to the experiment file)
 };
 
-/// [reduction]: balanced truncation of the linear chain (k_n = 0), or POD-Galerkin with
-/// hyper-reduction of the (nonlinear) chain trained on [[training]] runs. method "none"
-/// simulates the full model only.
+/// empirical_bt without subspace_order or subspace_energy: the position subspace keeps this
+/// fraction of the impulse responses' energy (singular values down to about 1e-4 s_1).
+inline constexpr double kDefaultSubspaceEnergy = 1.0 - 1e-8;
+
+/// [reduction]: balanced truncation of the linear chain (k_n = 0), or POD-Galerkin or
+/// empirical balancing with hyper-reduction of the (nonlinear) chain, trained on [[training]]
+/// runs. method "none" simulates the full model only.
 struct ReductionSpec {
-  std::string method = "none";  ///< none, bt (first-order), sobt (second-order), pod
-  Index order = 0;              ///< r; or
-  double tolerance = 0.0;       ///< bt: 2 sum_{i>r} sigma_i <= tolerance; sobt: the same heuristic
-  std::string projection;       ///< bt: square_root | balancing_free; sobt: + galerkin
-  std::string variant = "pv";   ///< sobt: p, v, pv, vp
+  /// none, bt (first-order), sobt (second-order), pod, empirical_bt
+  std::string method = "none";
+  Index order = 0;  ///< r; or
+  /// bt: 2 sum_{i>r} sigma_i <= tolerance; sobt, empirical_bt: the same heuristic
+  double tolerance = 0.0;
+  std::string projection;              ///< bt: square_root | balancing_free; sobt: + galerkin
+  std::string variant = "pv";          ///< sobt: p, v, pv, vp
   std::string gramians = "automatic";  ///< automatic, dense, low_rank
   Index dense_limit = 1500;            ///< automatic: dense up to this many states
   double adi_tolerance = 1e-10;
@@ -61,6 +67,14 @@ struct ReductionSpec {
   /// Results files whose /snapshots/p (every row a snapshot of the positions) are training
   /// data too, besides the [[training]] runs (relative to the experiment file).
   std::vector<std::filesystem::path> training_files;
+  /// pod, empirical_bt: further orders r whose reduced models (from the same nested bases) are
+  /// simulated too, for the output error against r (/error_vs_r).
+  std::vector<Index> compare_orders;
+  // method = "empirical_bt" (reduction/empirical_gramians.hpp)
+  std::vector<double> amplitudes = {0.25, 0.5, 1.0};  ///< impulse and initial-state sizes c_k
+  Index subspace_order = 0;                           ///< d, the position subspace; or
+  double subspace_energy = 0.0;                       ///< its captured energy (default 1 - 1e-8)
+  double gramian_horizon = 0.0;  ///< s of every free response; 0: the simulation's horizon
 };
 
 /// [analysis]: frequency-domain comparison of full and reduced models.
@@ -123,8 +137,8 @@ struct RunSummary {
   double output_error_relative = 0;  ///< ||y - y_r||_2 / ||y||_2 over all output samples
   double h2_error_relative = -1;     ///< ||G - G_r||_H2 / ||G||_H2, -1 if not computed
   double hinf_error = -1;            ///< ||G - G_r||_Hinf, -1 if not computed
-  double state_error_relative = -1;  ///< pod: ||q - V q_r|| / ||q|| over the output times
-  double speedup_per_step = 0;       ///< pod: full over reduced stepping time per step
+  double state_error_relative = -1;  ///< pod, empirical_bt: ||q - V q_r|| / ||q||
+  double speedup_per_step = 0;       ///< full over reduced stepping time per step
   Index snapshots = 0, outputs = 0;
   double setup_seconds = 0, write_seconds = 0, total_seconds = 0;
   double peak_rss_mb = 0;

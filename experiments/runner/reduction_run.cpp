@@ -41,10 +41,6 @@ OrderSelection selection(const ReductionSpec& red) {
   return s;
 }
 
-std::vector<double> to_std(const Vector& v) {
-  return std::vector<double>(v.begin(), v.end());
-}
-
 void record_gramians(io::ResultsWriter& out, const GramianDiagnostics& g) {
   const std::string grp = "/reduction";
   out.set_attribute(grp, "gramian_method", std::string(to_string(g.method)));

@@ -1,0 +1,317 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "experiments/runner/chain_reduction_run.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <optional>
+
+#include "reduction/deim.hpp"
+#include "reduction/empirical_gramians.hpp"
+#include "reduction/pod.hpp"
+#include "src/core/errors.hpp"
+#include "src/core/timing.hpp"
+
+namespace mor::experiments {
+namespace {
+
+using detail::concat;
+
+/// Snapshot columns appended into spare capacity (geometric growth).
+class SnapshotBuffer {
+ public:
+  explicit SnapshotBuffer(Index n) : X_(n, 0) {}
+  void append(const Vector& x) {
+    if (used_ == X_.cols())
+      X_.conservativeResize(Eigen::NoChange, std::max<Index>(64, X_.cols() + X_.cols() / 2));
+    X_.col(used_++) = x;
+  }
+  Index cols() const { return used_; }
+  Matrix take() {
+    X_.conservativeResize(Eigen::NoChange, used_);
+    return std::move(X_);
+  }
+
+ private:
+  Matrix X_;
+  Index used_ = 0;
+};
+
+/// Position snapshots Q (if wanted) and nodal cubic-force snapshots G = g(Q) (nonlinear chain
+/// only) of the [[training]] runs and the training files.
+struct TrainingData {
+  Matrix Q, G;
+  double seconds = 0;
+};
+
+TrainingData collect_training(const ExperimentConfig& c, const MassSpringChain& chain,
+                              bool keep_positions, const std::atomic<bool>* stop) {
+  const ReductionSpec& red = c.reduction;
+  const Index N = chain.n();
+  const bool nonlinear = !chain.is_linear();
+  const auto t0 = Clock::now();
+  SnapshotBuffer Q(keep_positions ? N : 0), G(nonlinear ? N : 0);
+  Vector g(N);
+  auto add = [&](const auto& q) {
+    if (keep_positions) Q.append(q);
+    if (nonlinear) {
+      chain.nonlinear_force(q, g);
+      G.append(g);
+    }
+  };
+  {
+    MassSpringChain::Workspace ws(chain, c.solver);
+    IntegratorOptions run = c.integrator;
+    run.observe_stride = red.training_stride;
+    run.stop_requested = stop;
+    for (std::size_t i = 0; i < c.training.size(); ++i) {
+      const auto input = make_signal(c.training[i], chain.n_inputs());
+      Vector q = Vector::Zero(N), v = Vector::Zero(N);
+      try {
+        integrate(chain, ws, *input, run, q, v,
+                  [&](Index, double, const Vector& qk, const Vector&, const Vector&) { add(qk); });
+      } catch (const NumericalError& e) {
+        throw NumericalError(concat("training run ", i, " (", input->describe(), "): ", e.what()));
+      }
+    }
+  }
+  for (const auto& file : red.training_files) {
+    const io::ResultsReader reader(file);
+    require(reader.exists("/snapshots/p"), "training file '", file.string(),
+            "' has no position snapshots /snapshots/p (run it with snapshot_fields "
+            "containing \"p\")");
+    const Matrix P = reader.read_rows_as_columns("/snapshots/p");
+    require(P.rows() == N, "training file '", file.string(), "' holds snapshots of N = ", P.rows(),
+            " masses, the model has N = ", N);
+    for (Index j = 0; j < P.cols(); ++j) add(Vector(P.col(j)));
+  }
+  TrainingData data;
+  data.Q = Q.take();
+  data.G = G.take();
+  data.seconds = seconds_since(t0);
+  return data;
+}
+
+/// The orders to build: the main one first, then the other compare_orders ascending.
+std::vector<Index> orders_to_build(Index r_main, const std::vector<Index>& compare) {
+  std::vector<Index> others;
+  for (Index r : compare)
+    if (r != r_main) others.push_back(r);
+  std::sort(others.begin(), others.end());
+  others.erase(std::unique(others.begin(), others.end()), others.end());
+  others.insert(others.begin(), r_main);
+  return others;
+}
+
+/// POD of the force snapshots wide enough for every order's m (2 r or reduction.deim_order),
+/// and per order the DEIM / Q-DEIM selection on its leading m columns (the POD basis is nested).
+struct HyperReduction {
+  PodResult pod_g;
+  std::vector<DeimResult> deim;  ///< per order of orders_to_build
+  double seconds = 0;
+};
+
+HyperReduction hyper_reduce(const ReductionSpec& red, Matrix F, const std::vector<Index>& orders,
+                            PodMethod method) {
+  const auto t0 = Clock::now();
+  require(F.cols() > 0,
+          "reduction: nonlinear = \"deim\" needs force snapshots from training "
+          "runs ([[training]] inputs or reduction.training_files); there are none");
+  auto wanted = [&](Index r) { return red.deim_order > 0 ? red.deim_order : 2 * r; };
+  Index m_max = 0;
+  for (Index r : orders) m_max = std::max(m_max, wanted(r));
+  HyperReduction h;
+  PodOptions pg;
+  pg.method = method;
+  pg.order = std::min(m_max, F.cols());
+  try {
+    h.pod_g = pod(F, pg);
+  } catch (const InvalidArgument&) {
+    // The default m = 2 r may exceed the numerical rank of the force snapshots: it is then
+    // lowered to that rank. An explicit deim_order above it stays an error.
+    if (red.deim_order > 0) throw;
+    pg.order.reset();
+    pg.energy = 1.0;
+    // Every singular value is needed now: never the randomized sketch (it would be k wide).
+    pg.method = automatic_pod_method(F.rows(), F.cols(), false);
+    h.pod_g = pod(F, pg);
+  }
+  const DeimMethod dm = parse_deim_method(red.deim_method);
+  for (Index r : orders) {
+    const Index m = std::min(wanted(r), h.pod_g.V.cols());
+    h.deim.push_back(deim(h.pod_g.V.leftCols(m), dm));
+  }
+  h.seconds = seconds_since(t0);
+  return h;
+}
+
+void write_deim(io::ResultsWriter& out, const std::string& grp, const HyperReduction& h) {
+  const DeimResult& d = h.deim.front();
+  const auto m = static_cast<Index>(d.indices.size());
+  out.set_attribute(grp, "m", static_cast<std::int64_t>(m));
+  out.set_attribute(grp, "deim_method", std::string(to_string(d.method)));
+  out.set_attribute(grp, "deim_error_constant", d.error_constant);
+  out.write_vector(grp + "/force_singular_values", h.pod_g.singular_values);
+  Vector idx(m);
+  for (Index i = 0; i < m; ++i)
+    idx[i] = static_cast<double>(d.indices[static_cast<std::size_t>(i)]) + 1.0;
+  out.write_vector(grp + "/deim_masses", idx);  // 1-based mass indices, as in [model]
+}
+
+}  // namespace
+
+ChainReduction reduce_chain_and_record(const ExperimentConfig& c, const MassSpringChain& chain,
+                                       io::ResultsWriter& out, const std::atomic<bool>* stop) {
+  const ReductionSpec& red = c.reduction;
+  const bool pod_method = red.method == "pod";
+  const bool nonlinear = !chain.is_linear();
+  const auto t_start = Clock::now();
+  ChainReduction result;
+  ReducedChainOptions ro;
+  ro.nonlinear = parse_nonlinear_treatment(red.nonlinear);
+  if (!nonlinear) ro.nonlinear = NonlinearTreatment::full;  // g = 0: nothing to evaluate
+  const bool use_deim = ro.nonlinear == NonlinearTreatment::deim;
+  const PodMethod pm = parse_pod_method(red.pod_method);
+  const Index compare_max =
+      red.compare_orders.empty()
+          ? 0
+          : *std::max_element(red.compare_orders.begin(), red.compare_orders.end());
+
+  // 1. Training snapshots: the positions for POD, the forces for DEIM.
+  TrainingData training;
+  if (pod_method || use_deim) {
+    training = collect_training(c, chain, pod_method, stop);
+    result.training_snapshots = std::max(training.Q.cols(), training.G.cols());
+    require(result.training_snapshots > 0, "reduction.method = \"", red.method,
+            "\": the training data hold no snapshots");
+    result.stages.emplace_back("snapshots_s", training.seconds);
+  }
+
+  const std::string grp = "/reduction";
+  out.create_group(grp);
+  out.set_attribute(grp, "method", red.method);
+
+  // 2. The bases V (N x R) and W (empty: Galerkin), R >= every order wanted.
+  Matrix V, W;
+  Index r_main = 0;
+  if (pod_method) {
+    const auto t = Clock::now();
+    PodOptions po;
+    po.method = pm;
+    if (red.order > 0)
+      po.order = red.order;
+    else
+      po.energy = red.energy;
+    PodResult pod_q = pod(training.Q, po);
+    r_main = pod_q.r;
+    if (compare_max > pod_q.V.cols()) {  // wider, nested: the leading r columns are the same
+      PodOptions wide = po;
+      wide.energy.reset();
+      wide.order = compare_max;
+      try {
+        pod_q.V = pod(training.Q, wide).V;
+      } catch (const InvalidArgument& e) {
+        throw InvalidArgument(concat("reduction.compare_orders: ", e.what()));
+      }
+    }
+    V = std::move(pod_q.V);
+    training.Q.resize(0, 0);
+    result.stages.emplace_back("pod_s", seconds_since(t));
+    if (red.order > 0)
+      out.set_attribute(grp, "order_requested", static_cast<std::int64_t>(red.order));
+    else
+      out.set_attribute(grp, "energy_requested", red.energy);
+    out.set_attribute(grp, "pod_method", std::string(to_string(pod_q.method_used)));
+    out.set_attribute(grp, "captured_energy", pod_q.captured_energy);
+    out.set_attribute(grp, "discarded_energy", pod_q.discarded_energy);
+    out.write_vector(grp + "/pod_singular_values", pod_q.singular_values);
+  } else {
+    EmpiricalBalancingOptions eo;
+    eo.gramians.amplitudes = red.amplitudes;
+    eo.gramians.integrator = c.integrator;
+    eo.gramians.integrator.t_end =
+        c.integrator.t0 +
+        (red.gramian_horizon > 0.0 ? red.gramian_horizon : c.integrator.t_end - c.integrator.t0);
+    eo.gramians.integrator.observe_stride = red.training_stride;
+    eo.gramians.integrator.stop_requested = stop;
+    eo.subspace.method = pm;
+    if (red.subspace_order > 0)
+      eo.subspace.order = red.subspace_order;
+    else
+      eo.subspace.energy = red.subspace_energy;
+    if (red.order > 0)
+      eo.selection.order = red.order;
+    else
+      eo.selection.tolerance = red.tolerance;
+    eo.min_columns = compare_max;
+    EmpiricalBalancingResult eb = [&] {
+      try {
+        return empirical_balancing(chain, eo);
+      } catch (const InvalidArgument& e) {
+        throw InvalidArgument(concat("reduction.method = \"empirical_bt\": ", e.what()));
+      }
+    }();
+    r_main = eb.r;
+    V = std::move(eb.V);
+    W = std::move(eb.W);
+    result.stages.emplace_back("controllability_s", eb.seconds.controllability);
+    result.stages.emplace_back("subspace_pod_s", eb.seconds.pod);
+    result.stages.emplace_back("observability_s", eb.seconds.observability);
+    result.stages.emplace_back("balancing_s", eb.seconds.balancing);
+    if (red.order > 0)
+      out.set_attribute(grp, "order_requested", static_cast<std::int64_t>(red.order));
+    else
+      out.set_attribute(grp, "tolerance", red.tolerance);
+    out.set_attribute(grp, "discarded_sum", eb.discarded_sum);
+    out.set_attribute(grp, "subspace_dimension", static_cast<std::int64_t>(eb.Phi.cols()));
+    out.set_attribute(grp, "gramian_horizon", eo.gramians.integrator.t_end - c.integrator.t0);
+    out.set_attribute(grp, "amplitudes", red.amplitudes);
+    out.set_attribute(
+        grp, "simulations",
+        static_cast<std::int64_t>(eb.simulations_controllability + eb.simulations_observability));
+    out.write_vector(grp + "/empirical_singular_values", eb.sigma);
+    out.write_vector(grp + "/subspace_singular_values", eb.subspace_singular_values);
+  }
+
+  // 3. DEIM for every order, and the projections.
+  const std::vector<Index> orders = orders_to_build(r_main, red.compare_orders);
+  std::optional<HyperReduction> hyper;
+  if (use_deim) {
+    hyper = hyper_reduce(red, std::move(training.G), orders, pm);
+    result.stages.emplace_back("deim_s", hyper->seconds);
+  }
+  training.G.resize(0, 0);
+  const auto t = Clock::now();
+  for (std::size_t i = 0; i < orders.size(); ++i) {
+    ReducedChainVariant variant;
+    variant.r = orders[i];
+    ReducedChainOptions opt = ro;
+    if (hyper) {
+      opt.deim = &hyper->deim[i];
+      variant.m = static_cast<Index>(hyper->deim[i].indices.size());
+    }
+    const Matrix Vr = V.leftCols(variant.r);
+    const Matrix Wr = W.size() > 0 ? Matrix(W.leftCols(variant.r)) : Matrix();
+    variant.model = std::make_unique<ReducedChainModel>(chain, Vr, Wr, opt);
+    (i == 0 ? result.main : result.others.emplace_back()) = std::move(variant);
+  }
+  result.stages.emplace_back("projection_s", seconds_since(t));
+  result.seconds = seconds_since(t_start);
+
+  out.set_attribute(grp, "r", static_cast<std::int64_t>(r_main));
+  out.set_attribute(grp, "nonlinear", std::string(to_string(ro.nonlinear)));
+  out.set_attribute(grp, "training_runs", static_cast<std::int64_t>(c.training.size()));
+  out.set_attribute(grp, "training_files", static_cast<std::int64_t>(red.training_files.size()));
+  out.set_attribute(grp, "training_snapshots",
+                    static_cast<std::int64_t>(result.training_snapshots));
+  out.set_attribute(grp, "training_stride", static_cast<std::int64_t>(red.training_stride));
+  for (const auto& [stage, seconds] : result.stages) out.set_attribute(grp, stage, seconds);
+  out.set_attribute(grp, "seconds", result.seconds);
+  if (hyper) write_deim(out, grp, *hyper);
+  if (red.store_bases) {
+    out.write_matrix(grp + "/V", Matrix(V.leftCols(r_main)));
+    if (W.size() > 0) out.write_matrix(grp + "/W", Matrix(W.leftCols(r_main)));
+  }
+  return result;
+}
+
+}  // namespace mor::experiments

@@ -1,0 +1,52 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// The reduction half of an experiment run on the (nonlinear) chain by projection:
+//  - reduction.method = "pod": training runs of the full chain on the [[training]] inputs (and
+//    snapshots read from earlier results files), POD of the position snapshots, Galerkin
+//    projection (W = V);
+//  - reduction.method = "empirical_bt": position balancing by empirical Gramians of the chain
+//    (reduction/empirical_gramians.hpp), Petrov-Galerkin projection with the balancing bases;
+// both with the cubic force hyper-reduced by DEIM / Q-DEIM from the nodal force snapshots of the
+// training runs (or reduced exactly, or evaluated in full). reduction.compare_orders adds further
+// reduced models from the same nested bases, for the output error against r.
+// Used by run_experiment (experiment.cpp); the HDF5 layout is documented in README.md.
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "experiments/runner/experiment.hpp"
+#include "reduction/reduced_chain.hpp"
+#include "src/io/results.hpp"
+
+namespace mor::experiments {
+
+/// One reduced model of the chain: V (N x r), W, and the DEIM samples m.
+struct ReducedChainVariant {
+  Index r = 0;
+  Index m = 0;  ///< DEIM samples (0 without DEIM)
+  std::unique_ptr<ReducedChainModel> model;
+};
+
+struct ChainReduction {
+  ReducedChainVariant main;  ///< at reduction.order (or the order the energy / tolerance gave)
+  /// The other orders of reduction.compare_orders, ascending (main's order not repeated).
+  std::vector<ReducedChainVariant> others;
+  Index training_snapshots = 0;  ///< columns of the training snapshot matrix (0 if none)
+  /// Offline wall-clock seconds per stage, in the order run ("snapshots_s", "pod_s", ...).
+  std::vector<std::pair<std::string, double>> stages;
+  double seconds = 0;  ///< all stages
+};
+
+/// Reduces the chain as c.reduction says ("pod" or "empirical_bt") and writes /reduction (method,
+/// r, m, singular values, the DEIM indices and error constant, the offline cost per stage,
+/// optionally V and W).
+/// @throws InvalidArgument for unusable training data (no snapshots, another N, an order above
+///         the snapshot or Gramian rank); NumericalError if a training or Gramian run diverges;
+///         Interrupted.
+ChainReduction reduce_chain_and_record(const ExperimentConfig& c, const MassSpringChain& chain,
+                                       io::ResultsWriter& out, const std::atomic<bool>* stop);
+
+}  // namespace mor::experiments
