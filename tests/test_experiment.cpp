@@ -355,6 +355,21 @@ TEST_F(Experiment, PodOfFullRankReproducesTheFullTrajectory) {
   }
 }
 
+TEST_F(Experiment, PodOfPositionsAndVelocitiesKeepsBothSnapshotSets) {
+  // pod_snapshots = ["p", "v"]: the basis is the POD of the position and the velocity snapshots
+  // side by side (twice the columns); at r = N it still reproduces the full trajectory.
+  ExperimentConfig c =
+      parse_experiment(kPod, "pod.toml", dir_, {"reduction.pod_snapshots=[\"p\", \"v\"]"});
+  c.output = dir_ / "pod_pv.h5";
+  const RunSummary s = run_experiment(c);
+  EXPECT_LT(s.output_error_relative, 1e-9);
+  const io::ResultsReader r(c.output);
+  EXPECT_EQ(r.attribute_int("/reduction", "training_snapshots"), 2 * 2 * 201);
+  EXPECT_EQ(r.attribute_string("/reduction", "pod_snapshots"), "p,v");
+  EXPECT_THROW(parse_experiment(kPod, "pod.toml", dir_, {"reduction.pod_snapshots=[\"w\"]"}),
+               InvalidArgument);
+}
+
 TEST_F(Experiment, PodDeimOnAnUnseenInputIsAccurateAndRecordsItsStages) {
   // N = 60, r = 10 from the chirp and multisine training runs, Q-DEIM with 2 r samples, tested
   // on a sine the training never saw. The bound here is loose (the point is the pipeline; the

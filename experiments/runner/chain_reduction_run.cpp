@@ -36,8 +36,9 @@ class SnapshotBuffer {
   Index used_ = 0;
 };
 
-/// Position snapshots Q (if wanted) and nodal cubic-force snapshots G = g(Q) (nonlinear chain
-/// only) of the [[training]] runs and the training files.
+/// Snapshots Q for the POD basis (if wanted: positions, and velocities side by side with them
+/// if reduction.pod_snapshots has "v") and nodal cubic-force snapshots G = g(q) of the positions
+/// (nonlinear chain only) of the [[training]] runs and the training files.
 struct TrainingData {
   Matrix Q, G;
   double seconds = 0;
@@ -49,14 +50,20 @@ TrainingData collect_training(const ExperimentConfig& c, const MassSpringChain& 
   const Index N = chain.n();
   const bool nonlinear = !chain.is_linear();
   const auto t0 = Clock::now();
+  const auto& fields = red.pod_snapshots;
+  const bool with_p = std::find(fields.begin(), fields.end(), "p") != fields.end();
+  const bool with_v = std::find(fields.begin(), fields.end(), "v") != fields.end();
   SnapshotBuffer Q(keep_positions ? N : 0), G(nonlinear ? N : 0);
   Vector g(N);
   auto add = [&](const auto& q) {
-    if (keep_positions) Q.append(q);
+    if (keep_positions && with_p) Q.append(q);
     if (nonlinear) {
       chain.nonlinear_force(q, g);
       G.append(g);
     }
+  };
+  auto add_velocity = [&](const auto& v) {
+    if (keep_positions && with_v) Q.append(v);
   };
   {
     MassSpringChain::Workspace ws(chain, c.solver);
@@ -68,7 +75,10 @@ TrainingData collect_training(const ExperimentConfig& c, const MassSpringChain& 
       Vector q = Vector::Zero(N), v = Vector::Zero(N);
       try {
         integrate(chain, ws, *input, run, q, v,
-                  [&](Index, double, const Vector& qk, const Vector&, const Vector&) { add(qk); });
+                  [&](Index, double, const Vector& qk, const Vector& vk, const Vector&) {
+                    add(qk);
+                    add_velocity(vk);
+                  });
       } catch (const NumericalError& e) {
         throw NumericalError(concat("training run ", i, " (", input->describe(), "): ", e.what()));
       }
@@ -83,6 +93,12 @@ TrainingData collect_training(const ExperimentConfig& c, const MassSpringChain& 
     require(P.rows() == N, "training file '", file.string(), "' holds snapshots of N = ", P.rows(),
             " masses, the model has N = ", N);
     for (Index j = 0; j < P.cols(); ++j) add(Vector(P.col(j)));
+    if (keep_positions && with_v) {
+      require(reader.exists("/snapshots/v"), "training file '", file.string(),
+              "' has no velocity snapshots /snapshots/v, which reduction.pod_snapshots asks for");
+      const Matrix Vs = reader.read_rows_as_columns("/snapshots/v");
+      for (Index j = 0; j < Vs.cols(); ++j) add_velocity(Vector(Vs.col(j)));
+    }
   }
   TrainingData data;
   data.Q = Q.take();
@@ -221,6 +237,9 @@ ChainReduction reduce_chain_and_record(const ExperimentConfig& c, const MassSpri
     else
       out.set_attribute(grp, "energy_requested", red.energy);
     out.set_attribute(grp, "pod_method", std::string(to_string(pod_q.method_used)));
+    std::string fields;
+    for (const auto& f : red.pod_snapshots) fields += (fields.empty() ? "" : ",") + f;
+    out.set_attribute(grp, "pod_snapshots", fields);
     out.set_attribute(grp, "captured_energy", pod_q.captured_energy);
     out.set_attribute(grp, "discarded_energy", pod_q.discarded_energy);
     out.write_vector(grp + "/pod_singular_values", pod_q.singular_values);

@@ -305,6 +305,11 @@ std::string to_toml(const ExperimentConfig& c) {
        << "\ntraining_stride = " << red.training_stride << "\ntraining_files = [";
     for (std::size_t i = 0; i < red.training_files.size(); ++i)
       os << (i ? ", " : "") << toml_string(red.training_files[i].string());
+    if (red.method == "pod") {
+      os << "]\npod_snapshots = [";
+      for (std::size_t i = 0; i < red.pod_snapshots.size(); ++i)
+        os << (i ? ", " : "") << toml_string(red.pod_snapshots[i]);
+    }
     os << "]\ncompare_orders = [";
     for (std::size_t i = 0; i < red.compare_orders.size(); ++i)
       os << (i ? ", " : "") << red.compare_orders[i];
@@ -517,6 +522,13 @@ ExperimentConfig parse_experiment(const std::string& text, const std::string& so
         red.gramian_horizon = r.real("gramian_horizon", red.gramian_horizon);
       } else {
         red.energy = r.real("energy", 0.0);
+        red.pod_snapshots = r.strings("pod_snapshots", red.pod_snapshots);
+        require(!red.pod_snapshots.empty(), r.where("pod_snapshots"),
+                ": reduction.pod_snapshots must name \"p\", \"v\" or both");
+        for (const auto& f : red.pod_snapshots)
+          require(f == "p" || f == "v", r.where("pod_snapshots"),
+                  ": reduction.pod_snapshots entry '", f,
+                  "' must be \"p\" (positions) or \"v\" (velocities)");
       }
       red.pod_method = r.text("pod_method", red.pod_method);
       red.nonlinear = r.text("nonlinear", red.nonlinear);

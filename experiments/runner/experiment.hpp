@@ -67,6 +67,9 @@ struct ReductionSpec {
   /// Results files whose /snapshots/p (every row a snapshot of the positions) are training
   /// data too, besides the [[training]] runs (relative to the experiment file).
   std::vector<std::filesystem::path> training_files;
+  /// pod: the snapshots of the basis, "p" (positions) and optionally "v" (velocities, side by
+  /// side with the positions: one basis V for q, so the reduced model stays second order).
+  std::vector<std::string> pod_snapshots = {"p"};
   /// pod, empirical_bt: further orders r whose reduced models (from the same nested bases) are
   /// simulated too, for the output error against r (/error_vs_r).
   std::vector<Index> compare_orders;
