@@ -400,17 +400,24 @@ TEST_F(Experiment, PodDeimOnAnUnseenInputIsAccurateAndRecordsItsStages) {
   EXPECT_GT(r.attribute_double("/timings", "speedup_per_step"), 0.0);
 }
 
+/// Parsing and running kPod with the overrides fails with a message containing `needle` and
+/// leaves no results file in `dir`.
+void expect_pod_error(const fs::path& dir, const std::vector<std::string>& overrides,
+                      const std::string& needle) {
+  try {
+    ExperimentConfig c = parse_experiment(kPod, "pod.toml", dir, overrides);
+    c.output = dir / "bad.h5";
+    run_experiment(c);
+    ADD_FAILURE() << "expected an error containing " << needle;
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+  }
+  EXPECT_FALSE(fs::exists(dir / "bad.h5"));
+}
+
 TEST_F(Experiment, PodMistakesAreNamedAndLeaveNoFile) {
   auto expect_error = [&](const std::vector<std::string>& overrides, const std::string& needle) {
-    try {
-      ExperimentConfig c = parse_experiment(kPod, "pod.toml", dir_, overrides);
-      c.output = dir_ / "bad.h5";
-      run_experiment(c);
-      FAIL() << "expected an error containing " << needle;
-    } catch (const std::exception& e) {
-      EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
-    }
-    EXPECT_FALSE(fs::exists(dir_ / "bad.h5"));
+    expect_pod_error(dir_, overrides, needle);
   };
   expect_error({"reduction.order=13"}, "r = 13");  // above the rank N = 12
   expect_error({"reduction.nonlinear=\"cubic\""}, "cubic");
@@ -477,15 +484,7 @@ TEST_F(Experiment, EmpiricalBalancingMistakesAreNamed) {
   const std::string ebt = "reduction.method=\"empirical_bt\"";
   auto expect_error = [&](std::vector<std::string> overrides, const std::string& needle) {
     overrides.insert(overrides.begin(), ebt);
-    try {
-      ExperimentConfig c = parse_experiment(kPod, "pod.toml", dir_, overrides);
-      c.output = dir_ / "bad.h5";
-      run_experiment(c);
-      FAIL() << "expected an error containing " << needle;
-    } catch (const std::exception& e) {
-      EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
-    }
-    EXPECT_FALSE(fs::exists(dir_ / "bad.h5"));
+    expect_pod_error(dir_, overrides, needle);
   };
   expect_error({"reduction.energy=0.9"}, "unknown key 'reduction.energy'");
   expect_error({"reduction.amplitudes=[1.0, -2.0]"}, "-2");

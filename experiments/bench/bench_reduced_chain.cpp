@@ -1,0 +1,412 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// Cost per time step of the POD-Galerkin + Q-DEIM reduced nonlinear chain against the full
+// chain, for N = 10^3 .. 10^6 masses and r = 20 .. 100 reduced coordinates (issue 4: the reduced
+// step should cost the same for every N, and at N = 10^5 at least 1000x less than the full one).
+//
+//   BM_full_step/<N>         the full chain (k_n = 2, chain dampers), CHOLMOD for the
+//                            tridiagonal Newton matrix
+//   BM_reduced_step/<N>/<r>  the reduced model, Galerkin on the POD basis V (N x r) of position
+//                            snapshots, the cubic force hyper-reduced by Q-DEIM with m = 2 r
+//                            samples from the POD basis of force snapshots g(q)
+// Both on implicit midpoint, dt = 0.05, reuse_jacobian = true (experiments/pod_deim_chain.toml),
+// driven by the test input 0.7 sin(2 pi 0.033 t), which the training never saw.
+//
+// Training, per N, once, not timed: the full chain from rest under a chirp (amplitude 1, 0 ->
+// 0.2 Hz over 200 s) and under a multisine (amplitude 1, 0.005 .. 0.15 Hz, seed 3), 200 s each,
+// a snapshot of q and of g(q) every 20 steps (2 x 201 columns). One POD of the positions to
+// r = 100 and one of the forces to 200 columns; smaller r and m take the leading columns (POD
+// bases are nested). Randomized POD from N = 10^5 on, the automatic choice (SVD) below. An
+// r above the numerical rank of the position snapshots is skipped with an error naming both; an
+// m = 2 r above that of the force snapshots is lowered to it (as `mor` does for its default m).
+// The horizon is 200 s, not the 100 s of the experiment, because the chain moves only near its
+// driven end (about one mass per second): over 100 s the position snapshots have numerical
+// rank 76 (N = 10^3) down to 64 (N = 10^6; the cut-off max(N, k) eps s_1 grows with N), below
+// r = 100. At N = 10^6 the two snapshot matrices hold 3.2 GB each (freed once the bases are
+// built), and the training runs 8000 full steps: about ten minutes.
+//
+// What is timed: one benchmark iteration integrates a fixed number of steps (40 full, 200
+// reduced) from the same warm state, reached by kWarmUpSteps steps of the test input from rest
+// and restored before each iteration outside the timed region (manual timing with std::chrono
+// around integrate() only). Each integrate() call factorizes its Newton matrix at its first
+// step (reuse_jacobian keeps it across the steps of one call only), validates its options and
+// allocates its scratch vectors: amortized over the steps of the call. No model, basis or
+// workspace is built inside the timed region. The Time column is that stepping time per
+// iteration; the CPU column also holds the untimed state restore.
+//
+// Counters:
+//   us_per_step              stepping wall time / steps
+//   newton_per_step, factorizations_per_step   the work behind it
+//   r, m                     reduced coordinates and DEIM samples (m < 2 r: force rank reached)
+//   speedup                  full us_per_step / reduced us_per_step at the same N, when
+//                            BM_full_step/<N> ran earlier in the same process (the benchmarks
+//                            run N by N, the full one first)
+//   warmup_output_error      ||y_r - y||_2 / ||y||_2 over the kWarmUpSteps + 1 outputs of the
+//                            warm-up (the unseen input): the model timed is the right one
+//   training_s, pod_s        per N: the two training runs with their snapshots; both PODs
+//   deim_s, model_s          per r: Q-DEIM on the leading m force modes; the projection
+//   peak_rss_MiB             the process's peak resident memory so far (VmHWM)
+//
+// Quick run at small N (about 15 s):
+//   build-bench/experiments/bench/bench_reduced_chain --benchmark_filter='/(1000|10000)(/|$)'
+// Table: /usr/bin/python3 experiments/bench_reduced_table.py results/bench/reduced_chain.json
+#include <benchmark/benchmark.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <exception>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "experiments/runner/experiment.hpp"
+#include "models/mass_spring_chain.hpp"
+#include "reduction/deim.hpp"
+#include "reduction/pod.hpp"
+#include "reduction/reduced_chain.hpp"
+#include "src/core/errors.hpp"
+#include "src/core/timing.hpp"
+#include "src/integrators/integrate.hpp"
+#include "src/signals/signal.hpp"
+
+namespace mor {
+namespace {
+
+using detail::concat;
+
+// Integrator (experiments/pod_deim_chain.toml).
+constexpr double kDt = 0.05;  // s
+// Training.
+constexpr double kTrainingHorizon = 200.0;  // s, each run
+constexpr Index kTrainingStride = 20;       // steps between snapshots
+constexpr double kChirpAmplitude = 1.0;
+constexpr double kChirpF0 = 0.0;               // Hz
+constexpr double kChirpF1 = 0.2;               // Hz
+constexpr double kChirpT1 = kTrainingHorizon;  // s
+constexpr double kMultisineAmplitude = 1.0;
+const std::vector<double> kMultisineFrequencies = {0.005, 0.02, 0.05, 0.1, 0.15};  // Hz
+constexpr std::uint64_t kMultisineSeed = 3;
+// Reduction.
+constexpr Index kMaxOrder = 100;       // POD of the positions once to this r
+constexpr Index kSamplesPerOrder = 2;  // m = 2 r
+constexpr Index kRandomizedPodFrom = 100'000;
+// Test input and timing.
+constexpr double kTestAmplitude = 0.7;
+constexpr double kTestFrequencyHz = 0.033;
+constexpr Index kWarmUpSteps = 200;  // 10 s from rest: the cubic springs near the input engaged
+constexpr Index kFullStepsPerIteration = 40;
+constexpr Index kReducedStepsPerIteration = 200;
+constexpr double kMinTime = 0.5;  // s of stepping per benchmark
+const std::vector<Index> kSizes = {1'000, 10'000, 100'000, 1'000'000};
+const std::vector<Index> kOrders = {20, 40, 60, 100};
+
+void ignore_observation(Index, double, const Vector&, const Vector&, const Vector&) {}
+
+/// Implicit midpoint with the lagged Newton matrix, `steps` steps of kDt from t0.
+IntegratorOptions stepping_options(double t0, Index steps, Index observe_stride) {
+  IntegratorOptions opt;
+  opt.scheme = Scheme::implicit_midpoint;
+  opt.reuse_jacobian = true;
+  opt.dt = kDt;
+  opt.t0 = t0;
+  opt.t_end = t0 + static_cast<double>(steps) * kDt;
+  opt.observe_stride = observe_stride;
+  return opt;
+}
+
+/// Observer calls of integrate(): step 0, every stride-th step and the last.
+Index observations(Index steps, Index stride) {
+  return steps / stride + 1 + (steps % stride != 0 ? 1 : 0);
+}
+
+/// The POD basis of X to `order` modes or, if X has a lower numerical rank, to that rank: one
+/// call asking for every mode the data resolve (energy = 1), truncated to `order`. For the
+/// randomized method the sketch is as wide as for an order request (order + oversampling), so
+/// this is that request without the exception for a rank below `order`.
+PodResult pod_up_to(const Matrix& X, Index order, PodMethod method) {
+  PodOptions o;
+  o.method =
+      method == PodMethod::automatic ? automatic_pod_method(X.rows(), X.cols(), true) : method;
+  o.energy = 1.0;
+  if (o.method == PodMethod::randomized) o.randomized_rank = order + o.oversampling;
+  PodResult res = pod(X, o);
+  if (res.r > order) {
+    res.V = res.V.leftCols(order).eval();
+    res.r = order;
+  }
+  return res;
+}
+
+/// The nested bases of one N: V (N x r_max), the force basis U (N x m_max).
+struct TrainingBases {
+  Matrix V, U;
+  Index snapshots = 0;
+  double training_s = 0, pod_s = 0;
+};
+
+/// A reduced model of one (N, r) with its workspace and warm state.
+struct ReducedCase {
+  std::unique_ptr<ReducedChainModel> model;  // the workspace keeps a reference: fixed address
+  std::unique_ptr<ReducedChainModel::Workspace> ws;
+  Vector q0, v0;  // warm state at ChainFixture::t0()
+  Index m = 0;
+  double deim_s = 0, model_s = 0, warmup_output_error = 0;
+};
+
+/// Everything the benchmarks of one N need, built at the first request and kept
+/// (google-benchmark runs a benchmark function several times while it sizes the iteration count).
+class ChainFixture {
+ public:
+  explicit ChainFixture(Index N) {
+    ChainParameters p;  // m = k_l = d = 1, chain dampers, input and output at mass N
+    p.N = N;
+    p.k_n = 2.0;
+    p.damping = ChainDamping::chain;
+    chain_ = std::make_unique<MassSpringChain>(p);
+    ws_ = std::make_unique<MassSpringChain::Workspace>(*chain_, SparseBackend::cholmod);
+    input_ = make_sine_signal(chain_->n_inputs(), kTestAmplitude, kTestFrequencyHz);
+    q0_ = Vector::Zero(N);
+    v0_ = Vector::Zero(N);
+    y_warm_.resize(kWarmUpSteps + 1);
+    Vector y;
+    integrate(*chain_, *ws_, *input_, stepping_options(0.0, kWarmUpSteps, 1), q0_, v0_,
+              [&](Index k, double, const Vector& q, const Vector& v, const Vector&) {
+                chain_->output(q, v, y);
+                y_warm_[k] = y[0];
+              });
+  }
+  ChainFixture(const ChainFixture&) = delete;
+  ChainFixture& operator=(const ChainFixture&) = delete;
+
+  static ChainFixture& get(Index N) {
+    static std::map<Index, std::unique_ptr<ChainFixture>> cache;
+    auto& slot = cache[N];
+    if (!slot) slot = std::make_unique<ChainFixture>(N);
+    return *slot;
+  }
+
+  Index N() const { return chain_->n(); }
+  const MassSpringChain& chain() const { return *chain_; }
+  MassSpringChain::Workspace& workspace() { return *ws_; }
+  const Signal& input() const { return *input_; }
+  const Vector& q0() const { return q0_; }
+  const Vector& v0() const { return v0_; }
+  static constexpr double t0() { return static_cast<double>(kWarmUpSteps) * kDt; }
+
+  /// Seconds per full step, once BM_full_step has measured it for this N.
+  std::optional<double> full_step_seconds;
+
+  /// The POD bases, trained at the first request. @throws what training or POD threw (also
+  /// on later requests, without training again).
+  const TrainingBases& bases() {
+    if (training_error_) throw NumericalError(*training_error_);
+    if (!bases_) {
+      try {
+        bases_ = train();
+      } catch (const std::exception& e) {
+        training_error_ = concat("training at N = ", N(), ": ", e.what());
+        throw NumericalError(*training_error_);
+      }
+    }
+    return *bases_;
+  }
+
+  /// The reduced model of order r (r <= bases().V.cols()), built at the first request.
+  ReducedCase& reduced(Index r) {
+    auto& slot = reduced_[r];
+    if (!slot) slot = build_reduced(r);
+    return *slot;
+  }
+
+ private:
+  std::unique_ptr<TrainingBases> train() const {
+    const Index N = this->N();
+    const Index steps = static_cast<Index>(std::lround(kTrainingHorizon / kDt));
+    const IntegratorOptions run = stepping_options(0.0, steps, kTrainingStride);
+    const Index per_run = observations(steps, kTrainingStride);
+    std::vector<std::unique_ptr<Signal>> inputs;
+    inputs.push_back(
+        make_chirp_signal(chain_->n_inputs(), kChirpAmplitude, kChirpF0, kChirpF1, kChirpT1));
+    inputs.push_back(make_multisine_signal(chain_->n_inputs(), kMultisineAmplitude,
+                                           kMultisineFrequencies, kMultisineSeed));
+    auto result = std::make_unique<TrainingBases>();
+    auto start = Clock::now();
+    const Index k = per_run * static_cast<Index>(inputs.size());
+    Matrix Q(N, k), G(N, k);  // exact size: no growth copies of 3.2 GB at N = 10^6
+    Index col = 0;
+    Vector g(N);
+    for (const auto& input : inputs) {
+      Vector q = Vector::Zero(N), v = Vector::Zero(N);
+      integrate(*chain_, *ws_, *input, run, q, v,
+                [&](Index, double, const Vector& qk, const Vector&, const Vector&) {
+                  chain_->nonlinear_force(qk, g);
+                  Q.col(col) = qk;
+                  G.col(col) = g;
+                  ++col;
+                });
+    }
+    require(col == k, "training: ", col, " snapshots, expected ", k);
+    result->snapshots = k;
+    result->training_s = seconds_since(start);
+
+    start = Clock::now();
+    const PodMethod method = N >= kRandomizedPodFrom ? PodMethod::randomized : PodMethod::automatic;
+    PodResult pod_q = pod_up_to(Q, kMaxOrder, method);
+    Q.resize(0, 0);
+    result->V = std::move(pod_q.V);
+    PodResult pod_g = pod_up_to(G, kSamplesPerOrder * kMaxOrder, method);
+    G.resize(0, 0);
+    result->U = std::move(pod_g.V);
+    result->pod_s = seconds_since(start);
+    std::cerr << "bench_reduced_chain: N = " << N << ": " << k << " snapshots in "
+              << result->training_s << " s, POD (" << to_string(pod_q.method_used)
+              << ") to r = " << result->V.cols() << " and m = " << result->U.cols() << " in "
+              << result->pod_s << " s, peak RSS " << experiments::peak_rss_mib() << " MiB\n";
+    return result;
+  }
+
+  std::unique_ptr<ReducedCase> build_reduced(Index r) const {
+    const TrainingBases& b = *bases_;
+    auto c = std::make_unique<ReducedCase>();
+    c->m = std::min(kSamplesPerOrder * r, b.U.cols());
+    auto start = Clock::now();
+    const DeimResult d = deim(b.U.leftCols(c->m), DeimMethod::qdeim);
+    c->deim_s = seconds_since(start);
+    start = Clock::now();
+    ReducedChainOptions opt;
+    opt.nonlinear = NonlinearTreatment::deim;
+    opt.deim = &d;
+    c->model = std::make_unique<ReducedChainModel>(*chain_, b.V.leftCols(r), Matrix(), opt);
+    c->ws = std::make_unique<ReducedChainModel::Workspace>(*c->model);
+    c->model_s = seconds_since(start);
+    // Warm-up from rest under the test input, its output compared with the full one.
+    c->q0 = Vector::Zero(r);
+    c->v0 = Vector::Zero(r);
+    Vector y_r(kWarmUpSteps + 1), y;
+    integrate(*c->model, *c->ws, *input_, stepping_options(0.0, kWarmUpSteps, 1), c->q0, c->v0,
+              [&](Index k, double, const Vector& q, const Vector& v, const Vector&) {
+                c->model->output(q, v, y);
+                y_r[k] = y[0];
+              });
+    c->warmup_output_error = (y_r - y_warm_).norm() / y_warm_.norm();
+    return c;
+  }
+
+  std::unique_ptr<MassSpringChain> chain_;  // the workspace keeps a reference: fixed address
+  std::unique_ptr<MassSpringChain::Workspace> ws_;
+  std::unique_ptr<Signal> input_;
+  Vector q0_, v0_;  // warm state at t0()
+  Vector y_warm_;   // full output over the warm-up, steps 0 .. kWarmUpSteps
+  std::unique_ptr<TrainingBases> bases_;
+  std::optional<std::string> training_error_;
+  std::map<Index, std::unique_ptr<ReducedCase>> reduced_;
+};
+
+/// Stepping statistics of one benchmark, summed over its iterations.
+struct SteppingTotals {
+  double seconds = 0;
+  Index newton_iterations = 0, factorizations = 0;
+};
+
+/// Times `steps_per_iteration` steps from (q0, v0) per benchmark iteration, the state restored
+/// outside the timed region.
+template <class Model>
+SteppingTotals time_steps(benchmark::State& state, const Model& model,
+                          typename Model::Workspace& ws, const Signal& input, const Vector& q0,
+                          const Vector& v0, Index steps_per_iteration) {
+  const IntegratorOptions opt =
+      stepping_options(ChainFixture::t0(), steps_per_iteration, steps_per_iteration);
+  Vector q = q0, v = v0;
+  SteppingTotals totals;
+  for (auto _ : state) {
+    q = q0;
+    v = v0;
+    const auto start = Clock::now();
+    const IntegrationStats stats = integrate(model, ws, input, opt, q, v, ignore_observation);
+    const double elapsed = seconds_since(start);
+    state.SetIterationTime(elapsed);
+    totals.seconds += elapsed;
+    totals.newton_iterations += stats.newton_iterations;
+    totals.factorizations += stats.factorizations;
+    benchmark::DoNotOptimize(q.data());
+    benchmark::DoNotOptimize(v.data());
+  }
+  const double steps = static_cast<double>(state.iterations() * steps_per_iteration);
+  state.counters["us_per_step"] = 1e6 * totals.seconds / steps;
+  state.counters["newton_per_step"] = static_cast<double>(totals.newton_iterations) / steps;
+  state.counters["factorizations_per_step"] = static_cast<double>(totals.factorizations) / steps;
+  totals.seconds /= steps;  // per step from here on
+  return totals;
+}
+
+void BM_full_step(benchmark::State& state) {
+  const Index N = state.range(0);
+  try {
+    ChainFixture& fx = ChainFixture::get(N);
+    const SteppingTotals t = time_steps(state, fx.chain(), fx.workspace(), fx.input(), fx.q0(),
+                                        fx.v0(), kFullStepsPerIteration);
+    fx.full_step_seconds = t.seconds;
+    state.counters["peak_rss_MiB"] = experiments::peak_rss_mib();
+  } catch (const std::exception& e) {
+    state.SkipWithError(e.what());
+  }
+}
+
+void BM_reduced_step(benchmark::State& state) {
+  const Index N = state.range(0), r = state.range(1);
+  try {
+    ChainFixture& fx = ChainFixture::get(N);
+    const TrainingBases& b = fx.bases();
+    if (r > b.V.cols()) {
+      const std::string message =
+          concat("r = ", r, " exceeds the numerical rank ", b.V.cols(), " of the ", b.snapshots,
+                 " position snapshots at N = ", N, " (singular values above max(N, k) eps s_1)");
+      state.SkipWithError(message.c_str());
+      return;
+    }
+    ReducedCase& c = fx.reduced(r);
+    const SteppingTotals t =
+        time_steps(state, *c.model, *c.ws, fx.input(), c.q0, c.v0, kReducedStepsPerIteration);
+    state.counters["r"] = static_cast<double>(r);
+    state.counters["m"] = static_cast<double>(c.m);
+    if (fx.full_step_seconds) state.counters["speedup"] = *fx.full_step_seconds / t.seconds;
+    state.counters["warmup_output_error"] = c.warmup_output_error;
+    state.counters["training_s"] = b.training_s;
+    state.counters["pod_s"] = b.pod_s;
+    state.counters["deim_s"] = c.deim_s;
+    state.counters["model_s"] = c.model_s;
+    state.counters["peak_rss_MiB"] = experiments::peak_rss_mib();
+  } catch (const std::exception& e) {
+    state.SkipWithError(e.what());
+  }
+}
+
+void register_benchmarks() {
+  // N by N, the full step first: its time gives the speed-up counter, and the training data of
+  // one N are built once and used by every r.
+  for (Index N : kSizes) {
+    benchmark::RegisterBenchmark("BM_full_step", BM_full_step)
+        ->Arg(N)
+        ->Unit(benchmark::kMicrosecond)
+        ->UseManualTime()
+        ->MinTime(kMinTime);
+    auto* reduced = benchmark::RegisterBenchmark("BM_reduced_step", BM_reduced_step);
+    reduced->Unit(benchmark::kMicrosecond)->UseManualTime()->MinTime(kMinTime);
+    for (Index r : kOrders) reduced->Args({N, r});
+  }
+}
+
+}  // namespace
+}  // namespace mor
+
+int main(int argc, char** argv) {
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  mor::register_benchmarks();
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}
