@@ -11,7 +11,7 @@ BUILD_DIR="${MOR_BUILD_DIR:-$ROOT/build}"
 PACKAGES=(
   g++ make cmake pkg-config git
   libeigen3-dev libspectra-dev libsuitesparse-dev libhdf5-dev
-  libtomlplusplus-dev libcli11-dev libgtest-dev libbenchmark-dev libslicot-dev
+  libtomlplusplus-dev libcli11-dev libgtest-dev libbenchmark-dev libslicot-dev libsundials-dev
   python3 python3-numpy python3-matplotlib python3-h5py
 )
 

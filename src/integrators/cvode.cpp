@@ -1,0 +1,224 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "src/integrators/cvode.hpp"
+
+#include <cvode/cvode.h>
+#include <cvode/cvode_proj.h>
+#include <nvector/nvector_serial.h>
+#include <sundials/sundials_context.h>
+#include <sunlinsol/sunlinsol_dense.h>
+#include <sunmatrix/sunmatrix_dense.h>
+
+#include <cmath>
+#include <exception>
+#include <memory>
+#include <string>
+
+#include "src/core/errors.hpp"
+#include "src/core/timing.hpp"
+
+namespace mor {
+
+CvodeMethod parse_cvode_method(std::string_view name) {
+  if (name == "bdf") return CvodeMethod::bdf;
+  if (name == "adams") return CvodeMethod::adams;
+  throw InvalidArgument(detail::concat("CVODE method '", name, "' must be \"bdf\" or \"adams\""));
+}
+
+std::string_view to_string(CvodeMethod method) {
+  return method == CvodeMethod::bdf ? "bdf" : "adams";
+}
+
+namespace {
+
+using detail::concat;
+
+// RAII owners of the SUNDIALS objects (each freed by its own destroy function).
+struct ContextDeleter {
+  void operator()(SUNContext ctx) const { SUNContext_Free(&ctx); }
+};
+struct VectorDeleter {
+  void operator()(_generic_N_Vector* v) const { N_VDestroy(v); }
+};
+struct MatrixDeleter {
+  void operator()(_generic_SUNMatrix* A) const { SUNMatDestroy(A); }
+};
+struct SolverDeleter {
+  void operator()(_generic_SUNLinearSolver* S) const { SUNLinSolFree(S); }
+};
+struct CvodeDeleter {
+  void operator()(void* mem) const { CVodeFree(&mem); }
+};
+
+/// What the C callbacks see (user_data): the problem, scratch in Eigen types, the first
+/// exception a callback caught (rethrown after CVODE returns) and CVODE's last error message.
+struct Callbacks {
+  const OdeProblem* problem = nullptr;
+  Vector x, xdot, before;
+  Matrix J;
+  std::exception_ptr error;
+  std::string message;
+};
+
+Eigen::Map<Vector> view(N_Vector v) {
+  return {N_VGetArrayPointer(v), static_cast<Index>(N_VGetLength(v))};
+}
+
+/// Runs f, stores its exception (the C caller cannot unwind) and returns CVODE's unrecoverable
+/// failure code -1 for it; a non-finite result is recoverable (1: CVODE retries a smaller step).
+template <class F>
+int guarded(Callbacks& cb, F&& f) {
+  try {
+    return f();
+  } catch (...) {
+    if (!cb.error) cb.error = std::current_exception();
+    return -1;
+  }
+}
+
+int rhs(realtype t, N_Vector y, N_Vector ydot, void* data) {
+  auto& cb = *static_cast<Callbacks*>(data);
+  return guarded(cb, [&] {
+    cb.x = view(y);
+    cb.problem->rhs(t, cb.x, cb.xdot);
+    if (!cb.xdot.allFinite()) return 1;
+    view(ydot) = cb.xdot;
+    return 0;
+  });
+}
+
+int jacobian(realtype t, N_Vector y, N_Vector, SUNMatrix Jac, void* data, N_Vector, N_Vector,
+             N_Vector) {
+  auto& cb = *static_cast<Callbacks*>(data);
+  return guarded(cb, [&] {
+    cb.x = view(y);
+    const auto n = cb.x.size();
+    cb.J.setZero(n, n);
+    cb.problem->jacobian(t, cb.x, cb.J);
+    if (!cb.J.allFinite()) return 1;
+    // SUNDIALS' dense matrix is column-major, as Eigen's default.
+    Eigen::Map<Matrix>(SUNDenseMatrix_Data(Jac), n, n) = cb.J;
+    return 0;
+  });
+}
+
+int project(realtype t, N_Vector ycur, N_Vector corr, realtype, N_Vector, void* data) {
+  auto& cb = *static_cast<Callbacks*>(data);
+  return guarded(cb, [&] {
+    cb.before = view(ycur);
+    cb.x = cb.before;
+    cb.problem->projection(t, cb.x);
+    if (!cb.x.allFinite()) return 1;
+    view(ycur) = cb.x;
+    view(corr) = cb.x - cb.before;  // CVODE updates its history with the correction
+    return 0;
+  });
+}
+
+void error_handler(int, const char* module, const char* function, char* msg, void* data) {
+  auto& cb = *static_cast<Callbacks*>(data);
+  cb.message = concat(module, " ", function, ": ", msg);
+}
+
+void check(int flag, const char* call) {
+  if (flag < 0)
+    throw NumericalError(concat("CVODE: ", call, " failed with ", CVodeGetReturnFlagName(flag)));
+}
+
+void validate(const CvodeOptions& o, const OdeProblem& p, const Vector& x) {
+  require(static_cast<bool>(p.rhs), "CVODE: the right-hand side is empty");
+  require(x.size() > 0, "CVODE: the initial state is empty");
+  require(x.allFinite(), "CVODE: the initial state has a non-finite entry");
+  require(std::isfinite(o.t0) && std::isfinite(o.t_end) && o.t_end > o.t0,
+          "CVODE: need finite t0 < t_end, got t0 = ", o.t0, ", t_end = ", o.t_end);
+  require(o.rtol > 0.0 && std::isfinite(o.rtol), "CVODE: rtol must be > 0, got ", o.rtol);
+  require(o.atol > 0.0 && std::isfinite(o.atol), "CVODE: atol must be > 0, got ", o.atol);
+  require(o.max_step >= 0.0, "CVODE: max_step must be >= 0 (0: unbounded), got ", o.max_step);
+  require(o.max_steps >= 1, "CVODE: max_steps must be >= 1, got ", o.max_steps);
+  require(std::isfinite(o.output_dt), "CVODE: output_dt must be finite, got ", o.output_dt);
+  require(!p.projection || o.method == CvodeMethod::bdf,
+          "CVODE: projection onto a constraint manifold needs the BDF method (CVODE has it for "
+          "BDF only), got ",
+          to_string(o.method));
+}
+
+}  // namespace
+
+CvodeStats integrate_cvode(const OdeProblem& problem, Vector& x, const CvodeOptions& o,
+                           const OdeObserver& observe) {
+  validate(o, problem, x);
+  const auto start = Clock::now();
+  const auto n = static_cast<sunindextype>(x.size());
+
+  SUNContext raw_ctx = nullptr;
+  check(SUNContext_Create(nullptr, &raw_ctx), "SUNContext_Create");
+  std::unique_ptr<_SUNContext, ContextDeleter> ctx(raw_ctx);
+  std::unique_ptr<_generic_N_Vector, VectorDeleter> y(N_VNew_Serial(n, ctx.get()));
+  require(y != nullptr, "CVODE: cannot allocate a vector of ", n, " entries");
+  view(y.get()) = x;
+  std::unique_ptr<void, CvodeDeleter> mem(
+      CVodeCreate(o.method == CvodeMethod::bdf ? CV_BDF : CV_ADAMS, ctx.get()));
+  require(mem != nullptr, "CVODE: CVodeCreate failed");
+
+  Callbacks cb;
+  cb.problem = &problem;
+  cb.xdot.resize(x.size());
+  check(CVodeSetErrHandlerFn(mem.get(), error_handler, &cb), "CVodeSetErrHandlerFn");
+  check(CVodeInit(mem.get(), rhs, o.t0, y.get()), "CVodeInit");
+  check(CVodeSetUserData(mem.get(), &cb), "CVodeSetUserData");
+  check(CVodeSStolerances(mem.get(), o.rtol, o.atol), "CVodeSStolerances");
+  check(CVodeSetMaxNumSteps(mem.get(), o.max_steps), "CVodeSetMaxNumSteps");
+  if (o.max_step > 0.0) check(CVodeSetMaxStep(mem.get(), o.max_step), "CVodeSetMaxStep");
+  check(CVodeSetStopTime(mem.get(), o.t_end), "CVodeSetStopTime");
+
+  std::unique_ptr<_generic_SUNMatrix, MatrixDeleter> A(SUNDenseMatrix(n, n, ctx.get()));
+  std::unique_ptr<_generic_SUNLinearSolver, SolverDeleter> LS(
+      SUNLinSol_Dense(y.get(), A.get(), ctx.get()));
+  require(A != nullptr && LS != nullptr, "CVODE: cannot allocate the dense ", n, " x ", n,
+          " linear solver");
+  check(CVodeSetLinearSolver(mem.get(), LS.get(), A.get()), "CVodeSetLinearSolver");
+  if (problem.jacobian) check(CVodeSetJacFn(mem.get(), jacobian), "CVodeSetJacFn");
+  if (problem.projection) {
+    check(CVodeSetProjFn(mem.get(), project), "CVodeSetProjFn");
+    check(CVodeSetProjErrEst(mem.get(), SUNFALSE), "CVodeSetProjErrEst");
+  }
+
+  if (observe) observe(o.t0, x);
+  const double span = o.t_end - o.t0;
+  const long outputs =
+      o.output_dt > 0.0 ? static_cast<long>(std::ceil(span / o.output_dt - 1e-9)) : 1;
+  double t = o.t0;
+  for (long k = 1; k <= outputs; ++k) {
+    const double t_out = k == outputs ? o.t_end : o.t0 + static_cast<double>(k) * o.output_dt;
+    // With a projection the outputs are step points (stop time t_out): CVODE's interpolation
+    // between steps would leave the manifold by its interpolation error.
+    if (problem.projection && k < outputs)
+      check(CVodeSetStopTime(mem.get(), t_out), "CVodeSetStopTime");
+    const int flag = CVode(mem.get(), t_out, y.get(), &t, CV_NORMAL);
+    if (cb.error) std::rethrow_exception(cb.error);
+    if (flag < 0)
+      throw NumericalError(concat("CVODE (", to_string(o.method), ", rtol ", o.rtol, ", atol ",
+                                  o.atol, ") failed at t = ", t, " on the way to t = ", t_out, ": ",
+                                  CVodeGetReturnFlagName(flag),
+                                  cb.message.empty() ? "" : " (" + cb.message + ")"));
+    x = view(y.get());
+    if (!x.allFinite())
+      throw NumericalError(concat("CVODE: the state became non-finite at t = ", t));
+    if (observe) observe(t, x);
+  }
+
+  CvodeStats s;
+  long value = 0;
+  CVodeGetNumSteps(mem.get(), &s.steps);
+  CVodeGetNumRhsEvals(mem.get(), &s.rhs_evaluations);
+  CVodeGetNumLinRhsEvals(mem.get(), &value);
+  s.rhs_evaluations += value;
+  CVodeGetNumJacEvals(mem.get(), &s.jacobian_evaluations);
+  CVodeGetNumErrTestFails(mem.get(), &s.error_test_failures);
+  CVodeGetNumNonlinSolvConvFails(mem.get(), &s.nonlinear_convergence_failures);
+  if (problem.projection) CVodeGetNumProjEvals(mem.get(), &s.projections);
+  CVodeGetLastOrder(mem.get(), &s.last_order);
+  s.seconds = seconds_since(start);
+  return s;
+}
+
+}  // namespace mor
