@@ -38,10 +38,13 @@ def main(path):
     medians = [b for b in runs if b.get("aggregate_name") == "median"]
     chosen = medians if medians else [b for b in runs if b.get("run_type") == "iteration"]
     full, reduced, skipped = {}, defaultdict(dict), {}
+    for b in runs:  # an error leaves no aggregate: look at every run for it
+        if b.get("error_occurred"):
+            family, args = parse(b["run_name"])
+            skipped[(family, *args)] = (b["run_name"], b.get("error_message", ""))
     for b in chosen:
         family, args = parse(b["run_name"])
         if b.get("error_occurred"):
-            skipped[(family, *args)] = (b["run_name"], b.get("error_message", ""))
             continue
         if family == "BM_full_step":
             full[args[0]] = b
