@@ -210,26 +210,33 @@ def plot_hsv(f, out_dir, title):
     save(fig, out_dir, "hsv.png")
 
 
-def plot_pod_singular_values(f, out_dir, title):
-    red = f["reduction"]
-    fig, ax = plt.subplots(figsize=(9, 5))
-    s = red["pod_singular_values"][()]
-    ax.semilogy(np.arange(1, len(s) + 1), s / s[0], ".-", lw=1, ms=3,
-                label="positions q: s_i / s_1")
-    if "force_singular_values" in red:
-        g = red["force_singular_values"][()]
-        ax.semilogy(np.arange(1, len(g) + 1), g / g[0], ".-", lw=1, ms=3,
-                    label="cubic force g(q): s_i / s_1")
+def decay(ax, values, label):
+    """values / values[0] against 1-based index on a log scale (zeros left out)."""
+    ax.semilogy(np.arange(1, len(values) + 1),
+                np.where(values > 0, values / values[0], np.nan), ".-", lw=1, ms=3, label=label)
+
+
+def finish_decay(ax, red, ylabel):
+    """The order r as a dashed line, axis labels, grid and legend of a singular-value plot."""
     r = int(attr(red, "r", 0))
     if r > 0:
         ax.axvline(r, color="k", ls="--", lw=1, label=f"r = {r}")
+    ax.set_xlabel("i")
+    ax.set_ylabel(ylabel)
+    ax.grid(alpha=0.3, which="both")
+    ax.legend(fontsize="small")
+
+
+def plot_pod_singular_values(f, out_dir, title):
+    red = f["reduction"]
+    fig, ax = plt.subplots(figsize=(9, 5))
+    decay(ax, red["pod_singular_values"][()], "positions q: s_i / s_1")
+    if "force_singular_values" in red:
+        decay(ax, red["force_singular_values"][()], "cubic force g(q): s_i / s_1")
     m = int(attr(red, "m", 0))
     if m > 0:
         ax.axvline(m, color="C1", ls=":", lw=1, label=f"DEIM samples m = {m}")
-    ax.set_xlabel("i")
-    ax.set_ylabel("s_i / s_1")
-    ax.grid(alpha=0.3, which="both")
-    ax.legend(fontsize="small")
+    finish_decay(ax, red, "s_i / s_1")
     note = (f"{attr(red, 'training_snapshots')} training snapshots, captured energy "
             f"{attr(red, 'captured_energy', 0.0):.10f}, nonlinear: {attr(red, 'nonlinear')}")
     ax.set_title(f"{title}\nPOD: {note}", fontsize="medium")
@@ -239,20 +246,12 @@ def plot_pod_singular_values(f, out_dir, title):
 def plot_empirical_singular_values(f, out_dir, title):
     red = f["reduction"]
     fig, ax = plt.subplots(figsize=(9, 5))
-    s = red["empirical_singular_values"][()]
-    ax.semilogy(np.arange(1, len(s) + 1), s / s[0], ".-", lw=1, ms=3,
-                label="empirical (position) singular values sigma_i / sigma_1")
+    decay(ax, red["empirical_singular_values"][()],
+          "empirical (position) singular values sigma_i / sigma_1")
     if "subspace_singular_values" in red:
-        z = red["subspace_singular_values"][()]
-        ax.semilogy(np.arange(1, len(z) + 1), np.where(z > 0, z / z[0], np.nan), ".-", lw=1, ms=3,
-                    label="impulse-response positions: s_i / s_1 (subspace POD)")
-    r = int(attr(red, "r", 0))
-    if r > 0:
-        ax.axvline(r, color="k", ls="--", lw=1, label=f"r = {r}")
-    ax.set_xlabel("i")
-    ax.set_ylabel("normalised singular value")
-    ax.grid(alpha=0.3, which="both")
-    ax.legend(fontsize="small")
+        decay(ax, red["subspace_singular_values"][()],
+              "impulse-response positions: s_i / s_1 (subspace POD)")
+    finish_decay(ax, red, "normalised singular value")
     note = (f"{attr(red, 'simulations')} simulations, subspace d = "
             f"{attr(red, 'subspace_dimension')}, 2 sum_(i>r) sigma_i = "
             f"{attr(red, 'discarded_sum', 0.0):.3g}, nonlinear: {attr(red, 'nonlinear')}")
