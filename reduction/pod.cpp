@@ -82,6 +82,7 @@ Index numerical_rank(const Vector& s, double tolerance) {
 Index select_order(const PodOptions& o, const Vector& s, Index rank, double total,
                    double rank_tolerance) {
   if (o.order) {
+    if (o.order_up_to_rank) return std::min(*o.order, rank);
     require(*o.order <= rank, "POD order r = ", *o.order, " exceeds the rank ", rank,
             " of the snapshot matrix (singular values above ", short_number(rank_tolerance),
             " * s_1)");

@@ -34,6 +34,10 @@ std::string_view to_string(PodMethod m);
 struct PodOptions {
   PodMethod method = PodMethod::automatic;
   std::optional<Index> order;  ///< r >= 1, at most the numerical rank of X (see pod)
+  /// With `order`: an order above the numerical rank is lowered to the rank instead of being
+  /// an error (the order is then an upper bound, as for DEIM bases "2 r, or fewer if the
+  /// snapshots have fewer modes").
+  bool order_up_to_rank = false;
   /// In (0, 1]: the smallest r with sum_{i<=r} s_i^2 >= energy * sum_i s_i^2 (capped at the
   /// numerical rank, so energy = 1 gives the rank).
   std::optional<double> energy;
@@ -86,7 +90,8 @@ double pod_snapshots_rank_tolerance(Index n, Index k);
 ///         first (row, column)), a zero X, both or neither of order and energy, order < 1,
 ///         energy outside (0, 1], weights of the wrong size or not positive, negative
 ///         oversampling, power_iterations or randomized_rank, randomized_rank < order, or an
-///         order above the numerical rank (naming the rank and its tolerance);
+///         order above the numerical rank unless order_up_to_rank (naming the rank and its
+///         tolerance);
 ///         NumericalError if the dense eigensolver of the method of snapshots fails.
 PodResult pod(const Matrix& X, const PodOptions& options, const Vector* weights = nullptr);
 

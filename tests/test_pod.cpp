@@ -291,14 +291,22 @@ TEST(Pod, MethodNamesRoundTrip) {
   EXPECT_THROW(parse_pod_method("qr"), InvalidArgument);
 }
 
-
 TEST(Pod, OrderAboveTheRankIsRejectedNamingBoth) {
   const KnownSvd d = known_svd(100, 80, geometric(57, 0.95), 31);
   for (PodMethod method : kMethods) {
-    const std::string msg = testing::invalid_argument_message([&] { pod(d.X, with_order(80, method)); });
+    const std::string msg =
+        testing::invalid_argument_message([&] { pod(d.X, with_order(80, method)); });
     EXPECT_NE(msg.find("r = 80"), std::string::npos) << to_string(method) << ": " << msg;
     EXPECT_NE(msg.find("rank 57"), std::string::npos) << to_string(method) << ": " << msg;
     EXPECT_NO_THROW(pod(d.X, with_order(57, method))) << to_string(method);
+    // order_up_to_rank: the order is an upper bound, lowered to the rank 57; below it, exact.
+    PodOptions capped = with_order(80, method);
+    capped.order_up_to_rank = true;
+    const PodResult at_rank = pod(d.X, capped);
+    EXPECT_EQ(at_rank.r, 57) << to_string(method);
+    EXPECT_EQ(at_rank.V.cols(), 57) << to_string(method);
+    capped.order = 30;
+    EXPECT_EQ(pod(d.X, capped).r, 30) << to_string(method);
   }
 }
 

@@ -122,22 +122,13 @@ Index observations(Index steps, Index stride) {
   return steps / stride + 1 + (steps % stride != 0 ? 1 : 0);
 }
 
-/// The POD basis of X to `order` modes or, if X has a lower numerical rank, to that rank: one
-/// call asking for every mode the data resolve (energy = 1), truncated to `order`. For the
-/// randomized method the sketch is as wide as for an order request (order + oversampling), so
-/// this is that request without the exception for a rank below `order`.
+/// The POD basis of X to `order` modes or, if X has a lower numerical rank, to that rank.
 PodResult pod_up_to(const Matrix& X, Index order, PodMethod method) {
   PodOptions o;
-  o.method =
-      method == PodMethod::automatic ? automatic_pod_method(X.rows(), X.cols(), true) : method;
-  o.energy = 1.0;
-  if (o.method == PodMethod::randomized) o.randomized_rank = order + o.oversampling;
-  PodResult res = pod(X, o);
-  if (res.r > order) {
-    res.V = res.V.leftCols(order).eval();
-    res.r = order;
-  }
-  return res;
+  o.method = method;
+  o.order = order;
+  o.order_up_to_rank = true;
+  return pod(X, o);
 }
 
 /// The nested bases of one N: V (N x r_max), the force basis U (N x m_max).

@@ -139,18 +139,10 @@ HyperReduction hyper_reduce(const ReductionSpec& red, Matrix F, const std::vecto
   PodOptions pg;
   pg.method = method;
   pg.order = std::min(m_max, F.cols());
-  try {
-    h.pod_g = pod(F, pg);
-  } catch (const InvalidArgument&) {
-    // The default m = 2 r may exceed the numerical rank of the force snapshots: it is then
-    // lowered to that rank. An explicit deim_order above it stays an error.
-    if (red.deim_order > 0) throw;
-    pg.order.reset();
-    pg.energy = 1.0;
-    // Every singular value is needed now: never the randomized sketch (it would be k wide).
-    pg.method = automatic_pod_method(F.rows(), F.cols(), false);
-    h.pod_g = pod(F, pg);
-  }
+  // The default m = 2 r may exceed the numerical rank of the force snapshots: it is then
+  // lowered to that rank. An explicit deim_order above it stays an error.
+  pg.order_up_to_rank = red.deim_order == 0;
+  h.pod_g = pod(F, pg);
   const DeimMethod dm = parse_deim_method(red.deim_method);
   for (Index r : orders) {
     const Index m = std::min(wanted(r), h.pod_g.V.cols());
