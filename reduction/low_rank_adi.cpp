@@ -449,25 +449,9 @@ class ShiftSource {
 };
 
 std::string summary(const AdiResult& r, GramianKind kind, const AdiOptions& o) {
-  const double residual = r.residual_history.empty() ? 1.0 : r.residual_history.back();
-  std::string what;
-  switch (r.status) {
-    case AdiStatus::converged:
-      what =
-          detail::concat("converged: relative residual ", residual, " <= tolerance ", o.tolerance);
-      break;
-    case AdiStatus::max_iterations:
-      what = detail::concat("not converged: step limit ", o.max_iterations,
-                            " reached at relative residual ", residual, " (tolerance ", o.tolerance,
-                            ")");
-      break;
-    case AdiStatus::stalled:
-      what = detail::concat("stalled: the best relative residual did not fall below ",
-                            o.stall_factor, " times its earlier best over the last ",
-                            o.stall_window, " steps; final relative residual ", residual,
-                            " (tolerance ", o.tolerance, ")");
-      break;
-  }
+  const std::string what =
+      detail::status_text(r, o.tolerance, detail::concat("step limit ", o.max_iterations),
+                          o.stall_factor, o.stall_window, "steps");
   return detail::concat("LR-ADI ", to_string(kind), " Gramian, ", to_string(o.strategy),
                         " shifts: ", what, "; ", r.iterations, " steps, ", r.Z.cols(), " columns, ",
                         r.seconds, " s");
@@ -600,6 +584,23 @@ AdiResult low_rank_adi(LtiOperator& sys, GramianKind kind, const AdiOptions& opt
   result.seconds = seconds_since(t0);
   result.message = summary(result, kind, options);
   return result;
+}
+
+std::string detail::status_text(const AdiResult& r, double tolerance, const std::string& limit,
+                                double stall_factor, Index stall_window, const char* unit) {
+  const double residual = r.residual_history.empty() ? 1.0 : r.residual_history.back();
+  switch (r.status) {
+    case AdiStatus::converged:
+      return detail::concat("converged: relative residual ", residual, " <= tolerance ", tolerance);
+    case AdiStatus::max_iterations:
+      return detail::concat("not converged: ", limit, " reached at relative residual ", residual,
+                            " (tolerance ", tolerance, ")");
+    case AdiStatus::stalled:
+      break;
+  }
+  return detail::concat("stalled: the best relative residual did not fall below ", stall_factor,
+                        " times its earlier best over the last ", stall_window, " ", unit,
+                        "; final relative residual ", residual, " (tolerance ", tolerance, ")");
 }
 
 }  // namespace mor

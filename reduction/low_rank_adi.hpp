@@ -82,6 +82,11 @@ std::vector<Complex> pencil_eigenvalues(const Matrix& Ah, const Matrix& Eh);
 /// inverse_arnoldi_steps steps (Penzl's heuristic and the RKSM start both use them).
 std::vector<Complex> pencil_ritz_estimates(LtiOperator& sys, Index arnoldi_steps,
                                            Index inverse_arnoldi_steps);
+/// The status part of a low-rank solver's message (LR-ADI and RKSM share AdiStatus):
+/// "converged: ...", "not converged: <limit> reached at ...", or "stalled: ... over the last
+/// <stall_window> <unit>", each with the final relative residual and the tolerance.
+std::string status_text(const AdiResult& r, double tolerance, const std::string& limit,
+                        double stall_factor, Index stall_window, const char* unit);
 }  // namespace detail
 
 }  // namespace mor

@@ -220,25 +220,9 @@ double inner_residual_norm(const Matrix& FA, const Matrix& FE, const Matrix& GB)
 }
 
 std::string summary(const AdiResult& r, GramianKind kind, const RksmOptions& o, Index dim) {
-  const double residual = r.residual_history.empty() ? 1.0 : r.residual_history.back();
-  std::string what;
-  switch (r.status) {
-    case AdiStatus::converged:
-      what =
-          detail::concat("converged: relative residual ", residual, " <= tolerance ", o.tolerance);
-      break;
-    case AdiStatus::max_iterations:
-      what = detail::concat("not converged: basis dimension limit ", o.max_dimension,
-                            " reached at relative residual ", residual, " (tolerance ", o.tolerance,
-                            ")");
-      break;
-    case AdiStatus::stalled:
-      what = detail::concat("stalled: the best relative residual did not fall below ",
-                            o.stall_factor, " times its earlier best over the last ",
-                            o.stall_window, " updates; final relative residual ", residual,
-                            " (tolerance ", o.tolerance, ")");
-      break;
-  }
+  const std::string what =
+      detail::status_text(r, o.tolerance, detail::concat("basis dimension limit ", o.max_dimension),
+                          o.stall_factor, o.stall_window, "updates");
   return detail::concat("RKSM ", to_string(kind), " Gramian: ", what, "; ", r.iterations,
                         " poles, basis dimension ", dim, ", factor rank ", r.Z.cols(), ", ",
                         r.seconds, " s");
