@@ -9,6 +9,7 @@
 #include <sunmatrix/sunmatrix_dense.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <exception>
 #include <memory>
 #include <string>
@@ -119,9 +120,14 @@ void error_handler(int, const char* module, const char* function, char* msg, voi
   cb.message = concat(module, " ", function, ": ", msg);
 }
 
+/// CVODE's name of a return flag (CVodeGetReturnFlagName hands out a malloc'ed copy).
+std::string flag_name(int flag) {
+  std::unique_ptr<char, decltype(&std::free)> name(CVodeGetReturnFlagName(flag), &std::free);
+  return name ? std::string(name.get()) : concat("flag ", flag);
+}
+
 void check(int flag, const char* call) {
-  if (flag < 0)
-    throw NumericalError(concat("CVODE: ", call, " failed with ", CVodeGetReturnFlagName(flag)));
+  if (flag < 0) throw NumericalError(concat("CVODE: ", call, " failed with ", flag_name(flag)));
 }
 
 void validate(const CvodeOptions& o, const OdeProblem& p, const Vector& x) {
@@ -198,7 +204,7 @@ CvodeStats integrate_cvode(const OdeProblem& problem, Vector& x, const CvodeOpti
     if (flag < 0)
       throw NumericalError(concat("CVODE (", to_string(o.method), ", rtol ", o.rtol, ", atol ",
                                   o.atol, ") failed at t = ", t, " on the way to t = ", t_out, ": ",
-                                  CVodeGetReturnFlagName(flag),
+                                  flag_name(flag),
                                   cb.message.empty() ? "" : " (" + cb.message + ")"));
     x = view(y.get());
     if (!x.allFinite())
