@@ -10,6 +10,7 @@
 
 #include "models/mass_spring_chain.hpp"
 #include "src/core/errors.hpp"
+#include "support/chains.hpp"
 #include "support/compare.hpp"
 
 namespace mor {
@@ -32,19 +33,9 @@ Matrix tridiag_T(Index N) {  // tridiag(1, -2, 1) as printed on MORwiki
   return T;
 }
 
-ChainParameters params(Index N, double k_n = 2.0) {
-  ChainParameters p;
-  p.N = N;
-  p.m = 1.3;
-  p.k_l = 0.7;
-  p.d = 0.2;
-  p.k_n = k_n;
-  return p;
-}
-
 TEST(Chain, ForceMatchesMorwikiFormulas) {
   for (Index N : {1, 2, 3, 17}) {
-    const ChainParameters p = params(N);
+    const ChainParameters p = testing::test_chain_parameters(N);
     const MassSpringChain chain(p);
     const Matrix T = tridiag_T(N);
     Matrix U = Matrix::Identity(N, N), L = Matrix::Identity(N, N);
@@ -71,7 +62,7 @@ TEST(Chain, ForceMatchesMorwikiFormulas) {
 }
 
 TEST(Chain, ForceAcceptsLazyExpressions) {
-  const MassSpringChain chain(params(9));
+  const MassSpringChain chain(testing::test_chain_parameters(9));
   const Vector q = Vector::Random(9), v = Vector::Random(9), k = Vector::Random(9),
                u = Vector::Ones(1);
   Vector F_lazy, F_eval;
@@ -83,7 +74,7 @@ TEST(Chain, ForceAcceptsLazyExpressions) {
 
 TEST(Chain, MatrixStructureAndSigns) {
   const Index N = 6;
-  const ChainParameters p = params(N);
+  const ChainParameters p = testing::test_chain_parameters(N);
   const SecondOrderSystem s = MassSpringChain(p).linear_system();
   EXPECT_TRUE(matrices_near(Matrix(s.M), p.m * Matrix::Identity(N, N), 0.0));
   EXPECT_TRUE(matrices_near(Matrix(s.K), -p.k_l * tridiag_T(N), 0.0));
@@ -123,7 +114,7 @@ TEST(Chain, DescriptorFormHasChainSpectrum) {
 
 TEST(Chain, JacobianMatchesFiniteDifferences) {
   const Index N = 11;
-  const MassSpringChain chain(params(N));
+  const MassSpringChain chain(testing::test_chain_parameters(N));
   const Vector q = Vector::Random(N);
   const Matrix J = Matrix(chain.nonlinear_jacobian(q));
   Matrix J_fd(N, N);
@@ -144,7 +135,7 @@ TEST(Chain, JacobianMatchesFiniteDifferences) {
 TEST(Chain, PotentialIsTheForcePotential) {
   // grad V = K q + g(q): the energy used in the balance tests belongs to these forces.
   const Index N = 7;
-  const MassSpringChain chain(params(N));
+  const MassSpringChain chain(testing::test_chain_parameters(N));
   const Vector q = Vector::Random(N);
   Vector g;
   chain.nonlinear_force(q, g);
@@ -164,7 +155,7 @@ TEST(Chain, PotentialIsTheForcePotential) {
 }
 
 TEST(Chain, RayleighDampingAndChosenPorts) {
-  ChainParameters p = params(8);
+  ChainParameters p = testing::test_chain_parameters(8);
   p.damping = ChainDamping::rayleigh;
   p.alpha = 0.05;
   p.beta = 0.3;
@@ -191,7 +182,7 @@ TEST(Chain, RayleighDampingAndChosenPorts) {
 
 TEST(Chain, IterationMatrixSolvesTheAssembledSystem) {
   const Index N = 40;
-  const MassSpringChain chain(params(N));
+  const MassSpringChain chain(testing::test_chain_parameters(N));
   const Vector q = Vector::Random(N);
   const double a = 1.0, b = 0.05, c = 0.000625;
   const SecondOrderSystem s = chain.linear_system();

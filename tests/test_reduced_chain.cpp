@@ -19,6 +19,7 @@
 #include "src/core/errors.hpp"
 #include "src/integrators/integrate.hpp"
 #include "src/signals/signal.hpp"
+#include "support/chains.hpp"
 #include "support/compare.hpp"
 #include "support/random_systems.hpp"
 
@@ -52,16 +53,6 @@ constexpr double kBasisChangeTol = 1e-11;
 constexpr NonlinearTreatment kTreatments[] = {NonlinearTreatment::full, NonlinearTreatment::tensor,
                                               NonlinearTreatment::deim};
 constexpr Scheme kSchemes[] = {Scheme::rk4, Scheme::implicit_midpoint, Scheme::generalized_alpha};
-
-ChainParameters chain_parameters(Index N, double k_n = 2.0) {
-  ChainParameters p;
-  p.N = N;
-  p.m = 1.3;
-  p.k_l = 0.7;
-  p.d = 0.2;
-  p.k_n = k_n;
-  return p;
-}
 
 Matrix random_orthonormal(Index n, Index c, std::mt19937& gen) {
   Eigen::HouseholderQR<Matrix> qr(testing::random_normal(n, c, gen));
@@ -132,7 +123,7 @@ Vector full_reduced_force(const MassSpringChain& chain, const Matrix& V, const M
 }
 
 TEST(ReducedChain, IdentityBasisReproducesTheFullChain) {
-  ChainParameters p = chain_parameters(12);
+  ChainParameters p = testing::test_chain_parameters(12);
   p.inputs = {2, 12};
   p.outputs = {5, 12};
   p.output_quantity = OutputQuantity::velocity;
@@ -174,7 +165,7 @@ TEST(ReducedChain, IdentityBasisReproducesTheFullChain) {
 
 TEST(ReducedChain, JacobianMatchesFiniteDifferences) {
   const Index N = 50, r = 6, m = 12;
-  const MassSpringChain chain(chain_parameters(N));
+  const MassSpringChain chain(testing::test_chain_parameters(N));
   std::mt19937 gen(11);
   const Matrix V = random_orthonormal(N, r, gen);
   Eigen::HouseholderQR<Matrix> qr(V + 0.3 * testing::random_normal(N, r, gen));
@@ -205,7 +196,7 @@ TEST(ReducedChain, JacobianMatchesFiniteDifferences) {
 
 TEST(ReducedChain, TensorEqualsFullEvaluation) {
   const Index N = 50, r = 6;
-  const MassSpringChain chain(chain_parameters(N));
+  const MassSpringChain chain(testing::test_chain_parameters(N));
   std::mt19937 gen(17);
   const Matrix V = random_orthonormal(N, r, gen);
   const Matrix W_pg = random_orthonormal(N, r, gen) + V;  // not orthonormal, W^T V nonsingular
@@ -230,7 +221,7 @@ TEST(ReducedChain, TensorEqualsFullEvaluation) {
 
 TEST(ReducedChain, DeimWithAllRowsReproducesFull) {
   const Index N = 30, r = 5;
-  const MassSpringChain chain(chain_parameters(N));
+  const MassSpringChain chain(testing::test_chain_parameters(N));
   std::mt19937 gen(19);
   const Matrix V = random_orthonormal(N, r, gen);
   const Matrix U = random_orthonormal(N, N, gen);
@@ -253,7 +244,7 @@ TEST(ReducedChain, DeimWithAllRowsReproducesFull) {
 
 TEST(ReducedChain, DeimFollowsItsDefinitionAndIsExactOnRangeU) {
   const Index N = 60, r = 6, k = 12;
-  const MassSpringChain chain(chain_parameters(N));
+  const MassSpringChain chain(testing::test_chain_parameters(N));
   std::mt19937 gen(23);
   const Matrix V = random_orthonormal(N, r, gen);
   const Matrix W = random_orthonormal(N, r, gen) + V;
@@ -294,7 +285,7 @@ TEST(ReducedChain, DeimFollowsItsDefinitionAndIsExactOnRangeU) {
 
 TEST(ReducedChain, HyperReducedStorageDoesNotGrowWithN) {
   const Index N = 100000, r = 10, m = 20;
-  const MassSpringChain chain(chain_parameters(N));
+  const MassSpringChain chain(testing::test_chain_parameters(N));
   std::mt19937 gen(29);
   const Matrix V = random_orthonormal(N, r, gen);
   const DeimResult d = deim(random_orthonormal(N, m, gen), DeimMethod::qdeim);
@@ -320,7 +311,7 @@ TEST(ReducedChain, HyperReducedStorageDoesNotGrowWithN) {
 
 TEST(ReducedChain, UniformMassOnlyForOrthonormalGalerkin) {
   const Index N = 20, r = 4;
-  ChainParameters p = chain_parameters(N);
+  ChainParameters p = testing::test_chain_parameters(N);
   p.m = 2.0;
   const MassSpringChain chain(p);
   std::mt19937 gen(31);
@@ -342,7 +333,7 @@ TEST(ReducedChain, GalerkinTrajectoryIsInvariantUnderChangeOfBasis) {
   // every treatment, so the lifted trajectories agree. V A has a non-uniform M_r: RK4 then goes
   // through the dense mass solve.
   const Index N = 40, r = 6, m = 12;
-  ChainParameters p = chain_parameters(N);
+  ChainParameters p = testing::test_chain_parameters(N);
   p.outputs = {10, 40};
   const MassSpringChain chain(p);
   std::mt19937 gen(37);
@@ -371,7 +362,7 @@ TEST(ReducedChain, GalerkinTrajectoryIsInvariantUnderChangeOfBasis) {
 
 TEST(ReducedChain, LinearChainNeedsNoNonlinearTerm) {
   const Index N = 15, r = 3;
-  const MassSpringChain chain(chain_parameters(N, 0.0));
+  const MassSpringChain chain(testing::test_chain_parameters(N, 0.0));
   std::mt19937 gen(41);
   const Matrix V = random_orthonormal(N, r, gen);
   const ReducedChainModel model(chain, V, Matrix(), options_for(NonlinearTreatment::tensor));
@@ -391,10 +382,9 @@ TEST(ReducedChain, LinearChainNeedsNoNonlinearTerm) {
   EXPECT_TRUE(matrices_near(model.Cp_r(), Matrix(s.Cp * V), kExactAgreementTol, Compare::relative));
 }
 
-
 TEST(ReducedChain, BadInputIsRejectedNamingTheValue) {
   const Index N = 12;
-  const MassSpringChain chain(chain_parameters(N));
+  const MassSpringChain chain(testing::test_chain_parameters(N));
   std::mt19937 gen(43);
   const Matrix V = random_orthonormal(N, 3, gen);
   const DeimResult d = deim(random_orthonormal(N, 5, gen), DeimMethod::qdeim);
@@ -435,7 +425,7 @@ TEST(ReducedChain, BadInputIsRejectedNamingTheValue) {
   expect_contains(message(V, Matrix(), options_for(NonlinearTreatment::deim, &repeated)),
                   "is repeated");
   // Tensor above the default 2 GiB: r = 200 needs 8 * 200 * C(202, 3) = 2165440000 bytes.
-  const MassSpringChain big(chain_parameters(200));
+  const MassSpringChain big(testing::test_chain_parameters(200));
   const std::string too_big = testing::invalid_argument_message([&] {
     ReducedChainModel model(big, Matrix::Identity(200, 200), Matrix(),
                             options_for(NonlinearTreatment::tensor));
@@ -449,9 +439,11 @@ TEST(ReducedChain, BadInputIsRejectedNamingTheValue) {
   EXPECT_EQ(message(Matrix::Identity(N, 4), Matrix(), small_limit), "no error");  // 960 bytes
   // Names and sizes of states.
   for (NonlinearTreatment t : kTreatments) EXPECT_EQ(parse_nonlinear_treatment(to_string(t)), t);
-  expect_contains(testing::invalid_argument_message([] { parse_nonlinear_treatment("hyper"); }), "hyper");
+  expect_contains(testing::invalid_argument_message([] { parse_nonlinear_treatment("hyper"); }),
+                  "hyper");
   const ReducedChainModel model(chain, V, Matrix(), full);
-  expect_contains(testing::invalid_argument_message([&] { model.project(Vector::Ones(5)); }), "size 5");
+  expect_contains(testing::invalid_argument_message([&] { model.project(Vector::Ones(5)); }),
+                  "size 5");
 }
 
 }  // namespace
