@@ -10,8 +10,8 @@
 // is x = [phi; omega], omega = phi'. Energy T + V = m L^2 omega^2 / 2 - m g L cos phi (V = m g y,
 // zero at the pivot's height), conserved for tau = 0.
 //
-// Exact solution for a release at rest from phi_0, 0 < |phi_0| < pi (Lawden, Elliptic Functions
-// and Applications, 1989, ch. 5):
+// Exact solution for a release at rest from phi_0, 0 < |phi_0| < pi (D. F. Lawden, Elliptic
+// Functions and Applications, Springer 1989):
 //   sin(phi / 2) = sign(phi_0) k sn(K(k) + omega_0 t | k^2),  k = sin(|phi_0| / 2),
 //   omega_0 = sqrt(g / L),  period 4 K(k) / omega_0;
 // the benchmark's phi_0 = -pi/2 gives k^2 = 1/2.
