@@ -21,6 +21,7 @@
 
 #include "experiments/runner/chain_reduction_run.hpp"
 #include "experiments/runner/reduction_run.hpp"
+#include "experiments/runner/toml_reader.hpp"
 #include "reduction/deim.hpp"
 #include "reduction/pod.hpp"
 #include "reduction/reduced_chain.hpp"
@@ -33,193 +34,6 @@ namespace mor::experiments {
 namespace {
 
 using detail::concat;
-
-std::size_t edit_distance(const std::string& a, const std::string& b) {
-  std::vector<std::size_t> row(b.size() + 1);
-  std::iota(row.begin(), row.end(), 0);
-  for (std::size_t i = 1; i <= a.size(); ++i) {
-    std::size_t diag = row[0];
-    row[0] = i;
-    for (std::size_t j = 1; j <= b.size(); ++j) {
-      const std::size_t up = row[j];
-      const bool same = std::tolower(a[i - 1]) == std::tolower(b[j - 1]);
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (same ? 0 : 1)});
-      diag = up;
-    }
-  }
-  return row[b.size()];
-}
-
-std::string suggestion(const std::string& key, const std::vector<std::string>& known) {
-  std::string best;
-  std::size_t best_d = 3;  // suggest only near misses
-  for (const auto& k : known) {
-    const std::size_t d = edit_distance(key, k);
-    if (d < best_d) {
-      best_d = d;
-      best = k;
-    }
-  }
-  return best;
-}
-
-std::string join(const std::vector<std::string>& items) {
-  std::string s;
-  for (const auto& i : items) s += (s.empty() ? "" : ", ") + i;
-  return s;
-}
-
-/// Reads the keys of one TOML table with types checked; finish() rejects every key not read.
-class TableReader {
- public:
-  TableReader(const toml::table* table, std::string name, std::string source)
-      : table_(table), name_(std::move(name)), source_(std::move(source)) {}
-
-  double real(const std::string& key, double fallback) {
-    const toml::node* n = find(key);
-    if (!n) return fallback;
-    if (auto v = n->value_exact<double>()) return *v;
-    if (auto v = n->value_exact<std::int64_t>()) return static_cast<double>(*v);
-    fail(key, *n, "a number");
-  }
-  std::int64_t integer(const std::string& key, std::int64_t fallback) {
-    const toml::node* n = find(key);
-    if (!n) return fallback;
-    if (auto v = n->value_exact<std::int64_t>()) return *v;
-    if (auto v = n->value_exact<double>();
-        v && std::isfinite(*v) && *v == std::round(*v) && std::abs(*v) < 9e15)
-      return static_cast<std::int64_t>(*v);  // 1e6 is a fine way to write a million masses
-    fail(key, *n, "an integer");
-  }
-  std::string text(const std::string& key, const std::string& fallback) {
-    const toml::node* n = find(key);
-    if (!n) return fallback;
-    if (auto v = n->value_exact<std::string>()) return *v;
-    fail(key, *n, "a string");
-  }
-  bool boolean(const std::string& key, bool fallback) {
-    const toml::node* n = find(key);
-    if (!n) return fallback;
-    if (auto v = n->value_exact<bool>()) return *v;
-    fail(key, *n, "true or false");
-  }
-  std::vector<double> reals(const std::string& key, std::vector<double> fallback) {
-    const toml::node* n = find(key);
-    if (!n) return fallback;
-    const toml::array* a = n->as_array();
-    if (!a) fail(key, *n, "an array of numbers");
-    std::vector<double> out;
-    for (const auto& e : *a) {
-      if (auto v = e.value_exact<double>())
-        out.push_back(*v);
-      else if (auto w = e.value_exact<std::int64_t>())
-        out.push_back(static_cast<double>(*w));
-      else
-        fail(key, *n, "an array of numbers");
-    }
-    return out;
-  }
-  std::vector<std::int64_t> integers(const std::string& key, std::vector<std::int64_t> fallback) {
-    const toml::node* n = find(key);
-    if (!n) return fallback;
-    const toml::array* a = n->as_array();
-    if (!a) fail(key, *n, "an array of integers");
-    std::vector<std::int64_t> out;
-    for (const auto& e : *a) {
-      if (auto v = e.value_exact<std::int64_t>())
-        out.push_back(*v);
-      else
-        fail(key, *n, "an array of integers");
-    }
-    return out;
-  }
-  std::vector<std::string> strings(const std::string& key, std::vector<std::string> fallback) {
-    const toml::node* n = find(key);
-    if (!n) return fallback;
-    const toml::array* a = n->as_array();
-    if (!a) fail(key, *n, "an array of strings");
-    std::vector<std::string> out;
-    for (const auto& e : *a) {
-      if (auto v = e.value_exact<std::string>())
-        out.push_back(*v);
-      else
-        fail(key, *n, "an array of strings");
-    }
-    return out;
-  }
-  /// Every key of the table must have been asked for; `context` explains what decided the set.
-  void finish(const std::string& context = "") const {
-    if (!table_) return;
-    for (const auto& [k, node] : *table_) {
-      const std::string key(k.str());
-      if (std::find(known_.begin(), known_.end(), key) != known_.end()) continue;
-      const std::string near = suggestion(key, known_);
-      throw InvalidArgument(
-          concat(source_, ":", node.source().begin.line, ": unknown key '", name_, ".", key, "'",
-                 context, near.empty() ? "" : "; did you mean '" + name_ + "." + near + "'?",
-                 " (known keys: ", join(known_), ")"));
-    }
-  }
-  std::string where(const std::string& key) const {
-    const toml::node* n = table_ ? table_->get(key) : nullptr;
-    return n ? concat(source_, ":", n->source().begin.line) : source_;
-  }
-
- private:
-  const toml::node* find(const std::string& key) {
-    known_.push_back(key);
-    return table_ ? table_->get(key) : nullptr;
-  }
-  [[noreturn]] void fail(const std::string& key, const toml::node& n, const char* expected) const {
-    std::ostringstream value;
-    n.visit([&](const auto& x) { value << x; });
-    throw InvalidArgument(concat(source_, ":", n.source().begin.line, ": ", name_, ".", key,
-                                 " must be ", expected, ", got ", value.str()));
-  }
-
-  const toml::table* table_;
-  std::string name_, source_;
-  std::vector<std::string> known_;
-};
-
-/// Applies "a.b=value" to the table (value in TOML syntax, or a bare string).
-void apply_override(toml::table& root, const std::string& assignment) {
-  const auto eq = assignment.find('=');
-  require(eq != std::string::npos && eq > 0, "override '", assignment,
-          "' must look like table.key=value, e.g. model.N=100000");
-  std::string path = assignment.substr(0, eq), value = assignment.substr(eq + 1);
-  auto trim = [](std::string& s) {
-    s.erase(0, s.find_first_not_of(" \t"));
-    s.erase(s.find_last_not_of(" \t") + 1);
-  };
-  trim(path);
-  trim(value);
-  const auto dot = path.find('.');
-  require(dot != std::string::npos && dot > 0 && dot + 1 < path.size(), "override '", assignment,
-          "': the key must name its table, e.g. model.N");
-  const std::string table = path.substr(0, dot), key = path.substr(dot + 1);
-  toml::table parsed;
-  try {
-    parsed = toml::parse("v = " + value);
-  } catch (const toml::parse_error&) {
-    parsed = toml::table{};
-    parsed.insert("v", value);  // a bare word such as rk4
-  }
-  if (!root.contains(table)) root.insert(table, toml::table{});
-  toml::table* t = root[table].as_table();
-  require(t != nullptr, "override '", assignment, "': '", table, "' is not a table");
-  t->insert_or_assign(key, *parsed.get("v"));
-}
-
-std::filesystem::path resolve(const std::filesystem::path& p, const std::filesystem::path& base) {
-  return p.is_absolute() || p.empty() ? p : base / p;
-}
-
-std::string toml_string(const std::string& s) {
-  std::ostringstream os;
-  os << toml::value<std::string>(s);
-  return os.str();
-}
 
 /// The effective configuration, every default filled in, as TOML: stored in results files.
 /// The keys of one input table (after its type).
@@ -381,29 +195,10 @@ InputSpec read_input(TableReader& r, const std::string& name, const std::string&
 ExperimentConfig parse_experiment(const std::string& text, const std::string& source,
                                   const std::filesystem::path& base_dir,
                                   const std::vector<std::string>& overrides) {
-  toml::table root;
-  try {
-    root = toml::parse(text, source);
-  } catch (const toml::parse_error& e) {
-    throw InvalidArgument(
-        concat(source, ":", e.source().begin.line, ": not valid TOML: ", e.description()));
-  }
-  for (const auto& o : overrides) apply_override(root, o);
-
-  const std::vector<std::string> tables = {"experiment", "model",  "input",     "training",
-                                           "simulation", "output", "reduction", "analysis"};
-  for (const auto& [k, node] : root) {
-    const std::string key(k.str());
-    if (std::find(tables.begin(), tables.end(), key) != tables.end() &&
-        (node.is_table() || (key == "training" && node.is_array())))
-      continue;
-    const std::string near = suggestion(key, tables);
-    throw InvalidArgument(
-        concat(source, ":", node.source().begin.line, ": unknown ",
-               node.is_table() ? "table [" + key + "]" : "top-level key '" + key + "'",
-               near.empty() ? "" : "; did you mean [" + near + "]?",
-               " (known tables: ", join(tables), ")"));
-  }
+  toml::table root = parse_root(
+      text, source, overrides,
+      {"experiment", "model", "input", "training", "simulation", "output", "reduction", "analysis"},
+      {"training"});
   auto table = [&](const char* name) { return root[name].as_table(); };
 
   ExperimentConfig c;

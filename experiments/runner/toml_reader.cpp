@@ -1,0 +1,115 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "experiments/runner/toml_reader.hpp"
+
+#include <algorithm>
+#include <numeric>
+
+namespace mor::experiments {
+namespace {
+
+std::size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  std::iota(row.begin(), row.end(), 0);
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diag = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t up = row[j];
+      const bool same = std::tolower(a[i - 1]) == std::tolower(b[j - 1]);
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (same ? 0 : 1)});
+      diag = up;
+    }
+  }
+  return row[b.size()];
+}
+
+}  // namespace
+
+std::string suggestion(const std::string& key, const std::vector<std::string>& known) {
+  std::string best;
+  std::size_t best_d = 3;  // suggest only near misses
+  for (const auto& k : known) {
+    const std::size_t d = edit_distance(key, k);
+    if (d < best_d) {
+      best_d = d;
+      best = k;
+    }
+  }
+  return best;
+}
+
+std::string join(const std::vector<std::string>& items) {
+  std::string s;
+  for (const auto& i : items) s += (s.empty() ? "" : ", ") + i;
+  return s;
+}
+
+/// Applies "a.b=value" to the table (value in TOML syntax, or a bare string).
+void apply_override(toml::table& root, const std::string& assignment) {
+  const auto eq = assignment.find('=');
+  require(eq != std::string::npos && eq > 0, "override '", assignment,
+          "' must look like table.key=value, e.g. model.N=100000");
+  std::string path = assignment.substr(0, eq), value = assignment.substr(eq + 1);
+  auto trim = [](std::string& s) {
+    s.erase(0, s.find_first_not_of(" \t"));
+    s.erase(s.find_last_not_of(" \t") + 1);
+  };
+  trim(path);
+  trim(value);
+  const auto dot = path.find('.');
+  require(dot != std::string::npos && dot > 0 && dot + 1 < path.size(), "override '", assignment,
+          "': the key must name its table, e.g. model.N");
+  const std::string table = path.substr(0, dot), key = path.substr(dot + 1);
+  toml::table parsed;
+  try {
+    parsed = toml::parse("v = " + value);
+  } catch (const toml::parse_error&) {
+    parsed = toml::table{};
+    parsed.insert("v", value);  // a bare word such as rk4
+  }
+  if (!root.contains(table)) root.insert(table, toml::table{});
+  toml::table* t = root[table].as_table();
+  require(t != nullptr, "override '", assignment, "': '", table, "' is not a table");
+  t->insert_or_assign(key, *parsed.get("v"));
+}
+
+std::filesystem::path resolve(const std::filesystem::path& p, const std::filesystem::path& base) {
+  return p.is_absolute() || p.empty() ? p : base / p;
+}
+
+std::string toml_string(const std::string& s) {
+  std::ostringstream os;
+  os << toml::value<std::string>(s);
+  return os.str();
+}
+
+toml::table parse_root(const std::string& text, const std::string& source,
+                       const std::vector<std::string>& overrides,
+                       const std::vector<std::string>& tables,
+                       const std::vector<std::string>& arrays) {
+  toml::table root;
+  try {
+    root = toml::parse(text, source);
+  } catch (const toml::parse_error& e) {
+    throw InvalidArgument(
+        detail::concat(source, ":", e.source().begin.line, ": not valid TOML: ", e.description()));
+  }
+  for (const auto& o : overrides) apply_override(root, o);
+  auto listed = [](const std::vector<std::string>& v, const std::string& k) {
+    return std::find(v.begin(), v.end(), k) != v.end();
+  };
+  for (const auto& [k, node] : root) {
+    const std::string key(k.str());
+    if (listed(tables, key) && (node.is_table() || (listed(arrays, key) && node.is_array())))
+      continue;
+    const std::string near = suggestion(key, tables);
+    throw InvalidArgument(
+        detail::concat(source, ":", node.source().begin.line, ": unknown ",
+                       node.is_table() ? "table [" + key + "]" : "top-level key '" + key + "'",
+                       near.empty() ? "" : "; did you mean [" + near + "]?",
+                       " (known tables: ", join(tables), ")"));
+  }
+  return root;
+}
+
+}  // namespace mor::experiments

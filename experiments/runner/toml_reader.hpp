@@ -1,0 +1,154 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// Strict reading of experiment files (toml++): every table's keys typed and checked, unknown
+// keys rejected with the nearest known key suggested, "table.key=value" overrides. Shared by the
+// chain experiments (experiment.cpp) and the multibody ones (multibody_run.cpp); internal to
+// experiments/runner.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <filesystem>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <toml++/toml.h>
+
+#include "src/core/errors.hpp"
+
+namespace mor::experiments {
+
+/// The known key nearest to key (at most 2 edits, case-insensitive), or "".
+std::string suggestion(const std::string& key, const std::vector<std::string>& known);
+/// "a, b, c".
+std::string join(const std::vector<std::string>& items);
+/// Applies "a.b=value" to the table (value in TOML syntax, or a bare string).
+/// @throws InvalidArgument for an assignment of another shape.
+void apply_override(toml::table& root, const std::string& assignment);
+/// p relative to base (unless absolute or empty).
+std::filesystem::path resolve(const std::filesystem::path& p, const std::filesystem::path& base);
+/// s as a quoted TOML string.
+std::string toml_string(const std::string& s);
+/// Parses TOML text, applies the overrides, and checks that every top-level key is one of
+/// `tables` (a table, or an array of tables for those in `arrays`).
+/// @throws InvalidArgument naming the line and the unknown table or the parse error.
+toml::table parse_root(const std::string& text, const std::string& source,
+                       const std::vector<std::string>& overrides,
+                       const std::vector<std::string>& tables,
+                       const std::vector<std::string>& arrays = {});
+
+/// Reads the keys of one TOML table with types checked; finish() rejects every key not read.
+class TableReader {
+ public:
+  TableReader(const toml::table* table, std::string name, std::string source)
+      : table_(table), name_(std::move(name)), source_(std::move(source)) {}
+
+  double real(const std::string& key, double fallback) {
+    const toml::node* n = find(key);
+    if (!n) return fallback;
+    if (auto v = n->value_exact<double>()) return *v;
+    if (auto v = n->value_exact<std::int64_t>()) return static_cast<double>(*v);
+    fail(key, *n, "a number");
+  }
+  std::int64_t integer(const std::string& key, std::int64_t fallback) {
+    const toml::node* n = find(key);
+    if (!n) return fallback;
+    if (auto v = n->value_exact<std::int64_t>()) return *v;
+    if (auto v = n->value_exact<double>();
+        v && std::isfinite(*v) && *v == std::round(*v) && std::abs(*v) < 9e15)
+      return static_cast<std::int64_t>(*v);  // 1e6 is a fine way to write a million masses
+    fail(key, *n, "an integer");
+  }
+  std::string text(const std::string& key, const std::string& fallback) {
+    const toml::node* n = find(key);
+    if (!n) return fallback;
+    if (auto v = n->value_exact<std::string>()) return *v;
+    fail(key, *n, "a string");
+  }
+  bool boolean(const std::string& key, bool fallback) {
+    const toml::node* n = find(key);
+    if (!n) return fallback;
+    if (auto v = n->value_exact<bool>()) return *v;
+    fail(key, *n, "true or false");
+  }
+  std::vector<double> reals(const std::string& key, std::vector<double> fallback) {
+    const toml::node* n = find(key);
+    if (!n) return fallback;
+    const toml::array* a = n->as_array();
+    if (!a) fail(key, *n, "an array of numbers");
+    std::vector<double> out;
+    for (const auto& e : *a) {
+      if (auto v = e.value_exact<double>())
+        out.push_back(*v);
+      else if (auto w = e.value_exact<std::int64_t>())
+        out.push_back(static_cast<double>(*w));
+      else
+        fail(key, *n, "an array of numbers");
+    }
+    return out;
+  }
+  std::vector<std::int64_t> integers(const std::string& key, std::vector<std::int64_t> fallback) {
+    const toml::node* n = find(key);
+    if (!n) return fallback;
+    const toml::array* a = n->as_array();
+    if (!a) fail(key, *n, "an array of integers");
+    std::vector<std::int64_t> out;
+    for (const auto& e : *a) {
+      if (auto v = e.value_exact<std::int64_t>())
+        out.push_back(*v);
+      else
+        fail(key, *n, "an array of integers");
+    }
+    return out;
+  }
+  std::vector<std::string> strings(const std::string& key, std::vector<std::string> fallback) {
+    const toml::node* n = find(key);
+    if (!n) return fallback;
+    const toml::array* a = n->as_array();
+    if (!a) fail(key, *n, "an array of strings");
+    std::vector<std::string> out;
+    for (const auto& e : *a) {
+      if (auto v = e.value_exact<std::string>())
+        out.push_back(*v);
+      else
+        fail(key, *n, "an array of strings");
+    }
+    return out;
+  }
+  /// Every key of the table must have been asked for; `context` explains what decided the set.
+  void finish(const std::string& context = "") const {
+    if (!table_) return;
+    for (const auto& [k, node] : *table_) {
+      const std::string key(k.str());
+      if (std::find(known_.begin(), known_.end(), key) != known_.end()) continue;
+      const std::string near = suggestion(key, known_);
+      throw InvalidArgument(detail::concat(
+          source_, ":", node.source().begin.line, ": unknown key '", name_, ".", key, "'", context,
+          near.empty() ? "" : "; did you mean '" + name_ + "." + near + "'?",
+          " (known keys: ", join(known_), ")"));
+    }
+  }
+  std::string where(const std::string& key) const {
+    const toml::node* n = table_ ? table_->get(key) : nullptr;
+    return n ? detail::concat(source_, ":", n->source().begin.line) : source_;
+  }
+
+ private:
+  const toml::node* find(const std::string& key) {
+    known_.push_back(key);
+    return table_ ? table_->get(key) : nullptr;
+  }
+  [[noreturn]] void fail(const std::string& key, const toml::node& n, const char* expected) const {
+    std::ostringstream value;
+    n.visit([&](const auto& x) { value << x; });
+    throw InvalidArgument(detail::concat(source_, ":", n.source().begin.line, ": ", name_, ".", key,
+                                         " must be ", expected, ", got ", value.str()));
+  }
+
+  const toml::table* table_;
+  std::string name_, source_;
+  std::vector<std::string> known_;
+};
+
+}  // namespace mor::experiments
