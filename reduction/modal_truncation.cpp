@@ -1,0 +1,97 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "reduction/modal_truncation.hpp"
+
+#include <Eigen/Eigenvalues>
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <numeric>
+
+#include "src/core/errors.hpp"
+
+namespace mor {
+
+ModalSelection parse_modal_selection(std::string_view name) {
+  if (name == "dominance") return ModalSelection::dominance;
+  if (name == "lowest_frequency") return ModalSelection::lowest_frequency;
+  throw InvalidArgument(detail::concat("modal selection '", name,
+                                       "' is not known (known: dominance, lowest_frequency)"));
+}
+
+std::string_view to_string(ModalSelection s) {
+  return s == ModalSelection::dominance ? "dominance" : "lowest_frequency";
+}
+
+ModalResult modal_truncation(const SecondOrderSystem& sys, const ModalOptions& options) {
+  const auto t0 = std::chrono::steady_clock::now();
+  validate(sys);
+  const Index n = sys.n();
+  require(options.order >= 1 && options.order <= n,
+          "modal truncation: the order r = ", options.order, " must be between 1 and n = ", n);
+  const Matrix M(sys.M), K(sys.K), D(sys.D), B(sys.B), Cp(sys.Cp), Cv(sys.Cv);
+  constexpr double kSymmetryTol = 1e-12;  // relative, of M and K
+  auto asymmetry = [](const Matrix& A) {
+    const double scale = std::max(A.norm(), std::numeric_limits<double>::min());
+    return (A - A.transpose()).norm() / scale;
+  };
+  require(asymmetry(M) <= kSymmetryTol, "modal truncation: M is not symmetric (relative ",
+          asymmetry(M), ")");
+  require(asymmetry(K) <= kSymmetryTol, "modal truncation: K is not symmetric (relative ",
+          asymmetry(K), ")");
+  {
+    const Eigen::SelfAdjointEigenSolver<Matrix> em(M, Eigen::EigenvaluesOnly);
+    require(em.eigenvalues()(0) > 0.0,
+            "modal truncation: M is not positive definite (smallest eigenvalue ",
+            em.eigenvalues()(0), ")");
+  }
+  // K phi = lambda M phi via the Cholesky factor of M (Eigen's generalized solver): ascending
+  // lambda, Phi^T M Phi = I.
+  const Eigen::GeneralizedSelfAdjointEigenSolver<Matrix> es(K, M);
+  if (es.info() != Eigen::Success)
+    throw NumericalError("modal truncation: the generalized eigenproblem K phi = w^2 M phi failed");
+  const Vector lambda = es.eigenvalues();
+  const Matrix& Phi = es.eigenvectors();
+  const double lmax = std::max(std::abs(lambda(n - 1)), 1.0);
+  const double rigid = options.rigid_tolerance * lmax;
+  if (lambda(0) < -rigid)
+    throw NumericalError(
+        detail::concat("modal truncation: K has a negative mode (omega^2 = ", lambda(0),
+                       "): the operating point is not a stable equilibrium"));
+
+  ModalResult res;
+  res.omega.resize(n);
+  res.dominance.resize(n);
+  for (Index i = 0; i < n; ++i) {
+    const double w2 = std::max(lambda(i), 0.0);
+    res.omega(i) = std::sqrt(w2);
+    const auto phi = Phi.col(i);
+    const double out = std::sqrt((Cp * phi).squaredNorm() + w2 * (Cv * phi).squaredNorm());
+    const double in = (B.transpose() * phi).norm();
+    res.dominance(i) = lambda(i) <= rigid ? std::numeric_limits<double>::infinity() : out * in / w2;
+  }
+  std::vector<Index> order(static_cast<std::size_t>(n));
+  std::iota(order.begin(), order.end(), Index{0});
+  if (options.selection == ModalSelection::dominance)
+    std::stable_sort(order.begin(), order.end(),
+                     [&](Index a, Index b) { return res.dominance(a) > res.dominance(b); });
+  order.resize(static_cast<std::size_t>(options.order));
+  std::sort(order.begin(), order.end());  // ascending frequency within the kept set
+  res.kept = order;
+  res.r = options.order;
+  res.V.resize(n, res.r);
+  for (Index j = 0; j < res.r; ++j) res.V.col(j) = Phi.col(res.kept[static_cast<std::size_t>(j)]);
+
+  DenseSecondOrderSystem& s = res.reduced;
+  s.M = res.V.transpose() * M * res.V;
+  s.D = res.V.transpose() * D * res.V;
+  s.K = res.V.transpose() * K * res.V;
+  s.B = res.V.transpose() * B;
+  s.Cp = Cp * res.V;
+  s.Cv = Cv * res.V;
+  s.D_ff = Matrix::Zero(Cp.rows(), B.cols());
+  res.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return res;
+}
+
+}  // namespace mor

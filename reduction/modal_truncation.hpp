@@ -1,0 +1,53 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// Modal truncation of a second-order system  M q'' + D q' + K q = B u,  y = Cp q + Cv q':
+// the undamped modes  K phi_i = omega_i^2 M phi_i  (M symmetric positive definite, K symmetric;
+// phi_i^T M phi_j = delta_ij) and the Galerkin projection onto r of them,
+//   M_r = I,  K_r = diag(omega_i^2),  D_r = Phi_r^T D Phi_r,  B_r = Phi_r^T B,
+//   Cp_r = Cp Phi_r,  Cv_r = Cv Phi_r.
+// It serves where balanced truncation is degenerate: undamped or rigid-body systems (poles on
+// the imaginary axis, no Gramians), such as the linearised multibody benchmarks. Dense: meant
+// for small and moderate n (an n x n generalized symmetric eigenproblem).
+//
+// Which modes: rigid-body modes (omega_i = 0, a double pole at 0) are always kept first, then the
+// elastic modes in decreasing  mu_i = ||[Cp phi_i, omega_i Cv phi_i]|| ||B^T phi_i|| / omega_i^2
+// (the static gain of the mode: its peak under damping ratio zeta is mu_i / (2 zeta)), or simply
+// the lowest frequencies first.
+#pragma once
+
+#include <string_view>
+
+#include "src/core/types.hpp"
+#include "src/systems/dense_model.hpp"
+#include "src/systems/lti.hpp"
+
+namespace mor {
+
+enum class ModalSelection { dominance, lowest_frequency };
+/// "dominance", "lowest_frequency"; @throws InvalidArgument naming the value.
+ModalSelection parse_modal_selection(std::string_view name);
+std::string_view to_string(ModalSelection s);
+
+struct ModalOptions {
+  Index order = 0;  ///< r, 1 <= r <= n
+  ModalSelection selection = ModalSelection::dominance;
+  /// omega_i below this fraction of the largest omega (or of 1 rad/s if all are tiny) counts as
+  /// a rigid-body mode.
+  double rigid_tolerance = 1e-8;
+};
+
+struct ModalResult {
+  DenseSecondOrderSystem reduced;  ///< M_r = I, K_r diagonal
+  Matrix V;                        ///< n x r, the kept M-orthonormal modes
+  Vector omega;                    ///< all n undamped angular frequencies, ascending, rad/s
+  Vector dominance;                ///< mu_i of every mode in the order of omega (inf: rigid)
+  std::vector<Index> kept;         ///< indices into omega of the kept modes, in V's order
+  Index r = 0;
+  double seconds = 0.0;
+};
+
+/// @throws InvalidArgument for r outside 1..n, a non-symmetric M or K, or an M that is not
+///         positive definite (naming its smallest eigenvalue); NumericalError if K has a
+///         negative eigenvalue beyond rounding (an unstable equilibrium), naming it.
+ModalResult modal_truncation(const SecondOrderSystem& sys, const ModalOptions& options);
+
+}  // namespace mor
