@@ -17,6 +17,7 @@
 #include <CLI/CLI.hpp>
 
 #include "experiments/runner/experiment.hpp"
+#include "experiments/runner/multibody_run.hpp"
 #include "src/core/errors.hpp"
 #include "src/core/version.hpp"
 
@@ -47,6 +48,44 @@ int make_plots(const std::filesystem::path& results) {
     return 4;
   }
   return 0;
+}
+
+void print_multibody_summary(const mor::experiments::MultibodyExperimentConfig& c,
+                             const mor::experiments::MultibodyRunSummary& s) {
+  std::printf("mor: wrote %s\n", s.results.string().c_str());
+  std::printf(
+      "     %s: %g s of motion with CVODE %s (rtol %g, atol %g): %ld steps, CPU %.4f s "
+      "(wall %.4f s)\n",
+      s.title.c_str(), c.cvode.t_end, std::string(mor::to_string(c.cvode.method)).c_str(),
+      c.cvode.rtol, c.cvode.atol, s.cvode.steps, s.cpu_seconds, s.wall_seconds);
+  std::printf("     energy E0 = %.6g J, max |E - E0 - W| = %.3g J", s.energy_initial,
+              s.energy_balance_error);
+  if (s.constraint_residual > 0)
+    std::printf(", max constraint residual %.3g m", s.constraint_residual);
+  std::printf("\n     accuracy:");
+  if (s.exact_error >= 0) std::printf(" max |y - y_exact| = %.3g;", s.exact_error);
+  if (s.reference_difference >= 0)
+    std::printf(" max |y - y_ref| = %.3g (ref: tolerances / %g)", s.reference_difference,
+                c.reference_factor);
+  std::printf("\n");
+  if (s.linear_order > 0) {
+    std::printf("     linearised: n = %lld", static_cast<long long>(s.linear_order));
+    if (s.linear_difference >= 0)
+      std::printf(
+          ", nonlinear against linear under [input]: relative difference %.3g, "
+          "%.3fx smaller at half the amplitude (>= 2: right to second order)",
+          s.linear_difference, s.linear_ratio);
+    std::printf("\n");
+  }
+  if (s.reduced_order > 0) {
+    std::printf("     reduced (%s): r = %lld, relative output error %.3g",
+                c.reduction.method.c_str(), static_cast<long long>(s.reduced_order),
+                s.reduced_error);
+    if (s.h2_error_relative >= 0) std::printf(", relative H2 error %.3g", s.h2_error_relative);
+    if (s.hinf_error >= 0) std::printf(", Hinf error %.3g", s.hinf_error);
+    std::printf("\n");
+  }
+  std::fflush(stdout);
 }
 
 }  // namespace
@@ -94,13 +133,20 @@ int main(int argc, char** argv) {
   try {
     if (*run) {
       if (!output.empty()) overrides.push_back("experiment.output=\"" + output + "\"");
-      const auto config = mor::experiments::load_experiment(experiment_file, overrides);
       mor::experiments::RunOptions options;
       options.progress = progress || (!quiet && isatty(STDERR_FILENO));
       options.command_line = command_line;
       options.stop_requested = &g_stop_requested;
       std::signal(SIGINT, request_stop);
       std::signal(SIGTERM, request_stop);
+      if (mor::experiments::is_multibody_experiment(experiment_file, overrides)) {
+        const auto config = mor::experiments::load_multibody_experiment(experiment_file, overrides);
+        const auto s = mor::experiments::run_multibody_experiment(config, options);
+        if (!quiet) print_multibody_summary(config, s);
+        if (config.plots && !no_plots) return make_plots(s.results);
+        return 0;
+      }
+      const auto config = mor::experiments::load_experiment(experiment_file, overrides);
       const auto s = mor::experiments::run_experiment(config, options);
       if (!quiet) {
         std::printf("mor: wrote %s\n", s.results.string().c_str());

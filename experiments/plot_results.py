@@ -27,6 +27,8 @@ Writes, into DIR (default: <file stem>_plots next to RESULTS.h5, created if miss
 
 overlays the error against r of several results files (one curve per file, labelled with its
 method and nonlinear treatment) in DIR/error_vs_r.png, to compare methods on the same test.
+A multibody results file (with /benchmark) gets the plots and the animation of
+plot_multibody.py instead.
 Prints the path of each written PNG on stdout. Exits with 2 and a one-line message on stderr
 if the file cannot be read or is not a "mor-results" file.
 
@@ -394,6 +396,12 @@ def main():
         fail("one results file, or several with --compare")
     path = args.results[0]
     with open_results(path) as f:
+        if "benchmark" in f:  # a multibody benchmark (experiments/plot_multibody.py)
+            import plot_multibody
+            out_dir = args.out if args.out else path.parent / f"{path.stem}_plots"
+            make_dir(out_dir)
+            plot_multibody.plot(f, out_dir, save, plot_hsv, plot_bode)
+            return 0
         for name in ("outputs/t", "outputs/u", "outputs/y"):
             if name not in f:
                 fail(f"'{path}' has no dataset /{name}")

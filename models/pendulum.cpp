@@ -63,6 +63,52 @@ double Pendulum::period(double phi0) const {
   return 4.0 * std::comp_ellint_1(std::sin(0.5 * std::abs(phi0))) / natural_frequency();
 }
 
+Vector Pendulum::initial_state() const {
+  Vector x(2);
+  x << -std::numbers::pi / 2, 0.0;
+  return x;
+}
+
+void Pendulum::rhs(double, const Vector& x, Vector& xdot) const {
+  rhs(x, 0.0, xdot);
+}
+
+bool Pendulum::jacobian(double, const Vector& x, Matrix& J) const {
+  jacobian(x, J);
+  return true;
+}
+
+void Pendulum::outputs(double, const Vector& x, Vector& y) const {
+  const Eigen::Vector2d p1 = point(x[0]);
+  y.resize(2);
+  y[0] = p1.x();
+  y[1] = p1.y();
+}
+
+bool Pendulum::exact_outputs(double t, Vector& y) const {
+  Vector x(2);
+  x << exact_angle(initial_state()[0], t), 0.0;
+  outputs(t, x, y);
+  return true;
+}
+
+Eigen::Matrix3Xd Pendulum::points(const Vector& x) const {
+  Eigen::Matrix3Xd P = Eigen::Matrix3Xd::Zero(3, 2);  // pivot, P1 (the plane z = 0)
+  P.col(1).head<2>() = point(x[0]);
+  return P;
+}
+
+std::optional<MultibodyModel::LinearisationPoint> Pendulum::linearisation_point() const {
+  LinearisationPoint lp;
+  lp.x = Vector::Zero(2);
+  lp.rhs = [this](double, const Vector& x, const Vector& u, Vector& xdot) { rhs(x, u[0], xdot); };
+  lp.outputs = [this](const Vector& x, Vector& y) {
+    y.resize(1);
+    y[0] = point(x[0]).x();
+  };
+  return lp;
+}
+
 SecondOrderSystem Pendulum::linearised() const {
   auto scalar = [](double value) {
     SparseMatrix A(1, 1);

@@ -23,6 +23,7 @@
 
 #include <Eigen/Core>
 
+#include "models/multibody.hpp"
 #include "src/core/types.hpp"
 #include "src/systems/lti.hpp"
 
@@ -34,7 +35,7 @@ struct PendulumParameters {
   double gravity = 9.81;  ///< g, m/s^2 (the benchmark's value)
 };
 
-class Pendulum {
+class Pendulum final : public MultibodyModel {
  public:
   /// @throws InvalidArgument naming a non-positive or non-finite parameter.
   explicit Pendulum(const PendulumParameters& p = {});
@@ -59,7 +60,28 @@ class Pendulum {
   double period(double phi0) const;
 
   /// The linearisation about the hanging equilibrium (see the file comment).
-  SecondOrderSystem linearised() const;
+  SecondOrderSystem linearised() const override;
+
+  // MultibodyModel: the benchmark run (release at rest from phi0 = -pi/2, 10 s, no torque),
+  // output P1 = (x, y).
+  std::string_view id() const override { return "pendulum"; }
+  std::string title() const override { return "A01 simple pendulum"; }
+  Index state_size() const override { return 2; }
+  Vector initial_state() const override;
+  double horizon() const override { return 10.0; }
+  CvodeMethod preferred_method() const override { return CvodeMethod::adams; }
+  void rhs(double t, const Vector& x, Vector& xdot) const override;
+  bool jacobian(double t, const Vector& x, Matrix& J) const override;
+  std::vector<std::string> output_names() const override { return {"P1_x", "P1_y"}; }
+  void outputs(double t, const Vector& x, Vector& y) const override;
+  /// P1 of the exact solution (the elliptic functions).
+  bool exact_outputs(double t, Vector& y) const override;
+  Eigen::Matrix3Xd points(const Vector& x) const override;
+  std::vector<std::pair<int, int>> segments() const override { return {{0, 1}}; }
+  std::vector<std::string> linear_input_names() const override { return {"pivot_torque"}; }
+  std::vector<std::string> linear_output_names() const override { return {"P1_x"}; }
+  /// Hanging at rest; u the pivot torque; output P1's x.
+  std::optional<LinearisationPoint> linearisation_point() const override;
 
  private:
   PendulumParameters p_;

@@ -22,6 +22,7 @@
 #include "experiments/runner/chain_reduction_run.hpp"
 #include "experiments/runner/reduction_run.hpp"
 #include "experiments/runner/toml_reader.hpp"
+#include "models/multibody.hpp"
 #include "reduction/deim.hpp"
 #include "reduction/pod.hpp"
 #include "reduction/reduced_chain.hpp"
@@ -36,23 +37,6 @@ namespace {
 using detail::concat;
 
 /// The effective configuration, every default filled in, as TOML: stored in results files.
-/// The keys of one input table (after its type).
-void write_input(std::ostream& os, const InputSpec& in) {
-  if (in.type == "step") os << "amplitude = " << in.amplitude << "\nt_on = " << in.t_on << "\n";
-  if (in.type == "sine")
-    os << "amplitude = " << in.amplitude << "\nfrequency = " << in.frequency
-       << "\nphase = " << in.phase << "\noffset = " << in.offset << "\n";
-  if (in.type == "chirp")
-    os << "amplitude = " << in.amplitude << "\nf0 = " << in.f0 << "\nf1 = " << in.f1
-       << "\nt1 = " << in.t1 << "\n";
-  if (in.type == "multisine") {
-    os << "amplitude = " << in.amplitude << "\nseed = " << in.seed << "\nfrequencies = [";
-    for (std::size_t i = 0; i < in.frequencies.size(); ++i)
-      os << (i ? ", " : "") << in.frequencies[i];
-    os << "]\n";
-  }
-  if (in.type == "table") os << "file = " << toml_string(in.file.string()) << "\n";
-}
 
 std::string to_toml(const ExperimentConfig& c) {
   std::ostringstream os;
@@ -153,7 +137,45 @@ std::string to_toml(const ExperimentConfig& c) {
   return os.str();
 }
 
-/// The keys of an input table ([input] or one [[training]] entry) after reading nothing else.
+}  // namespace
+
+/// The keys of one input table (after its type).
+void write_input(std::ostream& os, const InputSpec& in) {
+  if (in.type == "step") os << "amplitude = " << in.amplitude << "\nt_on = " << in.t_on << "\n";
+  if (in.type == "sine")
+    os << "amplitude = " << in.amplitude << "\nfrequency = " << in.frequency
+       << "\nphase = " << in.phase << "\noffset = " << in.offset << "\n";
+  if (in.type == "chirp")
+    os << "amplitude = " << in.amplitude << "\nf0 = " << in.f0 << "\nf1 = " << in.f1
+       << "\nt1 = " << in.t1 << "\n";
+  if (in.type == "multisine") {
+    os << "amplitude = " << in.amplitude << "\nseed = " << in.seed << "\nfrequencies = [";
+    for (std::size_t i = 0; i < in.frequencies.size(); ++i)
+      os << (i ? ", " : "") << in.frequencies[i];
+    os << "]\n";
+  }
+  if (in.type == "table") os << "file = " << toml_string(in.file.string()) << "\n";
+}
+
+AnalysisSpec read_analysis(TableReader& r) {
+  AnalysisSpec a;
+  a.h2 = r.boolean("h2", a.h2);
+  a.hinf = r.boolean("hinf", a.hinf);
+  a.bode_points = r.integer("bode_points", a.bode_points);
+  a.omega_min = r.real("omega_min", a.omega_min);
+  a.omega_max = r.real("omega_max", a.omega_max);
+  a.hinf_grid = r.integer("hinf_grid", a.hinf_grid);
+  r.finish();
+  require(a.bode_points >= 0 && a.bode_points != 1, r.where("bode_points"),
+          ": analysis.bode_points must be 0 (none) or >= 2, got ", a.bode_points);
+  require(a.omega_min > 0.0 && a.omega_max > a.omega_min, r.where("omega_min"),
+          ": analysis needs 0 < omega_min < omega_max, got omega_min = ", a.omega_min,
+          ", omega_max = ", a.omega_max);
+  require(a.hinf_grid >= 10, r.where("hinf_grid"), ": analysis.hinf_grid must be >= 10, got ",
+          a.hinf_grid);
+  return a;
+}
+
 InputSpec read_input(TableReader& r, const std::string& name, const std::string& source,
                      const std::filesystem::path& base_dir) {
   InputSpec in;
@@ -190,8 +212,6 @@ InputSpec read_input(TableReader& r, const std::string& name, const std::string&
   return in;
 }
 
-}  // namespace
-
 ExperimentConfig parse_experiment(const std::string& text, const std::string& source,
                                   const std::filesystem::path& base_dir,
                                   const std::vector<std::string>& overrides) {
@@ -215,8 +235,10 @@ ExperimentConfig parse_experiment(const std::string& text, const std::string& so
   {
     TableReader r(table("model"), "model", source);
     const std::string type = r.text("type", "mass_spring_chain");
+    std::vector<std::string> known = {"mass_spring_chain"};
+    for (const auto& id : multibody_model_ids()) known.push_back(id);
     require(type == "mass_spring_chain", r.where("type"), ": model.type '", type,
-            "' is not a known model (known: mass_spring_chain)");
+            "' is not a known model (known: ", join(known), ")");
     ChainParameters& p = c.model;
     p.N = r.integer("N", p.N);
     p.m = r.real("m", p.m);
@@ -445,21 +467,7 @@ ExperimentConfig parse_experiment(const std::string& text, const std::string& so
   }
   {
     TableReader r(table("analysis"), "analysis", source);
-    AnalysisSpec& a = c.analysis;
-    a.h2 = r.boolean("h2", a.h2);
-    a.hinf = r.boolean("hinf", a.hinf);
-    a.bode_points = r.integer("bode_points", a.bode_points);
-    a.omega_min = r.real("omega_min", a.omega_min);
-    a.omega_max = r.real("omega_max", a.omega_max);
-    a.hinf_grid = r.integer("hinf_grid", a.hinf_grid);
-    r.finish();
-    require(a.bode_points >= 0 && a.bode_points != 1, r.where("bode_points"),
-            ": analysis.bode_points must be 0 (none) or >= 2, got ", a.bode_points);
-    require(a.omega_min > 0.0 && a.omega_max > a.omega_min, r.where("omega_min"),
-            ": analysis needs 0 < omega_min < omega_max, got omega_min = ", a.omega_min,
-            ", omega_max = ", a.omega_max);
-    require(a.hinf_grid >= 10, r.where("hinf_grid"), ": analysis.hinf_grid must be >= 10, got ",
-            a.hinf_grid);
+    c.analysis = read_analysis(r);
   }
   try {
     validate(c.integrator);
@@ -648,6 +656,21 @@ void write_error_against_order(io::ResultsWriter& out, const std::string& method
 
 }  // namespace
 
+void record_provenance(io::ResultsWriter& out, const std::string& name,
+                       const std::string& description, const std::string& source,
+                       const std::string& toml, const std::string& command_line) {
+  out.set_attribute("/", "program", std::string("mor"));
+  out.set_attribute("/", "program_version", std::string(program_version()));
+  out.set_attribute("/", "git_commit", std::string(git_commit()));
+  out.set_attribute("/", "created", utc_now());
+  out.set_attribute("/", "host", host_name());
+  out.set_attribute("/", "command_line", command_line);
+  out.set_attribute("/", "experiment_name", name);
+  out.set_attribute("/", "experiment_description", description);
+  out.set_attribute("/", "experiment_source", source);
+  out.set_attribute("/", "configuration", toml);
+}
+
 RunSummary run_experiment(const ExperimentConfig& c, const RunOptions& options) {
   using Clock = std::chrono::steady_clock;
   const auto t_start = Clock::now();
@@ -658,16 +681,7 @@ RunSummary run_experiment(const ExperimentConfig& c, const RunOptions& options) 
   const Index N = chain.n();
 
   io::ResultsWriter out(c.output);
-  out.set_attribute("/", "program", std::string("mor"));
-  out.set_attribute("/", "program_version", std::string(program_version()));
-  out.set_attribute("/", "git_commit", std::string(git_commit()));
-  out.set_attribute("/", "created", utc_now());
-  out.set_attribute("/", "host", host_name());
-  out.set_attribute("/", "command_line", options.command_line);
-  out.set_attribute("/", "experiment_name", c.name);
-  out.set_attribute("/", "experiment_description", c.description);
-  out.set_attribute("/", "experiment_source", c.source);
-  out.set_attribute("/", "configuration", c.toml);
+  record_provenance(out, c.name, c.description, c.source, c.toml, options.command_line);
 
   const ChainParameters& p = c.model;
   out.create_group("/model");

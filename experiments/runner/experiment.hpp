@@ -17,6 +17,10 @@
 #include "src/integrators/integrate.hpp"
 #include "src/linalg/sparse_solver.hpp"
 
+namespace mor::io {
+class ResultsWriter;
+}
+
 namespace mor::experiments {
 
 struct InputSpec {
@@ -155,6 +159,12 @@ RunSummary run_experiment(const ExperimentConfig& config, const RunOptions& opti
 /// Human-readable summary of a results file (provenance, configuration, datasets, timings).
 /// @throws IoError for a missing, unreadable or foreign file.
 void print_results_info(const std::filesystem::path& results, std::ostream& out);
+
+/// The root attributes of every results file: program, version, git commit, time, host,
+/// command line, the experiment's name, description, source and effective configuration.
+void record_provenance(io::ResultsWriter& out, const std::string& name,
+                       const std::string& description, const std::string& source,
+                       const std::string& toml, const std::string& command_line);
 
 /// Peak resident memory of this process in MiB (VmHWM), 0 if unknown.
 double peak_rss_mib();

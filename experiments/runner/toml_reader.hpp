@@ -15,6 +15,7 @@
 
 #include <toml++/toml.h>
 
+#include "experiments/runner/experiment.hpp"
 #include "src/core/errors.hpp"
 
 namespace mor::experiments {
@@ -150,5 +151,14 @@ class TableReader {
   std::string name_, source_;
   std::vector<std::string> known_;
 };
+
+/// The keys of an input table ([input], [[training]]): the signal type and its parameters;
+/// a table file is resolved against base_dir. @throws InvalidArgument naming the key.
+InputSpec read_input(TableReader& r, const std::string& name, const std::string& source,
+                     const std::filesystem::path& base_dir);
+/// The keys of an input table after its type, as TOML lines (for the stored configuration).
+void write_input(std::ostream& os, const InputSpec& in);
+/// The keys of [analysis]. @throws InvalidArgument naming the key.
+AnalysisSpec read_analysis(TableReader& r);
 
 }  // namespace mor::experiments

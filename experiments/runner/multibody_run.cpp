@@ -1,0 +1,633 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "experiments/runner/multibody_run.hpp"
+
+#include <Eigen/Eigenvalues>
+#include <Eigen/LU>
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <ctime>
+#include <fstream>
+#include <sstream>
+
+#include "experiments/runner/reduction_run.hpp"
+#include "experiments/runner/toml_reader.hpp"
+#include "models/multibody.hpp"
+#include "reduction/lti_operator.hpp"
+#include "reduction/modal_truncation.hpp"
+#include "src/core/errors.hpp"
+#include "src/io/results.hpp"
+#include "src/signals/signal.hpp"
+
+namespace mor::experiments {
+namespace {
+
+using detail::concat;
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+double cpu_seconds() {
+  return static_cast<double>(std::clock()) / CLOCKS_PER_SEC;
+}
+
+const std::vector<std::string> kReductionMethods = {"none", "bt", "sobt", "modal"};
+
+std::string to_toml(const MultibodyExperimentConfig& c) {
+  std::ostringstream os;
+  os.precision(17);
+  const CvodeOptions& o = c.cvode;
+  const ReductionSpec& red = c.reduction;
+  const AnalysisSpec& a = c.analysis;
+  os << "[experiment]\nname = " << toml_string(c.name)
+     << "\ndescription = " << toml_string(c.description)
+     << "\noutput = " << toml_string(c.output.string())
+     << "\n\n[model]\ntype = " << toml_string(c.model) << "\n\n[simulation]\nmethod = \""
+     << to_string(o.method) << "\"\nrtol = " << o.rtol << "\natol = " << o.atol
+     << "\nt_end = " << o.t_end << "\noutput_dt = " << o.output_dt << "\nmax_step = " << o.max_step
+     << "\nmax_steps = " << o.max_steps << "\nreference_factor = " << c.reference_factor
+     << "\n\n[linear]\nenabled = " << (c.linear ? "true" : "false")
+     << "\nt_end = " << c.linear_t_end << "\noutput_dt = " << c.linear_output_dt
+     << "\n\n[input]\ntype = " << toml_string(c.input.type) << "\n";
+  write_input(os, c.input);
+  os << "\n[reduction]\nmethod = \"" << red.method << "\"\n";
+  if (red.method != "none") {
+    if (red.tolerance > 0.0)
+      os << "tolerance = " << red.tolerance << "\n";
+    else
+      os << "order = " << red.order << "\n";
+  }
+  if (red.method == "bt" || red.method == "sobt")
+    os << "projection = " << toml_string(red.projection) << "\n";
+  if (red.method == "sobt") os << "variant = " << toml_string(red.variant) << "\n";
+  if (red.method == "modal") os << "selection = " << toml_string(c.modal_selection) << "\n";
+  os << "\n[analysis]\nh2 = " << (a.h2 ? "true" : "false")
+     << "\nhinf = " << (a.hinf ? "true" : "false") << "\nbode_points = " << a.bode_points
+     << "\nomega_min = " << a.omega_min << "\nomega_max = " << a.omega_max
+     << "\nhinf_grid = " << a.hinf_grid << "\n\n[output]\nplots = " << (c.plots ? "true" : "false")
+     << "\nanimation = " << toml_string(c.animation) << "\nanimation_fps = " << c.animation_fps
+     << "\n";
+  return os.str();
+}
+
+std::string read_model_type(const toml::table& root) {
+  const toml::node* n = root["model"]["type"].node();
+  if (!n) return "";
+  if (auto v = n->value_exact<std::string>()) return *v;
+  return "";
+}
+
+bool is_multibody_id(const std::string& id) {
+  const auto ids = multibody_model_ids();
+  return std::find(ids.begin(), ids.end(), id) != ids.end();
+}
+
+std::string read_text_file(const std::filesystem::path& file) {
+  std::ifstream in(file);
+  if (!in) throw IoError(concat("cannot read experiment file '", file.string(), "'"));
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+/// M q'' + D q' + K q = B u as x' = f(t, x), x = [q; q'] (M factorised once).
+struct LinearOde {
+  const DenseSecondOrderSystem& s;
+  Eigen::PartialPivLU<Matrix> M_lu;
+  explicit LinearOde(const DenseSecondOrderSystem& sys) : s(sys), M_lu(sys.M) {}
+  void rhs(const Vector& x, const Vector& u, Vector& xdot) const {
+    const Index n = s.n();
+    xdot.resize(2 * n);
+    xdot.head(n) = x.tail(n);
+    xdot.tail(n) = M_lu.solve(s.B * u - s.D * x.tail(n) - s.K * x.head(n));
+  }
+  void jacobian(Matrix& J) const {
+    const Index n = s.n();
+    J.setZero(2 * n, 2 * n);
+    J.topRightCorner(n, n).setIdentity();
+    J.bottomLeftCorner(n, n) = -M_lu.solve(s.K);
+    J.bottomRightCorner(n, n) = -M_lu.solve(s.D);
+  }
+};
+
+/// A run sampled on a time grid: t (k) and y (k x p).
+struct Sampled {
+  std::vector<double> t;
+  std::vector<Vector> y;
+  CvodeStats stats;
+  Matrix as_matrix() const {
+    Matrix Y(static_cast<Index>(y.size()), y.empty() ? 0 : y.front().size());
+    for (std::size_t i = 0; i < y.size(); ++i) Y.row(static_cast<Index>(i)) = y[i].transpose();
+    return Y;
+  }
+};
+
+Sampled simulate_linear(const DenseSecondOrderSystem& sys, const Signal& input,
+                        const CvodeOptions& o) {
+  const LinearOde ode(sys);
+  OdeProblem p;
+  Vector u(sys.n_inputs());
+  p.rhs = [&ode, &input, u](double t, const Vector& x, Vector& xdot) mutable {
+    input.evaluate(t, u);
+    ode.rhs(x, u, xdot);
+  };
+  p.jacobian = [&ode](double, const Vector&, Matrix& J) { ode.jacobian(J); };
+  Vector x = Vector::Zero(2 * sys.n());
+  Sampled out;
+  const Index n = sys.n();
+  out.stats = integrate_cvode(p, x, o, [&](double t, const Vector& xt) {
+    out.t.push_back(t);
+    out.y.push_back(sys.Cp * xt.head(n) + sys.Cv * xt.tail(n));
+  });
+  return out;
+}
+
+/// The nonlinear model driven from its operating point by `scale` times the input; outputs are
+/// deviations from those at the operating point.
+Sampled simulate_nonlinear_driven(const MultibodyModel& model,
+                                  const MultibodyModel::LinearisationPoint& lp, const Signal& input,
+                                  double scale, const CvodeOptions& o) {
+  OdeProblem p;
+  Vector u(input.size());
+  p.rhs = [&lp, &input, scale, u](double t, const Vector& x, Vector& xdot) mutable {
+    input.evaluate(t, u);
+    u *= scale;
+    lp.rhs(t, x, u, xdot);
+  };
+  Vector x = lp.x;
+  {
+    Vector probe = x;
+    if (model.project(o.t0, probe))
+      p.projection = [&model](double t, Vector& xx) { model.project(t, xx); };
+  }
+  Vector y0;
+  lp.outputs(lp.x, y0);
+  Sampled out;
+  Vector y;
+  out.stats = integrate_cvode(p, x, o, [&](double t, const Vector& xt) {
+    lp.outputs(xt, y);
+    out.t.push_back(t);
+    out.y.push_back(y - y0);
+  });
+  return out;
+}
+
+/// ||a - b||_2 / ||b||_2 over all samples (the same grid).
+double relative_difference(const Sampled& a, const Sampled& b) {
+  require(a.y.size() == b.y.size(), "internal: sample counts differ (", a.y.size(), " and ",
+          b.y.size(), ")");
+  double e2 = 0.0, r2 = 0.0;
+  for (std::size_t i = 0; i < a.y.size(); ++i) {
+    e2 += (a.y[i] - b.y[i]).squaredNorm();
+    r2 += b.y[i].squaredNorm();
+  }
+  return r2 > 0.0 ? std::sqrt(e2 / r2) : std::sqrt(e2);
+}
+
+/// Linear interpolation of a sampled run at the times of grid (for runs whose output times are
+/// step points: models with a projection).
+Sampled resample(const Sampled& s, const std::vector<double>& grid) {
+  Sampled out;
+  out.stats = s.stats;
+  std::size_t j = 0;
+  for (double t : grid) {
+    while (j + 2 < s.t.size() && s.t[j + 1] < t) ++j;
+    const double t0 = s.t[j], t1 = s.t[std::min(j + 1, s.t.size() - 1)];
+    const double w = t1 > t0 ? std::clamp((t - t0) / (t1 - t0), 0.0, 1.0) : 0.0;
+    out.t.push_back(t);
+    out.y.push_back((1.0 - w) * s.y[j] + w * s.y[std::min(j + 1, s.t.size() - 1)]);
+  }
+  return out;
+}
+
+DenseSecondOrderSystem to_dense(const SecondOrderSystem& s) {
+  DenseSecondOrderSystem d{Matrix(s.M),  Matrix(s.D),  Matrix(s.K), Matrix(s.B),
+                           Matrix(s.Cp), Matrix(s.Cv), Matrix()};
+  validate(d);
+  return d;
+}
+
+std::vector<std::int64_t> to_int64(const std::vector<Index>& v) {
+  return {v.begin(), v.end()};
+}
+
+void write_names(io::ResultsWriter& out, const std::string& path, const std::string& name,
+                 const std::vector<std::string>& names) {
+  std::string joined;
+  for (const auto& n : names) joined += (joined.empty() ? "" : ",") + n;
+  out.set_attribute(path, name, joined);
+}
+
+void write_sampled(io::ResultsWriter& out, const std::string& path, const Sampled& s) {
+  out.write_vector(path + "/t", Eigen::Map<const Vector>(s.t.data(), Index(s.t.size())));
+  out.write_matrix(path + "/y", s.as_matrix());
+}
+
+}  // namespace
+
+bool is_multibody_experiment(const std::filesystem::path& file,
+                             const std::vector<std::string>& overrides) {
+  toml::table root;
+  try {
+    root = toml::parse(read_text_file(file), file.string());
+  } catch (const toml::parse_error& e) {
+    throw InvalidArgument(
+        concat(file.string(), ":", e.source().begin.line, ": not valid TOML: ", e.description()));
+  }
+  for (const auto& o : overrides) apply_override(root, o);
+  return is_multibody_id(read_model_type(root));
+}
+
+MultibodyExperimentConfig parse_multibody_experiment(const std::string& text,
+                                                     const std::string& source,
+                                                     const std::filesystem::path& base_dir,
+                                                     const std::vector<std::string>& overrides) {
+  toml::table root = parse_root(
+      text, source, overrides,
+      {"experiment", "model", "simulation", "linear", "input", "reduction", "analysis", "output"});
+  auto table = [&](const char* name) { return root[name].as_table(); };
+  MultibodyExperimentConfig c;
+  c.source = source;
+  {
+    TableReader r(table("experiment"), "experiment", source);
+    c.name = r.text("name", c.name);
+    c.description = r.text("description", "");
+    c.output = r.text("output", "");
+    r.finish();
+    require(!c.name.empty(), source, ": experiment.name must not be empty");
+    if (c.output.empty()) c.output = std::filesystem::path("results") / (c.name + ".h5");
+  }
+  std::unique_ptr<MultibodyModel> model;
+  {
+    TableReader r(table("model"), "model", source);
+    c.model = r.text("type", "");
+    r.finish(" (multibody models take only model.type)");
+    require(is_multibody_id(c.model), r.where("type"), ": model.type '", c.model,
+            "' is not a multibody model (known: ", join(multibody_model_ids()), ")");
+    model = make_multibody_model(c.model);
+  }
+  {
+    TableReader r(table("simulation"), "simulation", source);
+    CvodeOptions& o = c.cvode;
+    try {
+      o.method =
+          parse_cvode_method(r.text("method", std::string(to_string(model->preferred_method()))));
+    } catch (const InvalidArgument& e) {
+      throw InvalidArgument(concat(r.where("method"), ": simulation: ", e.what()));
+    }
+    o.rtol = r.real("rtol", o.rtol);
+    o.atol = r.real("atol", o.atol);
+    o.t_end = r.real("t_end", model->horizon());
+    o.output_dt = r.real("output_dt", 0.01);
+    o.max_step = r.real("max_step", 0.0);
+    o.max_steps = r.integer("max_steps", o.max_steps);
+    c.reference_factor = r.real("reference_factor", c.reference_factor);
+    r.finish();
+    require(o.rtol > 0.0 && o.atol > 0.0, r.where("rtol"),
+            ": simulation.rtol and atol must be > 0, got rtol = ", o.rtol, ", atol = ", o.atol);
+    require(std::isfinite(o.t_end) && o.t_end > 0.0, r.where("t_end"),
+            ": simulation.t_end must be > 0, got ", o.t_end);
+    require(o.output_dt > 0.0 && o.output_dt <= o.t_end, r.where("output_dt"),
+            ": simulation.output_dt must be in (0, t_end], got ", o.output_dt);
+    require(o.max_step >= 0.0, r.where("max_step"), ": simulation.max_step must be >= 0, got ",
+            o.max_step);
+    require(c.reference_factor == 0.0 || c.reference_factor > 1.0, r.where("reference_factor"),
+            ": simulation.reference_factor must be 0 (no reference run) or > 1, got ",
+            c.reference_factor);
+  }
+  {
+    TableReader r(table("linear"), "linear", source);
+    c.linear = r.boolean("enabled", c.linear);
+    c.linear_t_end = r.real("t_end", c.linear_t_end);
+    c.linear_output_dt = r.real("output_dt", c.linear_output_dt);
+    r.finish();
+    require(std::isfinite(c.linear_t_end) && c.linear_t_end > 0.0, r.where("t_end"),
+            ": linear.t_end must be > 0, got ", c.linear_t_end);
+    require(c.linear_output_dt > 0.0 && c.linear_output_dt <= c.linear_t_end, r.where("output_dt"),
+            ": linear.output_dt must be in (0, t_end], got ", c.linear_output_dt);
+  }
+  {
+    TableReader r(table("input"), "input", source);
+    c.input = read_input(r, "input", source, base_dir);
+  }
+  {
+    TableReader r(table("reduction"), "reduction", source);
+    ReductionSpec& red = c.reduction;
+    red.method = r.text("method", "none");
+    require(std::find(kReductionMethods.begin(), kReductionMethods.end(), red.method) !=
+                kReductionMethods.end(),
+            r.where("method"), ": reduction.method '", red.method,
+            "' is not known for multibody models (known: ", join(kReductionMethods), ")");
+    red.gramians = "dense";
+    if (red.method != "none") {
+      red.order = r.integer("order", 0);
+      red.tolerance = red.method == "modal" ? 0.0 : r.real("tolerance", 0.0);
+      require((red.order > 0) != (red.tolerance > 0.0), r.where("order"),
+              ": reduction needs exactly one of order (> 0)",
+              red.method == "modal" ? "" : " or tolerance (> 0)", ", got order = ", red.order,
+              red.method == "modal" ? "" : concat(", tolerance = ", red.tolerance));
+    }
+    if (red.method == "bt" || red.method == "sobt") {
+      red.projection = r.text("projection", red.method == "bt" ? "square_root" : "square_root");
+      try {
+        if (red.method == "bt")
+          parse_bt_projection(red.projection);
+        else
+          parse_second_order_projection(red.projection);
+      } catch (const InvalidArgument& e) {
+        throw InvalidArgument(concat(r.where("projection"), ": reduction: ", e.what()));
+      }
+    }
+    if (red.method == "sobt") {
+      red.variant = r.text("variant", red.variant);
+      try {
+        parse_second_order_bt_variant(red.variant);
+      } catch (const InvalidArgument& e) {
+        throw InvalidArgument(concat(r.where("variant"), ": reduction: ", e.what()));
+      }
+    }
+    if (red.method == "modal") {
+      c.modal_selection = r.text("selection", c.modal_selection);
+      try {
+        parse_modal_selection(c.modal_selection);
+      } catch (const InvalidArgument& e) {
+        throw InvalidArgument(concat(r.where("selection"), ": reduction: ", e.what()));
+      }
+    }
+    r.finish(concat(" for reduction.method = \"", red.method, "\""));
+  }
+  {
+    TableReader r(table("analysis"), "analysis", source);
+    c.analysis = read_analysis(r);
+  }
+  {
+    TableReader r(table("output"), "output", source);
+    c.plots = r.boolean("plots", c.plots);
+    c.animation = r.text("animation", c.animation);
+    c.animation_fps = r.real("animation_fps", c.animation_fps);
+    r.finish();
+    require(c.animation == "gif" || c.animation == "none", r.where("animation"),
+            ": output.animation must be \"gif\" or \"none\", got '", c.animation, "'");
+    require(c.animation_fps > 0.0 && c.animation_fps <= 100.0, r.where("animation_fps"),
+            ": output.animation_fps must be in (0, 100], got ", c.animation_fps);
+  }
+  c.toml = to_toml(c);
+  return c;
+}
+
+MultibodyExperimentConfig load_multibody_experiment(const std::filesystem::path& file,
+                                                    const std::vector<std::string>& overrides) {
+  return parse_multibody_experiment(read_text_file(file), file.string(), file.parent_path(),
+                                    overrides);
+}
+
+MultibodyRunSummary run_multibody_experiment(const MultibodyExperimentConfig& c,
+                                             const RunOptions& options) {
+  const auto t_start = Clock::now();
+  const auto model = make_multibody_model(c.model);
+  MultibodyRunSummary summary;
+  summary.title = model->title();
+  io::ResultsWriter out(c.output);
+  record_provenance(out, c.name, c.description, c.source, c.toml, options.command_line);
+  out.create_group("/model");
+  out.set_attribute("/model", "type", c.model);
+  out.set_attribute("/model", "title", model->title());
+  out.set_attribute("/model", "state_size", static_cast<std::int64_t>(model->state_size()));
+  out.set_attribute("/model", "horizon", model->horizon());
+  write_names(out, "/model", "output_names", model->output_names());
+
+  // 1. The benchmark run: timed alone (outputs only at the end), repeated for a stable figure.
+  CvodeOptions timed = c.cvode;
+  timed.output_dt = 0.0;
+  {
+    constexpr double kMinTimedSeconds = 0.3;
+    constexpr int kMaxRepeats = 20;
+    int repeats = 0;
+    double cpu = 0.0, wall = 0.0;
+    do {
+      Vector x = model->initial_state();
+      const double c0 = cpu_seconds();
+      const auto w0 = Clock::now();
+      summary.cvode = simulate_multibody(*model, x, timed).cvode;
+      cpu += cpu_seconds() - c0;
+      wall += seconds_since(w0);
+      ++repeats;
+    } while (wall < kMinTimedSeconds && repeats < kMaxRepeats);
+    summary.cpu_seconds = cpu / repeats;
+    summary.wall_seconds = wall / repeats;
+    out.create_group("/benchmark");
+    out.set_attribute("/benchmark", "cpu_seconds", summary.cpu_seconds);
+    out.set_attribute("/benchmark", "wall_seconds", summary.wall_seconds);
+    out.set_attribute("/benchmark", "timed_repeats", static_cast<std::int64_t>(repeats));
+  }
+  const CvodeOptions& o = c.cvode;
+  out.set_attribute("/benchmark", "method", std::string(to_string(o.method)));
+  out.set_attribute("/benchmark", "rtol", o.rtol);
+  out.set_attribute("/benchmark", "atol", o.atol);
+  out.set_attribute("/benchmark", "t_end", o.t_end);
+  out.set_attribute("/benchmark", "steps", static_cast<std::int64_t>(summary.cvode.steps));
+  out.set_attribute("/benchmark", "rhs_evaluations",
+                    static_cast<std::int64_t>(summary.cvode.rhs_evaluations));
+  out.set_attribute("/benchmark", "jacobian_evaluations",
+                    static_cast<std::int64_t>(summary.cvode.jacobian_evaluations));
+  out.set_attribute("/benchmark", "projections",
+                    static_cast<std::int64_t>(summary.cvode.projections));
+
+  // The recorded run.
+  const Index np = model->points(model->initial_state()).cols();
+  io::RowStream& s_t = out.open_row_stream("/benchmark/t", 1, 0);
+  io::RowStream& s_x = out.open_row_stream("/benchmark/x", model->state_size(), 0);
+  io::RowStream& s_y =
+      out.open_row_stream("/benchmark/y", static_cast<Index>(model->output_names().size()), 0);
+  io::RowStream& s_e = out.open_row_stream("/benchmark/energy", 1, 0);
+  io::RowStream& s_b = out.open_row_stream("/benchmark/energy_balance", 1, 0);
+  io::RowStream& s_c = out.open_row_stream("/benchmark/constraint_residual", 1, 0);
+  io::RowStream* s_exact = nullptr;
+  Vector y, y_exact;
+  if (model->exact_outputs(0.0, y_exact))
+    s_exact = &out.open_row_stream("/benchmark/y_exact", y_exact.size(), 0);
+  io::RowStream* s_points = np > 0 ? &out.open_row_stream("/animation/points", 3 * np, 0) : nullptr;
+  Sampled recorded;
+  double exact_error = 0.0;
+  Vector x = model->initial_state();
+  const MultibodyRunStats stats =
+      simulate_multibody(*model, x, o, [&](double t, const Vector& xt, double balance) {
+        if (options.stop_requested && options.stop_requested->load())
+          throw Interrupted("interrupted");
+        model->outputs(t, xt, y);
+        s_t.append(&t);
+        s_x.append(xt);
+        s_y.append(y);
+        const double e = model->energy(xt), cr = model->constraint_residual(xt);
+        s_e.append(&e);
+        s_b.append(&balance);
+        s_c.append(&cr);
+        if (s_exact) {
+          model->exact_outputs(t, y_exact);
+          s_exact->append(y_exact);
+          exact_error = std::max(exact_error, (y - y_exact).cwiseAbs().maxCoeff());
+        }
+        if (s_points) {
+          const Eigen::Matrix3Xd P = model->points(xt);
+          s_points->append(Eigen::Map<const Vector>(P.data(), P.size()));
+        }
+        recorded.t.push_back(t);
+        recorded.y.push_back(y);
+      });
+  summary.energy_initial = stats.energy_initial;
+  summary.energy_balance_error = stats.energy_balance_error;
+  summary.constraint_residual = stats.constraint_residual;
+  if (s_exact) summary.exact_error = exact_error;
+  out.set_attribute("/benchmark", "energy_initial", stats.energy_initial);
+  out.set_attribute("/benchmark", "energy_balance_error", stats.energy_balance_error);
+  out.set_attribute("/benchmark", "constraint_residual", stats.constraint_residual);
+  out.set_attribute("/benchmark", "exact_error", summary.exact_error);
+  if (np > 0) {
+    Matrix seg(static_cast<Index>(model->segments().size()), 2);
+    Index k = 0;
+    for (const auto& [a, b] : model->segments()) {
+      seg(k, 0) = a;
+      seg(k++, 1) = b;
+    }
+    out.write_matrix("/animation/segments", seg);
+    out.set_attribute("/animation", "fps", c.animation_fps);
+    out.set_attribute("/animation", "format", c.animation);
+  }
+
+  // The accuracy reached: against the same run at tighter tolerances, on the same times.
+  if (c.reference_factor > 0.0) {
+    CvodeOptions tight = o;
+    tight.rtol /= c.reference_factor;
+    tight.atol /= c.reference_factor;
+    Sampled ref;
+    Vector xr = model->initial_state();
+    simulate_multibody(*model, xr, tight, [&](double t, const Vector& xt, double) {
+      model->outputs(t, xt, y);
+      ref.t.push_back(t);
+      ref.y.push_back(y);
+    });
+    const Sampled on_grid = resample(ref, recorded.t);
+    double d = 0.0;
+    for (std::size_t i = 0; i < recorded.y.size(); ++i)
+      d = std::max(d, (recorded.y[i] - on_grid.y[i]).cwiseAbs().maxCoeff());
+    summary.reference_difference = d;
+    out.set_attribute("/benchmark", "reference_rtol", tight.rtol);
+    out.set_attribute("/benchmark", "reference_difference", d);
+  }
+
+  // 2. The linearised model.
+  if (c.linear) {
+    const SecondOrderSystem sys = model->linearised();
+    validate(sys);
+    const DenseSecondOrderSystem dense = to_dense(sys);
+    summary.linear_order = sys.n();
+    const std::string g = "/linear";
+    out.create_group(g);
+    for (const auto& [name, A] : {std::pair{"M", &dense.M},
+                                  {"D", &dense.D},
+                                  {"K", &dense.K},
+                                  {"B", &dense.B},
+                                  {"Cp", &dense.Cp},
+                                  {"Cv", &dense.Cv}})
+      out.write_matrix(g + "/" + name, *A);
+    write_names(out, g, "input_names", model->linear_input_names());
+    write_names(out, g, "output_names", model->linear_output_names());
+    {
+      const Index n = sys.n();
+      Matrix A = Matrix::Zero(2 * n, 2 * n);
+      LinearOde(dense).jacobian(A);
+      const Eigen::EigenSolver<Matrix> es(A, false);
+      out.write_vector(g + "/poles_real", es.eigenvalues().real());
+      out.write_vector(g + "/poles_imag", es.eigenvalues().imag());
+    }
+    const auto input = make_signal(c.input, sys.n_inputs());
+    out.set_attribute(g, "input", input->describe());
+    CvodeOptions lo = o;
+    lo.t0 = 0.0;
+    lo.t_end = c.linear_t_end;
+    lo.output_dt = c.linear_output_dt;
+    const Sampled lin = simulate_linear(dense, *input, lo);
+    write_sampled(out, g + "/response", lin);
+    if (const auto lp = model->linearisation_point()) {
+      // Same input at a and a/2 into the nonlinear model: the differences fall like a^2.
+      const Sampled nl = resample(simulate_nonlinear_driven(*model, *lp, *input, 1.0, lo), lin.t);
+      const Sampled nl_half =
+          resample(simulate_nonlinear_driven(*model, *lp, *input, 0.5, lo), lin.t);
+      Sampled lin_half = lin;
+      for (auto& v : lin_half.y) v *= 0.5;
+      write_sampled(out, g + "/nonlinear_response", nl);
+      summary.linear_difference = relative_difference(nl, lin);
+      const double half = relative_difference(nl_half, lin_half);
+      summary.linear_ratio = half > 0.0 ? summary.linear_difference / half : -1.0;
+      out.set_attribute(g, "relative_difference", summary.linear_difference);
+      out.set_attribute(g, "relative_difference_half_amplitude", half);
+      out.set_attribute(g, "difference_ratio", summary.linear_ratio);
+    }
+
+    // 3. The reduction of the linearised model.
+    const ReductionSpec& red = c.reduction;
+    if (red.method != "none") {
+      ReducedModel reduced;
+      if (red.method == "modal") {
+        ModalOptions mo;
+        mo.order = red.order;
+        mo.selection = parse_modal_selection(c.modal_selection);
+        const ModalResult res = modal_truncation(sys, mo);
+        reduced.r = res.r;
+        reduced.seconds = res.seconds;
+        reduced.second_order = res.reduced;
+        reduced.first_order.reset(new DenseLtiOperator(to_first_order(res.reduced)));
+        double abscissa = -std::numeric_limits<double>::infinity();
+        for (const Complex& l : reduced.first_order->poles())
+          abscissa = std::max(abscissa, l.real());
+        reduced.spectral_abscissa = abscissa;
+        const std::string rg = "/reduction";
+        out.create_group(rg);
+        out.set_attribute(rg, "method", red.method);
+        out.set_attribute(rg, "selection", c.modal_selection);
+        out.set_attribute(rg, "r", static_cast<std::int64_t>(res.r));
+        out.set_attribute(rg, "seconds", res.seconds);
+        out.set_attribute(rg, "spectral_abscissa", abscissa);
+        out.write_vector(rg + "/omega", res.omega);
+        out.write_vector(rg + "/dominance", res.dominance);
+        out.set_attribute(rg, "kept", to_int64(res.kept));
+        const auto& s = res.reduced;
+        for (const auto& [name, A] : {std::pair{"M", &s.M},
+                                      {"D", &s.D},
+                                      {"K", &s.K},
+                                      {"B", &s.B},
+                                      {"Cp", &s.Cp},
+                                      {"Cv", &s.Cv}})
+          out.write_matrix(rg + "/reduced/" + name, *A);
+        out.write_matrix(rg + "/V", res.V);
+      } else {
+        ExperimentConfig bt;
+        bt.reduction = red;
+        bt.analysis = c.analysis;
+        reduced = reduce_and_record(bt, sys, out);
+      }
+      summary.reduced_order = reduced.r;
+      const Sampled red_run = simulate_linear(reduced.second_order, *input, lo);
+      write_sampled(out, "/reduced", red_run);
+      summary.reduced_error = relative_difference(red_run, lin);
+      out.set_attribute("/reduced", "relative_output_error", summary.reduced_error);
+      out.set_attribute("/reduced", "steps", static_cast<std::int64_t>(red_run.stats.steps));
+      out.set_attribute("/linear", "steps", static_cast<std::int64_t>(lin.stats.steps));
+      ExperimentConfig an;
+      an.reduction = red;
+      an.analysis = c.analysis;
+      const AnalysisOutcome a = analyse_and_record(an, sys, reduced, out);
+      summary.h2_error_relative = a.h2_error_relative;
+      summary.hinf_error = a.hinf_error;
+    }
+  }
+  summary.total_seconds = seconds_since(t_start);
+  out.set_attribute("/", "total_seconds", summary.total_seconds);
+  out.commit();
+  summary.results = c.output;
+  return summary;
+}
+
+}  // namespace mor::experiments
