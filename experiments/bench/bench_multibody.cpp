@@ -1,0 +1,81 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// CPU time of each multibody benchmark's run (models/multibody.hpp), the quantity the IFToMM
+// benchmark library compares (OpenSim 3.2 on an i5-4570: A01 10 s of motion in 0.637 s, A04 in
+// 0.258 s, A05 in 0.233 s; the robot has no published time).
+//
+//   BM_benchmark_run/<model>/<digits>  the benchmark's whole horizon with CVODE (the model's
+//       method, Jacobian and projection, as `mor run` does), rtol = 10^-digits,
+//       atol = rtol / 100, outputs only at the end. The model and its initial state are built
+//       outside the timed loop; CVODE's setup (memory, linear solver) is inside, as in a run.
+//
+// Counters:
+//   steps, rhs_per_run   CVODE's work per run
+//   error                max |y - y_exact| at the end of the run where the benchmark has an
+//                        exact solution (A01); otherwise max |y - y_ref| against a run at
+//                        rtol 10^-13 (atol 10^-15), made once outside the timed loop
+//   energy_balance       |E(t_end) - E(0) - W| (J): the drift of the energy bookkeeping
+//
+// Run (about a minute):   build-bench/experiments/bench/bench_multibody
+#include <benchmark/benchmark.h>
+
+#include <cmath>
+#include <map>
+
+#include "models/multibody.hpp"
+
+namespace mor {
+namespace {
+
+/// The reference outputs at the horizon: exact, or a run at tolerances far below the timed ones.
+Vector reference_outputs(const MultibodyModel& model) {
+  Vector y;
+  if (model.exact_outputs(model.horizon(), y)) return y;
+  CvodeOptions o;
+  o.method = model.preferred_method();
+  o.t_end = model.horizon();
+  o.rtol = 1e-13;
+  o.atol = 1e-15;
+  Vector x = model.initial_state();
+  simulate_multibody(model, x, o);
+  model.outputs(o.t_end, x, y);
+  return y;
+}
+
+void BM_benchmark_run(benchmark::State& state, const std::string& id) {
+  const auto model = make_multibody_model(id);
+  const int digits = static_cast<int>(state.range(0));
+  CvodeOptions o;
+  o.method = model->preferred_method();
+  o.t_end = model->horizon();
+  o.rtol = std::pow(10.0, -digits);
+  o.atol = o.rtol / 100.0;
+  const Vector y_ref = reference_outputs(*model);
+  MultibodyRunStats stats;
+  Vector x;
+  for (auto _ : state) {
+    x = model->initial_state();
+    stats = simulate_multibody(*model, x, o);
+    benchmark::DoNotOptimize(x.data());
+  }
+  Vector y;
+  model->outputs(o.t_end, x, y);
+  state.counters["steps"] = static_cast<double>(stats.cvode.steps);
+  state.counters["rhs_per_run"] = static_cast<double>(stats.cvode.rhs_evaluations);
+  state.counters["error"] = (y - y_ref).cwiseAbs().maxCoeff();
+  state.counters["energy_balance"] = stats.energy_balance_error;
+  state.counters["horizon_s"] = o.t_end;
+}
+
+const bool kRegistered = [] {
+  for (const auto& id : multibody_model_ids())
+    benchmark::RegisterBenchmark(("BM_benchmark_run/" + id).c_str(), BM_benchmark_run, id)
+        ->ArgName("digits")
+        ->DenseRange(6, 10, 2)
+        ->Unit(benchmark::kMillisecond);
+  return true;
+}();
+
+}  // namespace
+}  // namespace mor
+
+BENCHMARK_MAIN();
