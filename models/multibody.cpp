@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "models/pendulum.hpp"
+#include "models/robot.hpp"
 #include "src/core/errors.hpp"
 
 namespace mor {
@@ -28,11 +29,12 @@ std::optional<MultibodyModel::LinearisationPoint> MultibodyModel::linearisation_
 }
 
 std::vector<std::string> multibody_model_ids() {
-  return {"pendulum"};
+  return {"pendulum", "robot"};
 }
 
 std::unique_ptr<MultibodyModel> make_multibody_model(std::string_view id) {
   if (id == "pendulum") return std::make_unique<Pendulum>();
+  if (id == "robot") return std::make_unique<SchiehlenRobot>();
   std::string known;
   for (const auto& k : multibody_model_ids()) known += (known.empty() ? "" : ", ") + k;
   throw InvalidArgument("unknown multibody model '" + std::string(id) + "' (known: " + known + ")");
