@@ -3,6 +3,8 @@
 
 #include <cmath>
 
+#include "models/bricard.hpp"
+#include "models/flyball.hpp"
 #include "models/pendulum.hpp"
 #include "models/robot.hpp"
 #include "src/core/errors.hpp"
@@ -29,11 +31,13 @@ std::optional<MultibodyModel::LinearisationPoint> MultibodyModel::linearisation_
 }
 
 std::vector<std::string> multibody_model_ids() {
-  return {"pendulum", "robot"};
+  return {"pendulum", "bricard", "flyball", "robot"};
 }
 
 std::unique_ptr<MultibodyModel> make_multibody_model(std::string_view id) {
   if (id == "pendulum") return std::make_unique<Pendulum>();
+  if (id == "bricard") return std::make_unique<Bricard>();
+  if (id == "flyball") return std::make_unique<Flyball>();
   if (id == "robot") return std::make_unique<SchiehlenRobot>();
   std::string known;
   for (const auto& k : multibody_model_ids()) known += (known.empty() ? "" : ", ") + k;
