@@ -86,6 +86,32 @@ TEST_F(MultibodyRun, A01FileRunsAndMeetsTheBenchmarkBar) {
   EXPECT_LT(r.attribute_double("/benchmark", "reference_difference"), 1e-7);
 }
 
+TEST_F(MultibodyRun, EveryBenchmarkFileRunsWithItsBookkeepingClosed) {
+  // The other three files on a shortened horizon: the energy balance (with the robot's actuator
+  // work and the governor's dampers) closes, the constraints hold, the linearisation agrees with
+  // the nonlinear model to second order (the difference halves, or better, with the input), and
+  // the stored configuration reparses to itself.
+  for (const char* file : {"a04_bricard.toml", "a05_flyball.toml", "robot.toml"}) {
+    SCOPED_TRACE(file);
+    const fs::path out = dir_ / (std::string(file) + ".h5");
+    const auto c = load_multibody_experiment(
+        source_dir() / "experiments" / file,
+        {"experiment.output=\"" + out.string() + "\"", "output.plots=false", "simulation.t_end=1.0",
+         "linear.t_end=2.0"});
+    EXPECT_EQ(parse_multibody_experiment(c.toml, "stored", dir_).toml, c.toml);
+    const MultibodyRunSummary s = run_multibody_experiment(c);
+    ASSERT_TRUE(fs::exists(out));
+    // J; E(0) is 29 J (A04), 239 J (A05), 1.1e4 J (robot); measured 4e-9 .. 8e-6
+    EXPECT_LT(s.energy_balance_error, 1e-6 * std::max(1.0, std::abs(s.energy_initial)));
+    EXPECT_LT(s.constraint_residual, 1e-13);  // m; 0 without constraints, ~1e-15 for A04
+    EXPECT_GT(s.linear_ratio, 1.8);
+    EXPECT_LT(s.linear_ratio, 4.4);
+    if (s.reduced_order > 0) {
+      EXPECT_LT(s.reduced_error, 1e-3);
+    }
+  }
+}
+
 TEST_F(MultibodyRun, StoredConfigurationParsesBackToItself) {
   const auto a = load_multibody_experiment(a01_file());
   const auto b = parse_multibody_experiment(a.toml, "stored", dir_);

@@ -12,7 +12,7 @@
 //   steps, rhs_per_run   CVODE's work per run
 //   error                max |y - y_exact| at the end of the run where the benchmark has an
 //                        exact solution (A01); otherwise max |y - y_ref| against a run at
-//                        rtol 10^-13 (atol 10^-15), made once outside the timed loop
+//                        rtol = atol = 10^-12, made once outside the timed loop
 //   energy_balance       |E(t_end) - E(0) - W| (J): the drift of the energy bookkeeping
 //
 // Run (about a minute):   build-bench/experiments/bench/bench_multibody
@@ -33,8 +33,8 @@ Vector reference_outputs(const MultibodyModel& model) {
   CvodeOptions o;
   o.method = model.preferred_method();
   o.t_end = model.horizon();
-  o.rtol = 1e-13;
-  o.atol = 1e-15;
+  o.rtol = 1e-12;  // tighter fails for A04: BDF's steps collapse near the rounding level
+  o.atol = 1e-12;
   Vector x = model.initial_state();
   simulate_multibody(model, x, o);
   model.outputs(o.t_end, x, y);
@@ -49,13 +49,18 @@ void BM_benchmark_run(benchmark::State& state, const std::string& id) {
   o.t_end = model->horizon();
   o.rtol = std::pow(10.0, -digits);
   o.atol = o.rtol / 100.0;
-  const Vector y_ref = reference_outputs(*model);
   MultibodyRunStats stats;
-  Vector x;
-  for (auto _ : state) {
-    x = model->initial_state();
-    stats = simulate_multibody(*model, x, o);
-    benchmark::DoNotOptimize(x.data());
+  Vector x, y_ref;
+  try {
+    y_ref = reference_outputs(*model);
+    for (auto _ : state) {
+      x = model->initial_state();
+      stats = simulate_multibody(*model, x, o);
+      benchmark::DoNotOptimize(x.data());
+    }
+  } catch (const std::exception& e) {
+    state.SkipWithError(e.what());
+    return;
   }
   Vector y;
   model->outputs(o.t_end, x, y);
