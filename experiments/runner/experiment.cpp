@@ -225,12 +225,7 @@ ExperimentConfig parse_experiment(const std::string& text, const std::string& so
   c.source = source;
   {
     TableReader r(table("experiment"), "experiment", source);
-    c.name = r.text("name", c.name);
-    c.description = r.text("description", "");
-    c.output = r.text("output", "");
-    r.finish();
-    require(!c.name.empty(), source, ": experiment.name must not be empty");
-    if (c.output.empty()) c.output = std::filesystem::path("results") / (c.name + ".h5");
+    read_experiment_table(r, source, c.name, c.description, c.output);
   }
   {
     TableReader r(table("model"), "model", source);

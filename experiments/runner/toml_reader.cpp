@@ -83,6 +83,16 @@ std::string toml_string(const std::string& s) {
   return os.str();
 }
 
+void read_experiment_table(TableReader& r, const std::string& source, std::string& name,
+                           std::string& description, std::filesystem::path& output) {
+  name = r.text("name", name);
+  description = r.text("description", "");
+  output = r.text("output", "");
+  r.finish();
+  require(!name.empty(), source, ": experiment.name must not be empty");
+  if (output.empty()) output = std::filesystem::path("results") / (name + ".h5");
+}
+
 toml::table parse_root(const std::string& text, const std::string& source,
                        const std::vector<std::string>& overrides,
                        const std::vector<std::string>& tables,

@@ -156,6 +156,10 @@ class TableReader {
 /// a table file is resolved against base_dir. @throws InvalidArgument naming the key.
 InputSpec read_input(TableReader& r, const std::string& name, const std::string& source,
                      const std::filesystem::path& base_dir);
+/// [experiment]: name (default: the value passed in), description, output (default
+/// results/<name>.h5). @throws InvalidArgument for an empty name or an unknown key.
+void read_experiment_table(TableReader& r, const std::string& source, std::string& name,
+                           std::string& description, std::filesystem::path& output);
 /// The keys of an input table after its type, as TOML lines (for the stored configuration).
 void write_input(std::ostream& os, const InputSpec& in);
 /// The keys of [analysis]. @throws InvalidArgument naming the key.
