@@ -3,12 +3,12 @@
 
 #include <Eigen/Eigenvalues>
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <limits>
 #include <numeric>
 
 #include "src/core/errors.hpp"
+#include "src/core/timing.hpp"
 
 namespace mor {
 
@@ -24,7 +24,7 @@ std::string_view to_string(ModalSelection s) {
 }
 
 ModalResult modal_truncation(const SecondOrderSystem& sys, const ModalOptions& options) {
-  const auto t0 = std::chrono::steady_clock::now();
+  const auto t0 = Clock::now();
   validate(sys);
   const Index n = sys.n();
   require(options.order >= 1 && options.order <= n,
@@ -90,7 +90,7 @@ ModalResult modal_truncation(const SecondOrderSystem& sys, const ModalOptions& o
   s.Cp = Cp * res.V;
   s.Cv = Cv * res.V;
   s.D_ff = Matrix::Zero(Cp.rows(), B.cols());
-  res.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  res.seconds = seconds_since(t0);
   return res;
 }
 

@@ -2,8 +2,8 @@
 // Modal truncation of a second-order system  M q'' + D q' + K q = B u,  y = Cp q + Cv q':
 // the undamped modes  K phi_i = omega_i^2 M phi_i  (M symmetric positive definite, K symmetric;
 // phi_i^T M phi_j = delta_ij) and the Galerkin projection onto r of them,
-//   M_r = I,  K_r = diag(omega_i^2),  D_r = Phi_r^T D Phi_r,  B_r = Phi_r^T B,
-//   Cp_r = Cp Phi_r,  Cv_r = Cv Phi_r.
+//   M_r = I,  K_r = diag(omega_i^2) (to rounding: formed as V^T M V, V^T K V),  D_r = Phi_r^T D
+//   Phi_r,  B_r = Phi_r^T B, Cp_r = Cp Phi_r,  Cv_r = Cv Phi_r.
 // It serves where balanced truncation is degenerate: undamped or rigid-body systems (poles on
 // the imaginary axis, no Gramians), such as the linearised multibody benchmarks. Dense: meant
 // for small and moderate n (an n x n generalized symmetric eigenproblem).
@@ -36,7 +36,7 @@ struct ModalOptions {
 };
 
 struct ModalResult {
-  DenseSecondOrderSystem reduced;  ///< M_r = I, K_r diagonal
+  DenseSecondOrderSystem reduced;  ///< M_r = I, K_r diagonal (to rounding)
   Matrix V;                        ///< n x r, the kept M-orthonormal modes
   Vector omega;                    ///< all n undamped angular frequencies, ascending, rad/s
   Vector dominance;                ///< mu_i of every mode in the order of omega (inf: rigid)

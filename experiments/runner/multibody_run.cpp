@@ -4,7 +4,6 @@
 #include <Eigen/Eigenvalues>
 #include <Eigen/LU>
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <ctime>
 #include <fstream>
@@ -16,6 +15,7 @@
 #include "reduction/lti_operator.hpp"
 #include "reduction/modal_truncation.hpp"
 #include "src/core/errors.hpp"
+#include "src/core/timing.hpp"
 #include "src/io/results.hpp"
 #include "src/signals/signal.hpp"
 
@@ -23,11 +23,6 @@ namespace mor::experiments {
 namespace {
 
 using detail::concat;
-using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point t0) {
-  return std::chrono::duration<double>(Clock::now() - t0).count();
-}
 
 double cpu_seconds() {
   return static_cast<double>(std::clock()) / CLOCKS_PER_SEC;
@@ -92,23 +87,22 @@ std::string read_text_file(const std::filesystem::path& file) {
   return text.str();
 }
 
-/// M q'' + D q' + K q = B u as x' = f(t, x), x = [q; q'] (M factorised once).
+/// M q'' + D q' + K q = B u as x' = f(t, x) = J x + [0; M^-1 B u], x = [q; q'] (M factorised
+/// once, J formed once).
 struct LinearOde {
   const DenseSecondOrderSystem& s;
   Eigen::PartialPivLU<Matrix> M_lu;
-  explicit LinearOde(const DenseSecondOrderSystem& sys) : s(sys), M_lu(sys.M) {}
-  void rhs(const Vector& x, const Vector& u, Vector& xdot) const {
-    const Index n = s.n();
-    xdot.resize(2 * n);
-    xdot.head(n) = x.tail(n);
-    xdot.tail(n) = M_lu.solve(s.B * u - s.D * x.tail(n) - s.K * x.head(n));
-  }
-  void jacobian(Matrix& J) const {
+  Matrix J;
+  explicit LinearOde(const DenseSecondOrderSystem& sys) : s(sys), M_lu(sys.M) {
     const Index n = s.n();
     J.setZero(2 * n, 2 * n);
     J.topRightCorner(n, n).setIdentity();
     J.bottomLeftCorner(n, n) = -M_lu.solve(s.K);
     J.bottomRightCorner(n, n) = -M_lu.solve(s.D);
+  }
+  void rhs(const Vector& x, const Vector& u, Vector& xdot) const {
+    xdot.noalias() = J * x;
+    xdot.tail(s.n()) += M_lu.solve(s.B * u);
   }
 };
 
@@ -133,7 +127,7 @@ Sampled simulate_linear(const DenseSecondOrderSystem& sys, const Signal& input,
     input.evaluate(t, u);
     ode.rhs(x, u, xdot);
   };
-  p.jacobian = [&ode](double, const Vector&, Matrix& J) { ode.jacobian(J); };
+  p.jacobian = [&ode](double, const Vector&, Matrix& J) { J = ode.J; };
   Vector x = Vector::Zero(2 * sys.n());
   Sampled out;
   const Index n = sys.n();
@@ -325,7 +319,7 @@ MultibodyExperimentConfig parse_multibody_experiment(const std::string& text,
               red.method == "modal" ? "" : concat(", tolerance = ", red.tolerance));
     }
     if (red.method == "bt" || red.method == "sobt") {
-      red.projection = r.text("projection", red.method == "bt" ? "square_root" : "square_root");
+      red.projection = r.text("projection", "square_root");
       try {
         if (red.method == "bt")
           parse_bt_projection(red.projection);
@@ -530,10 +524,7 @@ MultibodyRunSummary run_multibody_experiment(const MultibodyExperimentConfig& c,
     write_names(out, g, "input_names", model->linear_input_names());
     write_names(out, g, "output_names", model->linear_output_names());
     {
-      const Index n = sys.n();
-      Matrix A = Matrix::Zero(2 * n, 2 * n);
-      LinearOde(dense).jacobian(A);
-      const Eigen::EigenSolver<Matrix> es(A, false);
+      const Eigen::EigenSolver<Matrix> es(LinearOde(dense).J, false);
       out.write_vector(g + "/poles_real", es.eigenvalues().real());
       out.write_vector(g + "/poles_imag", es.eigenvalues().imag());
     }
