@@ -73,23 +73,29 @@ def plot_energy(f, out_dir, title, save):
     save(fig, out_dir, "energy.png")
 
 
-def plot_linear(f, out_dir, title, save):
-    g = f["linear"]
-    t, yl = g["response/t"][()], g["response/y"][()]
-    yn = g["nonlinear_response/y"][()]
-    names = _names(g, "output_names", yl.shape[1])
+def _overlay(t, ya, yb, names, label_a, label_b, label_diff, ylabel):
+    """Two panels over t: ya and yb per output (solid, dashed), and ya - yb below."""
     fig, (ax, ax_e) = plt.subplots(2, 1, sharex=True, figsize=(9, 6),
                                    gridspec_kw={"height_ratios": [2, 1]})
-    for k in range(yl.shape[1]):
-        ax.plot(t, yn[:, k], lw=1.5, label=f"{names[k]} nonlinear")
-        ax.plot(t, yl[:, k], "--", lw=1.2, label=f"{names[k]} linearised")
-        ax_e.plot(t, yn[:, k] - yl[:, k], lw=1, label=f"{names[k]}: nonlinear - linear")
-    ax.set_ylabel("deviation from the operating point")
+    for k in range(ya.shape[1]):
+        ax.plot(t, ya[:, k], lw=1.5, label=f"{names[k]} {label_a}")
+        ax.plot(t, yb[:, k], "--", lw=1.2, label=f"{names[k]} {label_b}")
+        ax_e.plot(t, ya[:, k] - yb[:, k], lw=1, label=f"{names[k]}: {label_diff}")
+    ax.set_ylabel(ylabel)
     ax_e.set_ylabel("difference")
     ax_e.set_xlabel("time t (s)")
     for a in (ax, ax_e):
         a.grid(alpha=0.3)
         a.legend(fontsize="small")
+    return fig, ax
+
+
+def plot_linear(f, out_dir, title, save):
+    g = f["linear"]
+    t, yl = g["response/t"][()], g["response/y"][()]
+    yn = g["nonlinear_response/y"][()]
+    fig, ax = _overlay(t, yn, yl, _names(g, "output_names", yl.shape[1]), "nonlinear",
+                       "linearised", "nonlinear - linear", "deviation from the operating point")
     rel = g.attrs.get("relative_difference", float("nan"))
     ratio = g.attrs.get("difference_ratio", float("nan"))
     ax.set_title(f"{title}\ninput {g.attrs.get('input', '?')}\nrelative difference {rel:.3g}, "
@@ -101,19 +107,9 @@ def plot_reduced(f, out_dir, title, save):
     t, y = f["linear/response/t"][()], f["linear/response/y"][()]
     yr = f["reduced/y"][()]
     r = f["reduction"].attrs.get("r", "?")
-    names = _names(f["linear"], "output_names", y.shape[1])
-    fig, (ax, ax_e) = plt.subplots(2, 1, sharex=True, figsize=(9, 6),
-                                   gridspec_kw={"height_ratios": [2, 1]})
-    for k in range(y.shape[1]):
-        ax.plot(t, y[:, k], lw=1.5, label=f"{names[k]} linearised, n = {f['linear/M'].shape[0]}")
-        ax.plot(t, yr[:, k], "--", lw=1.2, label=f"{names[k]} reduced, r = {r}")
-        ax_e.plot(t, y[:, k] - yr[:, k], lw=1, label=f"{names[k]} error")
-    ax.set_ylabel("output")
-    ax_e.set_ylabel("error")
-    ax_e.set_xlabel("time t (s)")
-    for a in (ax, ax_e):
-        a.grid(alpha=0.3)
-        a.legend(fontsize="small")
+    fig, ax = _overlay(t, y, yr, _names(f["linear"], "output_names", y.shape[1]),
+                       f"linearised, n = {f['linear/M'].shape[0]}", f"reduced, r = {r}",
+                       "full - reduced", "output")
     rel = f["reduced"].attrs.get("relative_output_error", float("nan"))
     ax.set_title(f"{title}\n{f['reduction'].attrs.get('method', '?')}: relative output error "
                  f"{rel:.3g}", fontsize="medium")
