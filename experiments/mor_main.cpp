@@ -5,6 +5,7 @@
 //         are complete),  130 interrupted (SIGINT/SIGTERM; nothing written),  1 anything else.
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <csignal>
 #include <cstdio>
@@ -18,8 +19,11 @@
 
 #include "experiments/runner/experiment.hpp"
 #include "experiments/runner/multibody_run.hpp"
+#include "experiments/runner/sweep.hpp"
+#include "experiments/runner/sweep_run.hpp"
 #include "src/core/errors.hpp"
 #include "src/core/version.hpp"
+#include "src/io/results.hpp"
 
 namespace {
 
@@ -35,10 +39,10 @@ std::string shell_quote(const std::string& s) {
   return q + "'";
 }
 
-/// Runs experiments/plot_results.py with Debian's python (which has matplotlib and h5py).
-int make_plots(const std::filesystem::path& results) {
+/// Runs experiments/<script> with Debian's python (which has matplotlib and h5py).
+int make_plots(const std::filesystem::path& results, const char* script_name = "plot_results.py") {
   const std::filesystem::path script =
-      std::filesystem::path(MOR_SOURCE_DIR) / "experiments" / "plot_results.py";
+      std::filesystem::path(MOR_SOURCE_DIR) / "experiments" / script_name;
   const std::string cmd =
       "/usr/bin/python3 " + shell_quote(script.string()) + " " + shell_quote(results.string());
   const int rc = std::system(cmd.c_str());
@@ -117,7 +121,38 @@ int main(int argc, char** argv) {
   run->add_flag("--progress", progress, "show progress on stderr (default: when it is a terminal)");
   run->add_flag("-q,--quiet", quiet, "print nothing but errors");
 
-  CLI::App* info = app.add_subcommand("info", "Summarise a results file");
+  CLI::App* sweep = app.add_subcommand(
+      "sweep",
+      "Run a sweep file (TOML): a grid of experiments, each point reduced, simulated full and "
+      "reduced, and compared; one merged results file with the table. Resumes an interrupted "
+      "sweep; runs points in parallel, and over the ranks of mpirun -np K");
+  std::string sweep_file, worker_key;
+  std::vector<std::string> sweep_overrides;
+  int jobs = 0, progress_fd = -1;
+  bool restart = false, extended = false;
+  sweep->add_option("sweep", sweep_file, "sweep file, e.g. experiments/default_sweep.toml")
+      ->required();
+  sweep->add_option("-s,--set", sweep_overrides,
+                    "override a setting: sweep.KEY changes the sweep (e.g. "
+                    "--set 'sweep.N=[100,1000]'), any other TABLE.KEY every point (e.g. "
+                    "--set simulation.t_end=50)");
+  sweep
+      ->add_option("-j,--jobs", jobs,
+                   "points at once in this process (default: the cores; under mpirun, the "
+                   "cores over the ranks on the host)")
+      ->check(CLI::PositiveNumber);
+  sweep->add_flag("--restart", restart, "run every point again, ignoring stored ones");
+  sweep->add_flag("--extended", extended,
+                  "add the larger sizes of sweep.extended_N (e.g. 10^6) to sweep.N");
+  sweep->add_flag("--no-plots", no_plots, "do not make the PNG plots");
+  sweep->add_flag("--progress", progress,
+                  "show a progress line on stderr (default: when it is a terminal)");
+  sweep->add_flag("-q,--quiet", quiet, "print nothing but errors");
+  // The worker processes of a sweep run one point each (internal).
+  sweep->add_option("--worker", worker_key)->group("");
+  sweep->add_option("--progress-fd", progress_fd)->group("");
+
+  CLI::App* info = app.add_subcommand("info", "Summarise a results file (or a sweep's table)");
   std::string results_file;
   info->add_option("results", results_file, "results file (.h5) written by mor run")->required();
 
@@ -180,8 +215,67 @@ int main(int argc, char** argv) {
       if (config.plots && !no_plots) return make_plots(s.results);
       return 0;
     }
+    if (*sweep) {
+      std::signal(SIGINT, request_stop);
+      std::signal(SIGTERM, request_stop);
+      if (extended) sweep_overrides.push_back("sweep.extended=true");
+      const auto config = mor::experiments::load_sweep(sweep_file, sweep_overrides);
+      if (!worker_key.empty()) {
+        // One point, in a process of its own; the parent reads the results file it leaves.
+        const auto point = std::find_if(config.points.begin(), config.points.end(),
+                                        [&](const auto& p) { return p.key == worker_key; });
+        if (point == config.points.end())
+          throw mor::InvalidArgument("sweep " + sweep_file + " has no point '" + worker_key + "'");
+        mor::experiments::RunOptions options;
+        options.command_line = command_line;
+        options.stop_requested = &g_stop_requested;
+        if (progress_fd >= 0) options.report_stage = mor::experiments::stage_reporter(progress_fd);
+        mor::experiments::run_sweep_point(config, *point, options);
+        return 0;
+      }
+      mor::experiments::SweepRunOptions options;
+      options.jobs = jobs;
+      options.quiet = quiet;
+      options.progress = progress || (!quiet && isatty(STDERR_FILENO));
+      options.restart = restart;
+      options.command_line = command_line;
+      options.program = std::filesystem::read_symlink("/proc/self/exe");
+      options.worker_arguments = {"sweep", sweep_file};
+      for (const auto& o : sweep_overrides)
+        options.worker_arguments.insert(options.worker_arguments.end(), {"--set", o});
+      options.stop_requested = &g_stop_requested;
+      const auto s = mor::experiments::run_sweep(config, options);
+      if (!s.merged) return 0;  // another rank than 0 under mpirun: rank 0 reports
+      if (!quiet) {
+        mor::experiments::print_sweep_info(mor::io::ResultsReader(config.output), std::cout);
+        std::printf(
+            "\nmor: wrote %s (and the table as %s); %lld points stored before, %lld run now "
+            "in %.1f s (%d rank%s x %d job%s)\n",
+            config.output.string().c_str(),
+            std::filesystem::path(config.output).replace_extension(".csv").string().c_str(),
+            static_cast<long long>(s.stored), static_cast<long long>(s.ran), s.seconds, s.ranks,
+            s.ranks == 1 ? "" : "s", s.jobs, s.jobs == 1 ? "" : "s");
+        std::fflush(stdout);
+      }
+      if (s.interrupted) {
+        std::cerr << "mor: interrupted; the completed points are kept in "
+                  << config.points_dir.string() << ": run the same command again to resume\n";
+        return 130;
+      }
+      if (s.failed > 0) {
+        std::cerr << "mor: " << s.failed << " point" << (s.failed == 1 ? "" : "s")
+                  << " failed (see the status column); rerunning retries them\n";
+        return 3;
+      }
+      if (config.plots && !no_plots) return make_plots(config.output, "plot_sweep.py");
+      return 0;
+    }
     if (*info) {
-      mor::experiments::print_results_info(results_file, std::cout);
+      const mor::io::ResultsReader reader(results_file);
+      if (mor::experiments::is_sweep_results(reader))
+        mor::experiments::print_sweep_info(reader, std::cout);
+      else
+        mor::experiments::print_results_info(results_file, std::cout);
       return 0;
     }
   } catch (const mor::Interrupted& e) {

@@ -12,39 +12,17 @@
 #include <fstream>
 #include <string>
 
-#include "support/temp_dir.hpp"
+#include "support/mor_cli.hpp"
 
 namespace fs = std::filesystem;
 
 namespace {
 
-struct Outcome {
-  int exit_code;
-  std::string output;  // stdout and stderr
-};
+using mor::testing::expect_contains;
+using mor::testing::Outcome;
 
-class Cli : public mor::testing::TempDirTest {
+class Cli : public mor::testing::MorCliTest {
  protected:
-  void SetUp() override {
-    TempDirTest::SetUp();
-    const char* bin = std::getenv("MOR_BINARY_DIR");
-    ASSERT_NE(bin, nullptr) << "MOR_BINARY_DIR is set by ctest";
-    mor_ = fs::path(bin) / "bin" / "mor";
-    ASSERT_TRUE(fs::exists(mor_)) << mor_;
-  }
-  Outcome mor(const std::string& args) const { return shell("'" + mor_.string() + "' " + args); }
-
-  /// Runs a shell command in the test folder; stdout and stderr together.
-  Outcome shell(const std::string& command) const {
-    const std::string cmd = "cd '" + dir_.string() + "' && " + command + " 2>&1";
-    FILE* pipe = popen(cmd.c_str(), "r");
-    std::string out;
-    std::array<char, 4096> buf{};
-    while (std::fgets(buf.data(), buf.size(), pipe)) out += buf.data();
-    const int status = pclose(pipe);
-    return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
-  }
-
   /// A small valid experiment with one line replaced or added.
   fs::path experiment(const std::string& extra_model = "", const std::string& extra_sim = "",
                       const std::string& extra_top = "") const {
@@ -66,15 +44,7 @@ class Cli : public mor::testing::TempDirTest {
     }
     return ::testing::AssertionSuccess();
   }
-
-  fs::path mor_;
 };
-
-void expect_contains(const Outcome& o, const std::string& needle) {
-  EXPECT_NE(o.output.find(needle), std::string::npos)
-      << "expected '" << needle << "' in the output:\n"
-      << o.output;
-}
 
 TEST_F(Cli, ValidRunWritesResultsAndInfoReadsThem) {
   const Outcome run = mor("run " + experiment().string());

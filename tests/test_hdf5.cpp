@@ -323,3 +323,74 @@ TEST_F(Hdf5Test, ReaderRejectsMissingForeignAndNonHdf5Files) {
   EXPECT_TRUE(
       throws_io_error([&] { ResultsReader r(newer); }, {newer.string(), "format_version 2"}));
 }
+
+TEST_F(Hdf5Test, StringAndIntegerColumnsRoundTrip) {
+  const fs::path file = dir_ / "columns.h5";
+  const std::vector<std::string> texts = {"bt_N100", "", "failed: r = 30 exceeds the rank 28",
+                                          "grüße, \"quoted\""};
+  const std::vector<std::int64_t> integers = {-1, 0, 1000000, std::int64_t{1} << 53};
+  {
+    ResultsWriter w(file);
+    w.write_strings("/table/key", texts);
+    w.write_strings("/table/empty", {});
+    w.write_integers("/table/N", integers);
+    w.commit();
+  }
+  const ResultsReader r(file);
+  EXPECT_TRUE(r.is_string_dataset("/table/key"));
+  EXPECT_FALSE(r.is_string_dataset("/table/N"));
+  EXPECT_EQ(r.read_strings("/table/key"), texts);
+  EXPECT_TRUE(r.read_strings("/table/empty").empty());
+  const Vector n = r.read_vector("/table/N");
+  ASSERT_EQ(n.size(), 4);
+  for (Index i = 0; i < 4; ++i) EXPECT_EQ(n(i), static_cast<double>(integers[i]));
+  EXPECT_TRUE(throws_io_error([&] { r.read_strings("/table/N"); }, {"not a 1-D string array"}));
+}
+
+TEST_F(Hdf5Test, CopiedFileKeepsEveryDatasetAndAttribute) {
+  // Groups with more than eight attributes, some variable-length strings, are stored densely:
+  // the case HDF5 1.10.8's H5Ocopy crashes on (HDFGroup/hdf5#2414).
+  const fs::path source = dir_ / "point.h5", merged = dir_ / "merged.h5";
+  Matrix A(3, 4);
+  for (Index k = 0; k < A.size(); ++k) A.data()[k] = std::sqrt(static_cast<double>(k) + 0.5);
+  {
+    ResultsWriter w(source);
+    w.set_attribute("/", "program", std::string("mor"));
+    for (int k = 0; k < 12; ++k) {
+      w.set_attribute("/", "text_" + std::to_string(k), std::string(k + 1, 'a' + k));
+      w.set_attribute("/model", "value_" + std::to_string(k), 0.1 * k);
+      w.set_attribute("/model", "label_" + std::to_string(k), "label " + std::to_string(k));
+    }
+    w.set_attribute("/model", "orders", std::vector<std::int64_t>{10, 20, 30});
+    w.write_matrix("/reduction/reduced/A", A);
+    w.set_attribute("/reduction/reduced/A", "unit", std::string("1/s"));
+    w.write_strings("/table/key", {"x", "y"});
+    mor::io::RowStream& rows = w.open_row_stream("/outputs/y", 2);
+    for (Index k = 0; k < 5; ++k) rows.append(stream_row(k, 2));
+    w.commit();
+  }
+  {
+    ResultsWriter w(merged);
+    w.copy_file_into(source, "/points/p1");
+    w.copy_file_into(source, "/points/p2");
+    EXPECT_TRUE(throws_io_error([&] { w.copy_file_into(source, "/points/p1"); }, {"/points/p1"}));
+    const fs::path foreign = dir_ / "foreign.txt";
+    std::ofstream(foreign) << "not hdf5";
+    EXPECT_TRUE(throws_io_error([&] { w.copy_file_into(foreign, "/points/p3"); },
+                                {foreign.string(), "not an HDF5 file"}));
+    w.commit();
+  }
+  const ResultsReader in(source), out(merged);
+  for (const std::string p : {"/points/p1", "/points/p2"}) {
+    for (const std::string object : {"/", "/model", "/reduction/reduced/A"}) {
+      const std::string copied = object == "/" ? p : p + object;
+      ASSERT_EQ(out.attribute_names(copied), in.attribute_names(object)) << copied;
+      for (const auto& name : in.attribute_names(object))
+        EXPECT_EQ(out.attribute(copied, name), in.attribute(object, name)) << copied << " " << name;
+    }
+    EXPECT_TRUE(matrices_near(out.read_matrix(p + "/reduction/reduced/A"), A, 0.0));
+    EXPECT_TRUE(
+        matrices_near(out.read_matrix(p + "/outputs/y"), in.read_matrix("/outputs/y"), 0.0));
+    EXPECT_EQ(out.read_strings(p + "/table/key"), (std::vector<std::string>{"x", "y"}));
+  }
+}

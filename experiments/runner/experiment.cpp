@@ -475,11 +475,7 @@ ExperimentConfig parse_experiment(const std::string& text, const std::string& so
 
 ExperimentConfig load_experiment(const std::filesystem::path& file,
                                  const std::vector<std::string>& overrides) {
-  std::ifstream in(file);
-  if (!in) throw IoError(concat("cannot read experiment file '", file.string(), "'"));
-  std::ostringstream text;
-  text << in.rdbuf();
-  return parse_experiment(text.str(), file.string(), file.parent_path(), overrides);
+  return parse_experiment(read_text_file(file), file.string(), file.parent_path(), overrides);
 }
 
 double peak_rss_mib() {
@@ -674,6 +670,10 @@ RunSummary run_experiment(const ExperimentConfig& c, const RunOptions& options) 
   MassSpringChain::Workspace ws(chain, c.solver);
   const auto input = make_signal(c.input, chain.n_inputs());
   const Index N = chain.n();
+  summary.build_seconds = std::chrono::duration<double>(Clock::now() - t_start).count();
+  auto stage = [&](const char* name, double fraction = 0.0) {
+    if (options.report_stage) options.report_stage(name, fraction);
+  };
 
   io::ResultsWriter out(c.output);
   record_provenance(out, c.name, c.description, c.source, c.toml, options.command_line);
@@ -732,15 +732,20 @@ RunSummary run_experiment(const ExperimentConfig& c, const RunOptions& options) 
   // fly at every state_stride-th step (snapshot stride, or 10 output strides).
   const Index state_stride =
       pod_reducing ? (c.snapshot_stride > 0 ? c.snapshot_stride : 10 * o.observe_stride) : 0;
+  if (reducing) stage("reduction");
   if (bt_reducing) {
     linear = chain.linear_system();
     reduced = reduce_and_record(c, *linear, out);
     summary.reduced_order = reduced.r;
     summary.reduction_seconds = reduced.seconds;
+    summary.offline_stages = reduced.stages;
   } else if (pod_reducing) {
     pod_reduced = reduce_chain_and_record(c, chain, out, options.stop_requested);
     summary.reduced_order = pod_reduced.main.r;
+    summary.deim_samples = pod_reduced.main.m;
     summary.reduction_seconds = pod_reduced.seconds;
+    summary.offline_stages = pod_reduced.stages;
+    stage("reduced simulation");
     pod_traj = simulate_reduced(*pod_reduced.main.model, Matrix(), *input, o, state_stride, options,
                                 concat(c.reduction.method, ", r = ", pod_reduced.main.r));
     for (const auto& other : pod_reduced.others)
@@ -808,11 +813,14 @@ RunSummary run_experiment(const ExperimentConfig& c, const RunOptions& options) 
   };
 
   Vector q = Vector::Zero(N), v = Vector::Zero(N);
-  ProgressReporter progress(c.name, options.progress);
+  ProgressReporter progress(c.name, options.progress, stderr,
+                            [&](double f) { stage("full simulation", f); });
+  stage("full simulation");
   summary.setup_seconds = std::chrono::duration<double>(Clock::now() - t_start).count();
   summary.stats = integrate(chain, ws, *input, run, q, v, observe, &progress);
   summary.write_seconds = write_seconds;
   if (bt_reducing) {
+    stage("reduced simulation");
     const DenseSecondOrderModel model(reduced.second_order);
     const ReducedTrajectory traj = simulate_reduced(
         model, reduced.second_order.D_ff, *input, o, 0, options,
@@ -849,6 +857,7 @@ RunSummary run_experiment(const ExperimentConfig& c, const RunOptions& options) 
                     static_cast<std::int64_t>(summary.stats.newton_iterations));
   out.set_attribute("/timings", "factorizations", static_cast<std::int64_t>(ws.factorizations()));
   if (bt_reducing) {
+    stage("analysis");
     const AnalysisOutcome a = analyse_and_record(c, *linear, reduced, out);
     summary.h2_error_relative = a.h2_error_relative;
     summary.hinf_error = a.hinf_error;
@@ -868,6 +877,8 @@ RunSummary run_experiment(const ExperimentConfig& c, const RunOptions& options) 
   out.set_attribute("/timings", "peak_rss_mib", summary.peak_rss_mb);
   summary.total_seconds = std::chrono::duration<double>(Clock::now() - t_start).count();
   out.set_attribute("/timings", "total_s", summary.total_seconds);
+  if (options.before_commit) options.before_commit(out, summary);
+  stage("writing");
   out.commit();
   summary.results = c.output;
   return summary;

@@ -8,9 +8,11 @@
 #include <atomic>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <iosfwd>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "models/mass_spring_chain.hpp"
@@ -128,11 +130,19 @@ ExperimentConfig parse_experiment(const std::string& text, const std::string& so
                                   const std::filesystem::path& base_dir,
                                   const std::vector<std::string>& overrides = {});
 
+struct RunSummary;
+
 struct RunOptions {
   bool progress = false;     ///< progress line on stderr
   std::string command_line;  ///< recorded as provenance
   /// Polled every step; when it turns true the run throws Interrupted and writes nothing.
   const std::atomic<bool>* stop_requested = nullptr;
+  /// Called as the run enters a stage ("reduction", "reduced simulation", "full simulation",
+  /// "analysis", "writing"; fraction 0) and during the full simulation (fraction in [0, 1]).
+  std::function<void(const std::string& stage, double fraction)> report_stage;
+  /// Called with the open results file and the finished summary just before it is committed
+  /// (renamed into place): what it writes is part of the atomic file.
+  std::function<void(io::ResultsWriter&, const RunSummary&)> before_commit;
 };
 
 struct RunSummary {
@@ -149,6 +159,11 @@ struct RunSummary {
   Index snapshots = 0, outputs = 0;
   double setup_seconds = 0, write_seconds = 0, total_seconds = 0;
   double peak_rss_mb = 0;
+  double build_seconds = 0;  ///< the chain and its workspace
+  Index deim_samples = 0;    ///< m of the main reduced model (0 without DEIM)
+  /// Offline wall-clock seconds per stage of the reduction, in the order run, e.g.
+  /// ("gramians_s", ..), ("projection_s", ..) for BT; ("snapshots_s", ..), ("pod_s", ..) for POD.
+  std::vector<std::pair<std::string, double>> offline_stages;
 };
 
 /// Builds the model, simulates it and writes the results file (under a temporary name,

@@ -79,14 +79,6 @@ bool is_multibody_id(const std::string& id) {
   return std::find(ids.begin(), ids.end(), id) != ids.end();
 }
 
-std::string read_text_file(const std::filesystem::path& file) {
-  std::ifstream in(file);
-  if (!in) throw IoError(concat("cannot read experiment file '", file.string(), "'"));
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
 /// M q'' + D q' + K q = B u as x' = f(t, x) = J x + [0; M^-1 B u], x = [q; q'] (M factorised
 /// once, J formed once).
 struct LinearOde {

@@ -120,6 +120,7 @@ ReducedModel reduce_and_record(const ExperimentConfig& c, const SecondOrderSyste
     out.set_attribute(grp, "error_bound", res.error_bound);
     out.set_attribute(grp, "bound_is_complete", static_cast<std::int64_t>(res.bound_is_complete));
     out.set_attribute(grp, "projection_s", res.seconds_projection);
+    model.stages = {{"gramians_s", res.gramians.seconds}, {"projection_s", res.seconds_projection}};
     out.write_vector(grp + "/hsv", res.hsv);
     record_gramians(out, res.gramians);
     out.write_matrix(grp + "/reduced/E", res.Er);
@@ -150,6 +151,7 @@ ReducedModel reduce_and_record(const ExperimentConfig& c, const SecondOrderSyste
     out.set_attribute(grp, "r", static_cast<std::int64_t>(r));
     out.set_attribute(grp, "spectral_abscissa", res.spectral_abscissa);
     out.set_attribute(grp, "projection_s", res.seconds_projection);
+    model.stages = {{"gramians_s", res.gramians.seconds}, {"projection_s", res.seconds_projection}};
     out.write_vector(grp + "/hsv", res.hsv);
     out.write_vector(grp + "/sv", res.sv);
     record_gramians(out, res.gramians);

@@ -6,6 +6,8 @@
 
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "experiments/runner/experiment.hpp"
 #include "reduction/balanced_truncation.hpp"
@@ -19,7 +21,9 @@ struct ReducedModel {
   DenseSecondOrderSystem second_order;
   std::unique_ptr<DenseLtiOperator> first_order;
   Index r = 0;
-  double seconds = 0;            ///< Gramians and projection
+  double seconds = 0;  ///< Gramians and projection
+  /// The same per stage: ("gramians_s", ..), ("projection_s", ..).
+  std::vector<std::pair<std::string, double>> stages;
   double spectral_abscissa = 0;  ///< max Re lambda (< 0: stable)
 };
 

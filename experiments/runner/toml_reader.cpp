@@ -2,6 +2,7 @@
 #include "experiments/runner/toml_reader.hpp"
 
 #include <algorithm>
+#include <fstream>
 #include <numeric>
 
 namespace mor::experiments {
@@ -71,6 +72,20 @@ void apply_override(toml::table& root, const std::string& assignment) {
   toml::table* t = root[table].as_table();
   require(t != nullptr, "override '", assignment, "': '", table, "' is not a table");
   t->insert_or_assign(key, *parsed.get("v"));
+}
+
+std::string read_text_file(const std::filesystem::path& file) {
+  std::ifstream in(file);
+  if (!in) throw IoError(detail::concat("cannot read experiment file '", file.string(), "'"));
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+std::string toml_text(const toml::node& n) {
+  std::ostringstream os;
+  n.visit([&](const auto& x) { os << x; });
+  return os.str();
 }
 
 std::filesystem::path resolve(const std::filesystem::path& p, const std::filesystem::path& base) {

@@ -27,6 +27,10 @@ std::string join(const std::vector<std::string>& items);
 /// Applies "a.b=value" to the table (value in TOML syntax, or a bare string).
 /// @throws InvalidArgument for an assignment of another shape.
 void apply_override(toml::table& root, const std::string& assignment);
+/// The whole text of an experiment (or sweep) file. @throws IoError naming it if unreadable.
+std::string read_text_file(const std::filesystem::path& file);
+/// A TOML node as TOML text (strings quoted), as an override's value takes it.
+std::string toml_text(const toml::node& n);
 /// p relative to base (unless absolute or empty).
 std::filesystem::path resolve(const std::filesystem::path& p, const std::filesystem::path& base);
 /// s as a quoted TOML string.
@@ -116,6 +120,13 @@ class TableReader {
         fail(key, *n, "an array of strings");
     }
     return out;
+  }
+  /// The sub-table at key, or nullptr if absent. @throws InvalidArgument if it is not a table.
+  const toml::table* table(const std::string& key) {
+    const toml::node* n = find(key);
+    if (!n) return nullptr;
+    if (const toml::table* t = n->as_table()) return t;
+    fail(key, *n, "a table");
   }
   /// Every key of the table must have been asked for; `context` explains what decided the set.
   void finish(const std::string& context = "") const {

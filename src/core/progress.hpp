@@ -5,7 +5,9 @@
 
 #include <chrono>
 #include <cstdio>
+#include <functional>
 #include <string>
+#include <utility>
 
 #include "src/core/types.hpp"
 
@@ -13,18 +15,27 @@ namespace mor {
 
 class ProgressReporter {
  public:
-  ProgressReporter(std::string label, bool enabled, std::FILE* stream = stderr)
-      : label_(std::move(label)), enabled_(enabled), stream_(stream) {}
+  /// `on_fraction`, if set, is called with done / total at the same moments a line would be
+  /// drawn (at most every 0.5 s), whether or not drawing is enabled: `mor sweep` relays it.
+  ProgressReporter(std::string label, bool enabled, std::FILE* stream = stderr,
+                   std::function<void(double)> on_fraction = {})
+      : label_(std::move(label)),
+        enabled_(enabled),
+        stream_(stream),
+        on_fraction_(std::move(on_fraction)) {}
   ~ProgressReporter() { finish(); }
   ProgressReporter(const ProgressReporter&) = delete;
   ProgressReporter& operator=(const ProgressReporter&) = delete;
 
   /// Cheap enough to call every step: reads the clock only every 64 calls.
   void update(Index done, Index total) {
-    if (!enabled_ || (++calls_ & 63) != 0) return;
+    if ((!enabled_ && !on_fraction_) || (++calls_ & 63) != 0) return;
     const auto now = Clock::now();
     if (now - last_draw_ < std::chrono::milliseconds(500)) return;
     last_draw_ = now;
+    if (on_fraction_)
+      on_fraction_(total > 0 ? static_cast<double>(done) / static_cast<double>(total) : 1.0);
+    if (!enabled_) return;
     const double elapsed = std::chrono::duration<double>(now - start_).count();
     const double rate = elapsed > 0 ? static_cast<double>(done) / elapsed : 0.0;
     const double left = rate > 0 ? static_cast<double>(total - done) / rate : 0.0;
@@ -46,6 +57,7 @@ class ProgressReporter {
   std::string label_;
   bool enabled_;
   std::FILE* stream_;
+  std::function<void(double)> on_fraction_;
   Clock::time_point start_ = Clock::now(), last_draw_ = Clock::now();
   unsigned calls_ = 0;
   bool drawn_ = false;

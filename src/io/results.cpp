@@ -494,6 +494,120 @@ void ResultsWriter::write_matrix(const std::string& path, const Matrix& A) {
               {static_cast<hsize_t>(A.rows()), static_cast<hsize_t>(A.cols())}, row_major.data());
 }
 
+void ResultsWriter::write_integers(const std::string& path, const std::vector<std::int64_t>& v) {
+  require_path(path, "ResultsWriter::write_integers");
+  require_open("write_integers");
+  h5::silence_error_printing();
+  const fs::path& filename = temporary_path_;
+  require_free(file_.get(), path, filename, "dataset");
+  const h5::Dataspace space = simple_space({static_cast<hsize_t>(v.size())}, filename);
+  const h5::PropertyList lcpl = link_creation_list(filename);
+  h5::Dataset dataset(check_id(H5Dcreate2(file_.get(), path.c_str(), H5T_STD_I64LE, space.get(),
+                                          lcpl.get(), H5P_DEFAULT, H5P_DEFAULT),
+                               "create dataset", path, filename));
+  if (!v.empty())
+    check(H5Dwrite(dataset.get(), H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, v.data()),
+          "write dataset", path, filename);
+  dataset.close(path, filename);
+}
+
+void ResultsWriter::write_strings(const std::string& path, const std::vector<std::string>& v) {
+  require_path(path, "ResultsWriter::write_strings");
+  require_open("write_strings");
+  h5::silence_error_printing();
+  const fs::path& filename = temporary_path_;
+  require_free(file_.get(), path, filename, "dataset");
+  const h5::Datatype type = utf8_variable_string(filename);
+  const h5::Dataspace space = simple_space({static_cast<hsize_t>(v.size())}, filename);
+  const h5::PropertyList lcpl = link_creation_list(filename);
+  h5::Dataset dataset(check_id(H5Dcreate2(file_.get(), path.c_str(), type.get(), space.get(),
+                                          lcpl.get(), H5P_DEFAULT, H5P_DEFAULT),
+                               "create dataset", path, filename));
+  std::vector<const char*> pointers;
+  pointers.reserve(v.size());
+  for (const auto& text : v) pointers.push_back(text.c_str());
+  if (!v.empty())
+    check(H5Dwrite(dataset.get(), type.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, pointers.data()),
+          "write dataset", path, filename);
+  dataset.close(path, filename);
+}
+
+void ResultsWriter::copy_file_into(const fs::path& source, const std::string& group) {
+  require_path(group, "ResultsWriter::copy_file_into");
+  require_open("copy_file_into");
+  { const ResultsReader check_format(source); }  // a foreign or broken file is refused here
+  h5::silence_error_printing();
+  const fs::path& filename = temporary_path_;
+  require_free(file_.get(), group, filename, "group");
+  const h5::File src(
+      check_id(H5Fopen(source.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), "open file", "", source));
+  const h5::PropertyList lcpl = link_creation_list(filename);
+  // HDF5 1.10.8 crashes in H5Ocopy on an object whose attributes are stored densely (more than
+  // eight, one of them a variable-length string), as the groups of a results file are
+  // (HDFGroup/hdf5#2414, fixed in 1.14.4). So the objects are copied without their attributes,
+  // and the attributes are copied one by one afterwards.
+  const h5::PropertyList ocpypl(
+      check_id(H5Pcreate(H5P_OBJECT_COPY), "create copy property list for", group, filename));
+  check(H5Pset_copy_object(ocpypl.get(), H5O_COPY_WITHOUT_ATTR_FLAG), "configure copy of", group,
+        filename);
+  check(H5Ocopy(src.get(), ".", file_.get(), group.c_str(), ocpypl.get(), lcpl.get()),
+        concat("copy ", quoted(source), " into group"), group, filename);
+  struct Walk {
+    hid_t source, target;
+    std::string group;
+    bool failed = false;
+  } walk{src.get(), file_.get(), group};
+  const auto copy_attributes = [](hid_t from, hid_t to) {
+    const H5A_operator2_t copy_one = [](hid_t object, const char* name, const H5A_info_t*,
+                                        void* target) -> herr_t {
+      const h5::Attribute in(H5Aopen(object, name, H5P_DEFAULT));
+      if (!in) return -1;
+      const h5::Datatype file_type(H5Aget_type(in.get()));
+      const h5::Dataspace space(H5Aget_space(in.get()));
+      if (!file_type || !space) return -1;
+      const h5::Datatype memory_type(H5Tget_native_type(file_type.get(), H5T_DIR_ASCEND));
+      if (!memory_type) return -1;
+      const hssize_t count = H5Sget_simple_extent_npoints(space.get());
+      std::vector<unsigned char> buffer(static_cast<std::size_t>(std::max<hssize_t>(count, 1)) *
+                                        H5Tget_size(memory_type.get()));
+      if (H5Aread(in.get(), memory_type.get(), buffer.data()) < 0) return -1;
+      const h5::Attribute out(H5Acreate2(*static_cast<hid_t*>(target), name, file_type.get(),
+                                         space.get(), H5P_DEFAULT, H5P_DEFAULT));
+      const herr_t written = out ? H5Awrite(out.get(), memory_type.get(), buffer.data()) : -1;
+      if (H5Tdetect_class(memory_type.get(), H5T_VLEN) > 0 ||
+          H5Tis_variable_str(memory_type.get()) > 0)
+        H5Dvlen_reclaim(memory_type.get(), space.get(), H5P_DEFAULT, buffer.data());
+      return written;
+    };
+    hsize_t index = 0;
+    return H5Aiterate2(from, H5_INDEX_NAME, H5_ITER_INC, &index, copy_one, &to) >= 0;
+  };
+  const auto copy_object_attributes = [&](Walk& w, const char* name) {
+    const std::string target = std::string(name) == "." ? w.group : w.group + "/" + name;
+    const hid_t from = H5Oopen(w.source, name, H5P_DEFAULT);
+    const hid_t to = H5Oopen(w.target, target.c_str(), H5P_DEFAULT);
+    const bool ok = from >= 0 && to >= 0 && copy_attributes(from, to);
+    if (from >= 0) H5Oclose(from);
+    if (to >= 0) H5Oclose(to);
+    return ok;
+  };
+  bool ok = copy_object_attributes(walk, ".");
+  struct Context {
+    Walk* walk;
+    decltype(copy_object_attributes)* copy;
+  } context{&walk, &copy_object_attributes};
+  const H5L_iterate_t visit = [](hid_t, const char* name, const H5L_info_t* info,
+                                 void* data) -> herr_t {
+    if (info->type != H5L_TYPE_HARD) return 0;
+    auto* ctx = static_cast<Context*>(data);
+    return (*ctx->copy)(*ctx->walk, name) ? 0 : -1;
+  };
+  ok = ok && H5Lvisit(src.get(), H5_INDEX_NAME, H5_ITER_INC, visit, &context) >= 0;
+  if (!ok)
+    throw IoError(concat("cannot copy the attributes of ", quoted(source), " into group '", group,
+                         "' of ", quoted(filename), ": ", h5::last_error_reason()));
+}
+
 RowStream& ResultsWriter::open_row_stream(const std::string& path, Index width, int deflate_level) {
   require_path(path, "ResultsWriter::open_row_stream");
   require(width >= 1, "ResultsWriter::open_row_stream '", path, "': width ", width,
@@ -754,6 +868,45 @@ Vector ResultsReader::read_vector(const std::string& path) const {
     check(H5Dread(dataset.get(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, v.data()),
           "read dataset", path, path_);
   return v;
+}
+
+bool ResultsReader::is_string_dataset(const std::string& path) const {
+  const h5::Dataset dataset = open_dataset(path);
+  const h5::Datatype type(check_id(H5Dget_type(dataset.get()), "inspect dataset", path, path_));
+  return H5Tget_class(type.get()) == H5T_STRING;
+}
+
+std::vector<std::string> ResultsReader::read_strings(const std::string& path) const {
+  const h5::Dataset dataset = open_dataset(path);
+  const h5::Datatype type(check_id(H5Dget_type(dataset.get()), "inspect dataset", path, path_));
+  const h5::Dataspace space(check_id(H5Dget_space(dataset.get()), "inspect dataset", path, path_));
+  const int rank = check(H5Sget_simple_extent_ndims(space.get()), "inspect dataset", path, path_);
+  if (H5Tget_class(type.get()) != H5T_STRING || rank != 1)
+    throw IoError(concat("dataset '", path, "' in ", quoted(path_), " is not a 1-D string array"));
+  hsize_t size = 0;
+  check(H5Sget_simple_extent_dims(space.get(), &size, nullptr), "inspect dataset", path, path_);
+  std::vector<std::string> out;
+  out.reserve(size);
+  if (check(H5Tis_variable_str(type.get()), "inspect dataset", path, path_) > 0) {
+    const h5::Datatype mem = utf8_variable_string(path_);
+    std::vector<char*> texts(size, nullptr);
+    if (size > 0)
+      check(H5Dread(dataset.get(), mem.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, texts.data()),
+            "read dataset", path, path_);
+    for (char* t : texts) out.emplace_back(t != nullptr ? t : "");
+    if (size > 0) H5Dvlen_reclaim(mem.get(), space.get(), H5P_DEFAULT, texts.data());
+  } else {
+    const std::size_t width = H5Tget_size(type.get());
+    std::string buffer(width * size, '\0');
+    if (size > 0)
+      check(H5Dread(dataset.get(), type.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, buffer.data()),
+            "read dataset", path, path_);
+    for (hsize_t k = 0; k < size; ++k) {
+      std::string t = buffer.substr(k * width, width);
+      out.push_back(t.substr(0, t.find('\0')));
+    }
+  }
+  return out;
 }
 
 Matrix ResultsReader::read_matrix(const std::string& path) const {

@@ -106,6 +106,15 @@ class ResultsWriter {
   /// (one transposing copy of A is made). @throws IoError if something already exists at path.
   void write_matrix(const std::string& path, const Matrix& A);
 
+  /// Writes v as a 1-D int64 dataset. @throws IoError if something already exists at path.
+  void write_integers(const std::string& path, const std::vector<std::int64_t>& v);
+  /// Writes v as a 1-D dataset of variable-length UTF-8 strings (h5py returns bytes objects;
+  /// `.asstr()` gives str). @throws IoError if something already exists at path.
+  void write_strings(const std::string& path, const std::vector<std::string>& v);
+  /// Copies the whole results file `source` (its root attributes, groups and datasets) into the
+  /// new group `group` of this file (H5Ocopy: datasets keep their chunking and filters).
+  /// @throws IoError naming source if it is not a readable results file, or if group exists.
+  void copy_file_into(const std::filesystem::path& source, const std::string& group);
   /// Creates an empty row stream (0, width) at path, owned by the writer; the reference stays
   /// valid until the writer is destroyed (after commit() its append() throws).
   /// Storage: chunks of (rows_per_chunk, cols_per_chunk) doubles, about 1 MiB each, with
@@ -182,6 +191,11 @@ class ResultsReader {
   /// @throws IoError if path is not a numeric dataset of such a shape.
   Vector read_vector(const std::string& path) const;
 
+  /// Whether path is a dataset of strings (fixed or variable length).
+  /// @throws IoError if path is not an existing dataset.
+  bool is_string_dataset(const std::string& path) const;
+  /// A 1-D dataset of strings. @throws IoError if path is not one.
+  std::vector<std::string> read_strings(const std::string& path) const;
   /// A 2-D dataset of dims (m, n) as an m x n matrix (entry (i, j) = h5py's ds[i, j]).
   /// @throws IoError if path is not a 2-D numeric dataset.
   Matrix read_matrix(const std::string& path) const;

@@ -1,0 +1,390 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// Sweeps: the grid a sweep file describes (and the grids it must refuse), the power-law fit, and
+// `mor sweep` end to end: the merged table against standalone runs of the same points, resume
+// after the sweep was killed, the same table from `mpirun -np 2`, a failing point.
+#include <gtest/gtest.h>
+
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "experiments/runner/sweep.hpp"
+#include "src/core/errors.hpp"
+#include "src/io/results.hpp"
+#include "support/compare.hpp"
+#include "support/mor_cli.hpp"
+
+extern char** environ;
+
+namespace fs = std::filesystem;
+using mor::Index;
+using mor::InvalidArgument;
+using mor::experiments::load_sweep;
+using mor::experiments::SweepConfig;
+using mor::testing::expect_contains;
+using mor::testing::Outcome;
+
+namespace {
+
+std::string source_dir() {
+  const char* s = std::getenv("MOR_SOURCE_DIR");
+  return s != nullptr ? s : "";
+}
+
+/// A sweep over the repository's BT and POD experiment files, made small: a short horizon and no
+/// frequency analysis beyond H2. `grid_N` and `extra` are pasted into [sweep] and after it.
+std::string sweep_text(const std::string& grid_N = "[40, 80, 160]", const std::string& extra = "",
+                       const std::string& name = "s") {
+  const std::string experiments = source_dir() + "/experiments/";
+  return "[sweep]\nname = \"" + name + "\"\noutput = \"out/" + name + ".h5\"\nN = " + grid_N +
+         "\nfit_min_N = 1\nplots = false\n\n"
+         "[[study]]\nname = \"bt\"\nexperiment = \"" +
+         experiments +
+         "bt_chain.toml\"\n"
+         "set = { \"analysis.hinf\" = false, \"analysis.bode_points\" = 0, "
+         "\"simulation.t_end\" = 10.0 }\n"
+         "grid.reduction.order = [6, 10]\n\n"
+         "[[study]]\nname = \"pod\"\nexperiment = \"" +
+         experiments +
+         "pod_deim_chain.toml\"\n"
+         "set.simulation.t_end = 20.0\nset.reduction.order = 12\n"
+         "set.reduction.compare_orders = [8]\n" +
+         extra;
+}
+
+/// The message of the InvalidArgument that parsing `text` throws ("" if none).
+std::string parse_error(const std::string& text, const std::vector<std::string>& overrides = {}) {
+  try {
+    mor::experiments::parse_sweep(text, "sweep.toml", fs::current_path(), overrides);
+  } catch (const InvalidArgument& e) {
+    return e.what();
+  }
+  return "";
+}
+
+#define EXPECT_MESSAGE(message, needle)                \
+  EXPECT_NE((message).find(needle), std::string::npos) \
+      << "expected '" << (needle) << "' in: " << (message)
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// The grid
+
+TEST(SweepGrid, PointsAreTheProductOfTheAxesInSeriesThenNOrder) {
+  const SweepConfig c = mor::experiments::parse_sweep(sweep_text(), "sweep.toml", ".");
+  // bt: 2 orders x 3 N; pod: 3 N.
+  ASSERT_EQ(c.points.size(), 9u);
+  const std::vector<std::string> keys = {"bt_N40_order6",  "bt_N80_order6",  "bt_N160_order6",
+                                         "bt_N40_order10", "bt_N80_order10", "bt_N160_order10",
+                                         "pod_N40",        "pod_N80",        "pod_N160"};
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    EXPECT_EQ(c.points[i].key, keys[i]);
+    EXPECT_EQ(c.points[i].index, static_cast<Index>(i));
+  }
+  EXPECT_EQ(c.points[4].series, "bt, reduction.order=10");
+  EXPECT_EQ(c.points[4].config.model.N, 80);
+  EXPECT_EQ(c.points[4].config.reduction.order, 10);
+  EXPECT_EQ(c.points[4].config.integrator.t_end, 10.0);  // the study's set
+  EXPECT_EQ(c.points[8].config.reduction.method, "pod");
+  EXPECT_EQ(c.points[8].config.reduction.compare_orders, std::vector<Index>{8});
+  EXPECT_EQ(c.points[8].config.output, fs::path("out/s.points/pod_N160.h5"));
+  EXPECT_EQ(c.points_dir, fs::path("out/s.points"));
+  // Every point is a different experiment.
+  std::set<std::string> configurations;
+  for (const auto& p : c.points) configurations.insert(p.configuration);
+  EXPECT_EQ(configurations.size(), c.points.size());
+}
+
+TEST(SweepGrid, OverridesChangeTheSweepOrEveryPoint) {
+  const SweepConfig c = mor::experiments::parse_sweep(sweep_text(), "sweep.toml", ".",
+                                                      {"sweep.N=[50]", "simulation.dt=0.1"});
+  ASSERT_EQ(c.points.size(), 3u);
+  for (const auto& p : c.points) {
+    EXPECT_EQ(p.config.model.N, 50);
+    EXPECT_EQ(p.config.integrator.dt, 0.1);
+  }
+}
+
+TEST(SweepGrid, BadGridsAreRefusedWithTheirReason) {
+  EXPECT_MESSAGE(parse_error(sweep_text("[]")), "sweep.N is empty");
+  EXPECT_MESSAGE(parse_error(sweep_text("[40, 0]")), "not a positive integer chain size");
+  EXPECT_MESSAGE(parse_error(sweep_text("[40, 80, 40]")),
+                 "the same experiment as point 'bt_N40_order6'");
+  // An empty axis, an unknown method (named with its point), a study key of another shape.
+  EXPECT_MESSAGE(parse_error(sweep_text("[40]", "grid.reduction.energy = []\n")),
+                 "grid.reduction.energy is empty");
+  const std::string unknown =
+      parse_error(sweep_text("[40]", "grid.reduction.method = [\"pod\", \"magic\"]\n"));
+  EXPECT_MESSAGE(unknown, "study 'pod', point model.N=40, reduction.method=magic");
+  EXPECT_MESSAGE(unknown, "magic");
+  EXPECT_MESSAGE(parse_error("[sweep]\nN = [10]\n"), "no [[study]] tables");
+  EXPECT_MESSAGE(
+      parse_error(sweep_text("[40]", "\n[[study]]\nname = \"bt\"\nexperiment = \"x\"\n")),
+      "two studies are named 'bt'");
+  EXPECT_MESSAGE(parse_error(sweep_text("[40]") + "\n[sweep.extra]\n"),
+                 "unknown key 'sweep.extra'");
+  EXPECT_MESSAGE(parse_error(sweep_text("[40]", "colour = 3\n")), "unknown key 'study.colour'");
+  // Two studies that overlap: the second repeats a point of the first.
+  const std::string overlap =
+      sweep_text("[40]") + "\n[[study]]\nname = \"again\"\nexperiment = \"" + source_dir() +
+      "/experiments/pod_deim_chain.toml\"\nset.simulation.t_end = 20.0\nset.reduction.order = "
+      "12\nset.reduction.compare_orders = [8]\n";
+  EXPECT_MESSAGE(parse_error(overlap), "the same experiment as point 'pod_N40'");
+  // A multibody experiment is not a chain experiment.
+  EXPECT_MESSAGE(parse_error("[sweep]\nN = [10]\n[[study]]\nname = \"a\"\nexperiment = \"" +
+                             source_dir() + "/experiments/a01_pendulum.toml\"\n"),
+                 "is a multibody experiment");
+}
+
+TEST(SweepGrid, PointsAboveTheMemoryBudgetAreRefusedUpFront) {
+  const SweepConfig c = mor::experiments::parse_sweep(
+      sweep_text("[40, 1000000]", "", "big"), "sweep.toml", ".", {"sweep.memory_budget_mib=200"});
+  try {
+    mor::experiments::check_memory_budget(c, 1);
+    FAIL() << "a BT point at N = 1e6 (about 6 GiB) passed a 200 MiB budget";
+  } catch (const InvalidArgument& e) {
+    const std::string m = e.what();
+    EXPECT_MESSAGE(m, "point 'bt_N1000000_order6' needs about");
+    EXPECT_MESSAGE(m, "above the memory budget of 200 MiB");
+  }
+  EXPECT_NO_THROW(mor::experiments::check_memory_budget(
+      mor::experiments::parse_sweep(sweep_text("[40]"), "sweep.toml", ".",
+                                    {"sweep.memory_budget_mib=200"}),
+      1));
+}
+
+// ---------------------------------------------------------------------------------------------
+// The power law
+
+TEST(SweepFit, RecoversAnExactPowerLawAndIgnoresWhatItShould) {
+  std::vector<double> N = {10, 100, 1000, 1e4, 1e5}, cost;
+  for (const double n : N) cost.push_back(3e-6 * std::pow(n, 1.5));
+  cost[0] = 1.0;  // below N_min: must not count
+  N.push_back(1e6);
+  cost.push_back(std::nan(""));  // not done: must not count
+  const auto fit = mor::experiments::fit_power_law(N, cost, 100);
+  ASSERT_TRUE(fit.has_value());
+  EXPECT_TRUE(mor::testing::scalars_near(fit->exponent, 1.5, 1e-12));
+  EXPECT_TRUE(mor::testing::scalars_near(fit->coefficient, 3e-6, 1e-10));
+  EXPECT_EQ(fit->points, 4);
+  EXPECT_EQ(fit->N_min, 100);
+  EXPECT_EQ(fit->N_max, 1e5);
+  EXPECT_FALSE(mor::experiments::fit_power_law({100, 100}, {1, 2}, 1).has_value());
+}
+
+// ---------------------------------------------------------------------------------------------
+// mor sweep end to end
+
+namespace {
+
+class Sweep : public mor::testing::MorCliTest {
+ protected:
+  fs::path write_sweep(const std::string& text, const std::string& file = "sweep.toml") const {
+    std::ofstream(dir_ / file) << text;
+    return dir_ / file;
+  }
+
+  struct Table {
+    std::vector<std::string> key, status;
+    std::map<std::string, mor::Vector> numbers;
+  };
+  static Table read_table(const fs::path& file) {
+    const mor::io::ResultsReader r(file);
+    Table t;
+    t.key = r.read_strings("/table/key");
+    t.status = r.read_strings("/table/status");
+    for (const char* c : {"N", "r", "m", "output_error", "h2_error", "state_error", "speedup",
+                          "full_step_s", "reduced_step_s", "r_for_tol_0"})
+      t.numbers[c] = r.read_vector(std::string("/table/") + c);
+    return t;
+  }
+
+  /// Starts `mor sweep` in the background; returns its pid.
+  pid_t spawn_sweep(const fs::path& sweep, const std::vector<std::string>& extra) const {
+    std::vector<std::string> args = {mor_.string(), "sweep", sweep.string(), "-q", "--no-plots"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    pid_t pid = -1;
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
+    posix_spawn_file_actions_addchdir_np(&actions, dir_.c_str());  // as mor() runs it
+    EXPECT_EQ(posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ), 0);
+    posix_spawn_file_actions_destroy(&actions);
+    return pid;
+  }
+};
+
+}  // namespace
+
+TEST_F(Sweep, MergedTableMatchesStandaloneRunsOfThePoints) {
+  const fs::path file = write_sweep(sweep_text());
+  const Outcome o = mor("sweep " + file.string() + " --no-plots");
+  ASSERT_EQ(o.exit_code, 0) << o.output;
+  const fs::path results = dir_ / "out" / "s.h5";
+  const Table t = read_table(results);
+  const SweepConfig c = load_sweep(file);
+  ASSERT_EQ(t.key.size(), c.points.size());
+  for (std::size_t i = 0; i < c.points.size(); ++i) {
+    EXPECT_EQ(t.key[i], c.points[i].key);
+    EXPECT_EQ(t.status[i], "done") << t.key[i];
+    EXPECT_EQ(t.numbers.at("N")(static_cast<Index>(i)), c.points[i].config.model.N);
+  }
+  // Two points run on their own with `mor run` and the same settings: the sweep's table holds
+  // the same order and errors (the runs are deterministic).
+  for (const std::size_t i : {4u, 7u}) {
+    const auto& p = c.points[i];
+    std::string args =
+        "run " + source_dir() + "/experiments/" +
+        (p.study == "bt" ? "bt_chain.toml" : "pod_deim_chain.toml") +
+        " --no-plots -q -o alone.h5 --set model.N=" + std::to_string(p.config.model.N);
+    for (const std::string& s :
+         p.study == "bt" ? std::vector<std::string>{"analysis.hinf=false", "analysis.bode_points=0",
+                                                    "simulation.t_end=10.0", "reduction.order=10"}
+                         : std::vector<std::string>{"simulation.t_end=20.0", "reduction.order=12",
+                                                    "reduction.compare_orders=[8]"})
+      args += " --set " + s;
+    const Outcome alone = mor(args);
+    ASSERT_EQ(alone.exit_code, 0) << alone.output;
+    const mor::io::ResultsReader r(dir_ / "alone.h5");
+    const Index row = static_cast<Index>(i);
+    EXPECT_EQ(t.numbers.at("r")(row), r.attribute_int("/reduction", "r")) << p.key;
+    EXPECT_TRUE(mor::testing::scalars_near(t.numbers.at("output_error")(row),
+                                           r.attribute_double("/error", "relative_l2"), 1e-12))
+        << p.key;
+    // The point's group in the merged file is its whole results file.
+    const mor::io::ResultsReader merged(results);
+    EXPECT_TRUE(mor::testing::matrices_near(merged.read_matrix("/points/" + p.key + "/outputs/y"),
+                                            r.read_matrix("/outputs/y"), 0.0))
+        << p.key;
+    EXPECT_EQ(merged.attribute_string("/points/" + p.key + "/model", "type"), "mass_spring_chain");
+  }
+  // A tighter tolerance (1e-6) needs at least the order of a looser one (1e-4).
+  const mor::io::ResultsReader r(results);
+  const mor::Vector loose = r.read_vector("/table/r_for_tol_0"),
+                    tight = r.read_vector("/table/r_for_tol_1");
+  for (Index i = 0; i < loose.size(); ++i) EXPECT_LE(loose(i), tight(i)) << t.key[i];
+  // mor info prints the table.
+  const Outcome info = mor("info " + results.string());
+  ASSERT_EQ(info.exit_code, 0) << info.output;
+  expect_contains(info, "9/9 points done");
+  expect_contains(info, "bt, reduction.order=10");
+  expect_contains(info, "cost ~ N^p");
+}
+
+TEST_F(Sweep, KilledSweepResumesWithEveryPointOnce) {
+  // Points of about 0.1 s each, run one at a time, so that the kill lands mid-sweep.
+  const fs::path file = write_sweep(sweep_text("[400, 600, 800, 1000, 1200, 1400]"));
+  const fs::path points = dir_ / "out" / "s.points";
+  const pid_t pid = spawn_sweep(file, {"--jobs", "1"});
+  ASSERT_GT(pid, 0);
+  // Wait for the first completed point, then kill the sweep without warning.
+  const auto t0 = std::chrono::steady_clock::now();
+  auto stored = [&] {
+    Index n = 0;
+    if (fs::exists(points))
+      for (const auto& e : fs::directory_iterator(points))
+        if (e.path().extension() == ".h5") ++n;
+    return n;
+  };
+  while (stored() == 0 && std::chrono::steady_clock::now() - t0 < std::chrono::seconds(120))
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  ASSERT_EQ(kill(pid, SIGKILL), 0);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  ASSERT_TRUE(WIFSIGNALED(status));
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // the worker follows its parent
+  const Index before = stored();
+  const SweepConfig c = load_sweep(file);
+  ASSERT_GE(before, 1);
+  ASSERT_LT(before, static_cast<Index>(c.points.size())) << "the sweep ended before the kill";
+  EXPECT_FALSE(fs::exists(dir_ / "out" / "s.h5")) << "a merged file from a killed sweep";
+  std::map<std::string, fs::file_time_type> kept;
+  for (const auto& e : fs::directory_iterator(points))
+    if (e.path().extension() == ".h5") kept[e.path().filename().string()] = fs::last_write_time(e);
+
+  const Outcome o = mor("sweep " + file.string() + " --no-plots");
+  ASSERT_EQ(o.exit_code, 0) << o.output;
+  expect_contains(
+      o, std::to_string(before) + " of " + std::to_string(c.points.size()) + " points stored");
+  const Table t = read_table(dir_ / "out" / "s.h5");
+  ASSERT_EQ(t.key.size(), c.points.size());
+  std::set<std::string> unique(t.key.begin(), t.key.end());
+  EXPECT_EQ(unique.size(), c.points.size());
+  for (std::size_t i = 0; i < t.key.size(); ++i) EXPECT_EQ(t.status[i], "done") << t.key[i];
+  // The points stored before the kill were not run again; nothing temporary is left.
+  for (const auto& [name, time] : kept)
+    EXPECT_EQ(fs::last_write_time(points / name), time) << name << " was run again";
+  for (const auto& e : fs::directory_iterator(points))
+    EXPECT_EQ(e.path().filename().string().find(".tmp-"), std::string::npos) << e.path();
+}
+
+TEST_F(Sweep, MpirunWithTwoRanksGivesTheSerialTable) {
+  const fs::path serial = write_sweep(sweep_text("[40, 80, 160]", "", "serial"), "serial.toml");
+  const fs::path parallel = write_sweep(sweep_text("[40, 80, 160]", "", "mpi"), "mpi.toml");
+  const Outcome a = mor("sweep " + serial.string() + " --no-plots --jobs 1");
+  ASSERT_EQ(a.exit_code, 0) << a.output;
+  // --oversubscribe: the test must not depend on how many cores Open MPI counts here.
+  const Outcome b = shell("mpirun --allow-run-as-root --oversubscribe -np 2 '" + mor_.string() +
+                          "' sweep " + parallel.string() + " --no-plots");
+  ASSERT_EQ(b.exit_code, 0) << b.output;
+  expect_contains(b, "(rank 1)");  // rank 1 ran points
+  const Table ta = read_table(dir_ / "out" / "serial.h5");
+  const Table tb = read_table(dir_ / "out" / "mpi.h5");
+  EXPECT_EQ(ta.key, tb.key);
+  EXPECT_EQ(ta.status, tb.status);
+  for (const char* c : {"N", "r", "m", "output_error", "h2_error", "state_error", "r_for_tol_0"}) {
+    const mor::Vector &x = ta.numbers.at(c), &y = tb.numbers.at(c);
+    ASSERT_EQ(x.size(), y.size());
+    for (Index i = 0; i < x.size(); ++i)
+      if (!(std::isnan(x(i)) && std::isnan(y(i)))) {
+        EXPECT_TRUE(mor::testing::scalars_near(x(i), y(i), 1e-12)) << c << " of " << ta.key[i];
+      }
+  }
+}
+
+TEST_F(Sweep, FailingPointIsReportedAndTheOthersComplete) {
+  // POD to r = 22 cannot work on 16 masses (16 positions): that point fails, the other runs.
+  const fs::path file = write_sweep(
+      "[sweep]\nname = \"s\"\noutput = \"out/s.h5\"\nN = [16, 80]\nplots = false\n"
+      "[[study]]\nname = \"pod\"\nexperiment = \"" +
+      source_dir() +
+      "/experiments/pod_deim_chain.toml\"\nset.simulation.t_end = 20.0\n"
+      "set.reduction.order = 22\nset.reduction.compare_orders = [8]\n");
+  const Outcome o = mor("sweep " + file.string() + " --no-plots");
+  ASSERT_EQ(o.exit_code, 3) << o.output;
+  expect_contains(o, "pod_N16 FAILED");
+  const Table t = read_table(dir_ / "out" / "s.h5");
+  for (std::size_t i = 0; i < t.key.size(); ++i) {
+    if (t.key[i] == "pod_N16")
+      EXPECT_EQ(t.status[i].rfind("failed: ", 0), 0u) << t.status[i];
+    else
+      EXPECT_EQ(t.status[i], "done") << t.key[i];
+  }
+  const mor::io::ResultsReader r(dir_ / "out" / "s.h5");
+  EXPECT_EQ(r.attribute_int("/", "complete"), 0);
+  EXPECT_EQ(r.attribute_int("/", "points_failed"), 1);
+}
+
+TEST_F(Sweep, BadSweepFileEndsWithOneMessageAndNoFile) {
+  const fs::path file = write_sweep(sweep_text("[40, 40]"));
+  const Outcome o = mor("sweep " + file.string() + " --no-plots");
+  EXPECT_EQ(o.exit_code, 2) << o.output;
+  expect_contains(o, "the same experiment as point");
+  EXPECT_FALSE(fs::exists(dir_ / "out"));
+}
