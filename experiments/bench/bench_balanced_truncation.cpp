@@ -16,6 +16,9 @@
 //   residual_c                   final relative Lyapunov residual of Z_c
 // Each benchmark iteration builds its operator (symbolic analysis included) and runs the whole
 // computation: what a user of `mor run` waits for, minus model assembly and file output.
+//
+// Run, JSON and README table (a few minutes, 5.2 GiB at N = 10^6):
+//   bash scripts/run_benchmarks.sh balanced_truncation
 #include <benchmark/benchmark.h>
 
 #include "experiments/runner/experiment.hpp"

@@ -30,6 +30,8 @@
 // at N = 10^6, where the page faults of the scratch vectors cost up to about one step per call.
 // The Time column is that stepping time per iteration (40 steps); the CPU column also holds the
 // untimed state restore and the interleaved axpy samples, so it is larger by design.
+//
+// Run, JSON and README table:   bash scripts/run_benchmarks.sh integrators
 #include <benchmark/benchmark.h>
 #include <sys/resource.h>
 

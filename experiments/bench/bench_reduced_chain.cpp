@@ -46,9 +46,10 @@
 //   deim_s, model_s          per r: Q-DEIM on the leading m force modes; the projection
 //   peak_rss_MiB             the process's peak resident memory so far (VmHWM)
 //
-// Quick run at small N (about 15 s):
-//   build-bench/experiments/bench/bench_reduced_chain --benchmark_filter='/(1000|10000)(/|$)'
-// Table: /usr/bin/python3 experiments/bench_reduced_table.py results/bench/reduced_chain.json
+// Quick run at small N (about 15 s; JSON in results/bench/filtered/, README left alone):
+//   MOR_BENCH_FILTER='/(1000|10000)(/|$)' bash scripts/run_benchmarks.sh reduced_chain
+// Whole suite, JSON and README tables (about 14 min, 10.8 GB at N = 10^6):
+//   bash scripts/run_benchmarks.sh reduced_chain
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
