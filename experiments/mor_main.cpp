@@ -92,6 +92,31 @@ void print_multibody_summary(const mor::experiments::MultibodyExperimentConfig& 
   std::fflush(stdout);
 }
 
+/// `mor sweep --list`: the grid with the estimates that schedule it and guard its memory.
+void list_sweep(const mor::experiments::SweepConfig& c, int jobs) {
+  const int at_once =
+      jobs > 0 ? jobs : std::max(1, static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN)));
+  const double budget = mor::experiments::point_memory_budget_mib(c, at_once);
+  std::printf("sweep %s (%s): %zu points, results %s, points in %s\n", c.name.c_str(),
+              c.source.c_str(), c.points.size(), c.output.string().c_str(),
+              c.points_dir.string().c_str());
+  std::printf("  %-32s %9s  %-13s %10s %10s  %s\n", "point", "N", "method", "est. time", "est. MiB",
+              "stored");
+  double total = 0;
+  for (const auto& p : c.points) {
+    const bool stored = mor::experiments::completed_point_file(c, p).has_value();
+    if (!stored) total += p.cost_seconds;
+    std::printf("  %-32s %9lld  %-13s %9.1fs %10.0f  %s%s\n", p.key.c_str(),
+                static_cast<long long>(p.config.model.N), p.config.reduction.method.c_str(),
+                p.cost_seconds, p.memory_mib, stored ? "yes" : "no",
+                p.memory_mib > budget ? "  (above the budget: refused)" : "");
+  }
+  std::printf(
+      "  about %.0f s of work left on one core (estimates); memory budget %.0f MiB per point "
+      "with %d at once\n",
+      total, budget, at_once);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -129,7 +154,7 @@ int main(int argc, char** argv) {
   std::string sweep_file, worker_key;
   std::vector<std::string> sweep_overrides;
   int jobs = 0, progress_fd = -1;
-  bool restart = false, extended = false;
+  bool restart = false, extended = false, list = false;
   sweep->add_option("sweep", sweep_file, "sweep file, e.g. experiments/default_sweep.toml")
       ->required();
   sweep->add_option("-s,--set", sweep_overrides,
@@ -144,6 +169,8 @@ int main(int argc, char** argv) {
   sweep->add_flag("--restart", restart, "run every point again, ignoring stored ones");
   sweep->add_flag("--extended", extended,
                   "add the larger sizes of sweep.extended_N (e.g. 10^6) to sweep.N");
+  sweep->add_flag("--list", list,
+                  "list the points (estimated time and memory, stored or not) and run nothing");
   sweep->add_flag("--no-plots", no_plots, "do not make the PNG plots");
   sweep->add_flag("--progress", progress,
                   "show a progress line on stderr (default: when it is a terminal)");
@@ -231,6 +258,10 @@ int main(int argc, char** argv) {
         options.stop_requested = &g_stop_requested;
         if (progress_fd >= 0) options.report_stage = mor::experiments::stage_reporter(progress_fd);
         mor::experiments::run_sweep_point(config, *point, options);
+        return 0;
+      }
+      if (list) {
+        list_sweep(config, jobs);
         return 0;
       }
       mor::experiments::SweepRunOptions options;

@@ -356,6 +356,7 @@ TEST_F(Hdf5Test, CopiedFileKeepsEveryDatasetAndAttribute) {
   {
     ResultsWriter w(source);
     w.set_attribute("/", "program", std::string("mor"));
+    w.create_group("/model");
     for (int k = 0; k < 12; ++k) {
       w.set_attribute("/", "text_" + std::to_string(k), std::string(k + 1, 'a' + k));
       w.set_attribute("/model", "value_" + std::to_string(k), 0.1 * k);

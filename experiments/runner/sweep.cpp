@@ -88,13 +88,14 @@ struct Study {
 };
 
 /// Rough wall time of a point on one core of this machine (seconds), from the costs measured in
-/// README.md: a step of the chain costs about 50 ns per mass with an implicit scheme, 6 with
-/// RK4; low-rank BT about 30 us per mass; the analysis and training runs in proportion.
+/// README.md and by the default sweep: an implicit step of the chain costs about 15 ns per mass
+/// when it is linear and 40 when it is not (Newton), an RK4 step 6; low-rank BT about 30 us per
+/// mass; the analysis and training runs in proportion.
 double estimate_seconds(const ExperimentConfig& c) {
   const double N = static_cast<double>(c.model.N);
   const double steps = static_cast<double>(step_count(c.integrator));
   const bool explicit_scheme = c.integrator.scheme == Scheme::rk4;
-  const double full = steps * N * (explicit_scheme ? 6e-9 : 5e-8);
+  const double full = steps * N * (explicit_scheme ? 6e-9 : c.model.k_n == 0.0 ? 1.5e-8 : 4e-8);
   const ReductionSpec& red = c.reduction;
   double reduction = 0.0;
   if (red.method == "bt" || red.method == "sobt") {

@@ -259,6 +259,8 @@ class LocalWorkers {
                  (r > 0 && WIFSIGNALED(status) &&
                   (WTERMSIG(status) == SIGTERM || WTERMSIG(status) == SIGINT))) {
         f.status = kInterrupted;
+        std::error_code ignore;
+        fs::remove(it->log, ignore);
       } else {
         f.status = kFailed;
         std::string why = last_line(it->log);
@@ -313,6 +315,9 @@ class SweepProgress {
     if (f.status == kDone) {
       done_cost_ += p.cost_seconds;
       done_seconds_ += seconds;
+      auto& [cost, wall] = per_study_[p.study];
+      cost += p.cost_seconds;
+      wall += seconds;
     }
     if (quiet_ && f.status != kFailed) return;
     clear();
@@ -348,13 +353,20 @@ class SweepProgress {
             Clock::time_point t0) {
     if (!enabled_ || Clock::now() - last_ < std::chrono::milliseconds(500)) return;
     last_ = Clock::now();
-    // Seconds per estimated second, learnt from the finished points (1 before any).
-    const double scale = done_cost_ > 0 ? done_seconds_ / done_cost_ : 1.0;
+    // Seconds per estimated second, learnt from the finished points of the same study (the
+    // estimates of one method are off by about the same factor), else of all, else 1.
+    const auto expected = [&](Index i) {
+      const SweepPoint& p = c_.points[static_cast<std::size_t>(i)];
+      const auto it = per_study_.find(p.study);
+      const double scale = it != per_study_.end() ? it->second.second / it->second.first
+                           : done_cost_ > 0       ? done_seconds_ / done_cost_
+                                                  : 1.0;
+      return scale * p.cost_seconds;
+    };
     double work = 0, longest = 0;
-    for (const Index i : queue) work += scale * c_.points[static_cast<std::size_t>(i)].cost_seconds;
+    for (const Index i : queue) work += expected(i);
     for (const auto& r : running) {
-      const double left = std::max(
-          0.0, scale * c_.points[static_cast<std::size_t>(r.point)].cost_seconds - r.seconds);
+      const double left = std::max(0.0, expected(r.point) - r.seconds);
       work += left;
       longest = std::max(longest, left);
     }
@@ -393,6 +405,7 @@ class SweepProgress {
   int slots_;
   Index to_run_, finished_ = 0;
   double done_cost_ = 0, done_seconds_ = 0;
+  std::map<std::string, std::pair<double, double>> per_study_;  ///< (estimated, measured) s
   Clock::time_point last_ = Clock::now() - std::chrono::seconds(1);
   bool drawn_ = false;
 };
