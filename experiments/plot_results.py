@@ -50,8 +50,11 @@ MAX_TIMES, MAX_MASSES = 1000, 2000  # largest heat map read from a snapshot data
 DPI = 120
 
 
+PROG = Path(sys.argv[0]).name  # plot_sweep.py imports this module: its messages say so
+
+
 def fail(message):
-    print(f"plot_results.py: {message}", file=sys.stderr)
+    print(f"{PROG}: {message}", file=sys.stderr)
     sys.exit(2)
 
 
@@ -288,21 +291,21 @@ def plot_error_vs_r(curves, out_dir, title):
     save(fig, out_dir, "error_vs_r.png")
 
 
-def open_results(path):
+def open_results(path, what="results file"):
     """The opened results file, or exit 2 with a one-line message."""
     if not path.is_file():
-        fail(f"cannot read results file '{path}': " +
+        fail(f"cannot read {what} '{path}': " +
              ("not a regular file" if path.exists() else "no such file"))
     try:
         f = h5py.File(path, "r")
     except (OSError, ValueError) as error:
-        fail(f"cannot read results file '{path}': {' '.join(str(error).split())}")
+        fail(f"cannot read {what} '{path}': {' '.join(str(error).split())}")
     if attr(f, "format", None) != "mor-results":
         fail(f"'{path}' is not a mor results file (root attribute format = "
              f"{attr(f, 'format', None)!r}, expected 'mor-results')")
     version = attr(f, "format_version", 1)
     if version != 1:
-        print(f"plot_results.py: warning: format_version {version!r} "
+        print(f"{PROG}: warning: format_version {version!r} "
               "(this script knows 1); plotting anyway", file=sys.stderr)
     return f
 

@@ -44,6 +44,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 from matplotlib.lines import Line2D  # noqa: E402
 from matplotlib.ticker import FuncFormatter, LogLocator, MaxNLocator, NullFormatter  # noqa: E402
+from plot_results import attr, open_results  # noqa: E402  (beside this script)
 
 DPI = 120
 # Colours of the cost columns, the same in every panel; other columns get those of Dark2.
@@ -73,18 +74,6 @@ def fail(message):
 
 def note(message):
     print(f"plot_sweep.py: {message}", file=sys.stderr)
-
-
-def attr(obj, name, default="?"):
-    """Attribute `name` of an HDF5 object (str for strings), or `default` if it is missing."""
-    if obj is None or name not in obj.attrs:
-        return default
-    value = obj.attrs[name]
-    if isinstance(value, bytes):
-        return value.decode("utf-8", "replace")
-    if isinstance(value, np.ndarray) and value.shape == ():
-        return value.item()
-    return value
 
 
 def read_column(dset, name, length):
@@ -491,7 +480,13 @@ def print_fits(sweep):
 
 
 def number(value, fmt, scale=1.0):
-    return NOT_AVAILABLE if not np.isfinite(value) else format(value * scale, fmt)
+    """value * scale in fmt; three-digit and larger values in full ("1430", not "1.43e+03")."""
+    if not np.isfinite(value):
+        return NOT_AVAILABLE
+    v = value * scale
+    if fmt == ".3g" and 100 <= abs(v) < 1e7:
+        return f"{v:.0f}"
+    return format(v, fmt)
 
 
 def markdown_cell(text):
@@ -542,22 +537,10 @@ def note_left_out(sweep, most=10):
 
 def open_sweep(path):
     """The opened sweep file, or exit 2 with a one-line message."""
-    if not path.is_file():
-        fail(f"cannot read sweep file '{path}': " +
-             ("not a regular file" if path.exists() else "no such file"))
-    try:
-        f = h5py.File(path, "r")
-    except (OSError, ValueError) as error:
-        fail(f"cannot read sweep file '{path}': {' '.join(str(error).split())}")
-    if attr(f, "format", None) != "mor-results":
-        fail(f"'{path}' is not a mor results file (root attribute format = "
-             f"{attr(f, 'format', None)!r}, expected 'mor-results')")
+    f = open_results(path, "sweep file")
     if attr(f, "kind", None) != "sweep":
         fail(f"'{path}' is not a sweep file (root attribute kind = {attr(f, 'kind', None)!r}, "
              "expected 'sweep'; plot a `mor run` file with plot_results.py)")
-    version = attr(f, "format_version", 1)
-    if version != 1:
-        note(f"warning: format_version {version!r} (this script knows 1); plotting anyway")
     return f
 
 
