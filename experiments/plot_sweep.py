@@ -44,9 +44,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 from matplotlib.lines import Line2D  # noqa: E402
 from matplotlib.ticker import FuncFormatter, LogLocator, MaxNLocator, NullFormatter  # noqa: E402
-from plot_results import attr, open_results  # noqa: E402  (beside this script)
+from plot_results import attr, open_results, save  # noqa: E402  (beside this script)
 
-DPI = 120
 # Colours of the cost columns, the same in every panel; other columns get those of Dark2.
 COST_COLOURS = {
     "full_step_s": "C0", "reduced_step_s": "C1", "full_simulation_s": "C0",
@@ -181,14 +180,6 @@ class Sweep:
 def positive(values):
     values = np.asarray(values, dtype=float)
     return np.where(values > 0, values, np.nan)
-
-
-def save(fig, out_dir, name):
-    path = out_dir / name
-    fig.tight_layout()
-    fig.savefig(path, dpi=DPI)
-    plt.close(fig)
-    print(path)
 
 
 def cost_colour(column, others):
