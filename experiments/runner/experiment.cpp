@@ -478,6 +478,11 @@ ExperimentConfig load_experiment(const std::filesystem::path& file,
   return parse_experiment(read_text_file(file), file.string(), file.parent_path(), overrides);
 }
 
+std::string host_name() {
+  char buf[256] = {};
+  return gethostname(buf, sizeof buf - 1) == 0 ? std::string(buf) : std::string("unknown");
+}
+
 double peak_rss_mib() {
   std::ifstream status("/proc/self/status");
   std::string line;
@@ -507,11 +512,6 @@ std::string utc_now() {
   std::ostringstream os;
   os << std::put_time(&tm, "%Y-%m-%dT%H:%M:%SZ");
   return os.str();
-}
-
-std::string host_name() {
-  char buf[256] = {};
-  return gethostname(buf, sizeof buf - 1) == 0 ? std::string(buf) : std::string("unknown");
 }
 
 std::vector<std::int64_t> to_int64(const std::vector<Index>& v, Index fallback) {

@@ -184,4 +184,7 @@ void record_provenance(io::ResultsWriter& out, const std::string& name,
 /// Peak resident memory of this process in MiB (VmHWM), 0 if unknown.
 double peak_rss_mib();
 
+/// This machine's host name ("unknown" if the system does not say).
+std::string host_name();
+
 }  // namespace mor::experiments

@@ -20,9 +20,9 @@
 #include <deque>
 #include <fstream>
 #include <map>
-#include <optional>
 
 #include "src/core/errors.hpp"
+#include "src/core/timing.hpp"
 #include "src/io/results.hpp"
 
 extern char** environ;
@@ -32,11 +32,6 @@ namespace {
 
 namespace fs = std::filesystem;
 using detail::concat;
-using Clock = std::chrono::steady_clock;
-
-double since(Clock::time_point t) {
-  return std::chrono::duration<double>(Clock::now() - t).count();
-}
 
 std::string duration_text(double s) {
   if (!(s >= 0)) return "?";
@@ -95,12 +90,6 @@ constexpr int kTagFile = 5;    // worker -> 0: the point's results file, in chun
 constexpr std::int64_t kChunk = std::int64_t{1} << 26;
 
 enum : std::int64_t { kDone = 0, kFailed = 1, kInterrupted = 2 };
-
-std::string host_name() {
-  char buf[256] = {};
-  gethostname(buf, sizeof buf - 1);
-  return buf;
-}
 
 /// A worker process running one point on this host.
 struct Child {
@@ -247,7 +236,7 @@ class LocalWorkers {
       }
       Finished f;
       f.point = it->point;
-      f.seconds = since(it->start);
+      f.seconds = seconds_since(it->start);
       const SweepPoint& p = c_.points[static_cast<std::size_t>(it->point)];
       const bool exited = r > 0 && WIFEXITED(status);
       const int code = exited ? WEXITSTATUS(status) : -1;
@@ -377,7 +366,8 @@ class SweepProgress {
       if (r.fraction >= 0 && r.stage == "full simulation")
         line += concat(" ", std::lround(100 * r.fraction), "%");
     }
-    line += concat(" | ", duration_text(since(t0)), " elapsed, ~", duration_text(left), " left");
+    line += concat(" | ", duration_text(seconds_since(t0)), " elapsed, ~", duration_text(left),
+                   " left");
     winsize ws{};
     const std::size_t width =
         ioctl(STDERR_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 20 ? ws.ws_col - 1 : 159;
@@ -643,7 +633,7 @@ SweepRunSummary run_sweep(const SweepConfig& c, const SweepRunOptions& o) {
                          c.points_dir / (c.points[static_cast<std::size_t>(f.point)].key + ".h5"));
           double seconds = 0;
           if (auto it = remote.find(f.point); it != remote.end()) {
-            seconds = since(it->second.second);
+            seconds = seconds_since(it->second.second);
             remote.erase(it);
           }
           if (f.status == kInterrupted) summary.interrupted = true;
@@ -661,9 +651,9 @@ SweepRunSummary run_sweep(const SweepConfig& c, const SweepRunOptions& o) {
     }
     std::vector<SweepProgress::Running> running;
     for (const auto& ch : workers.children())
-      running.push_back({ch.point, ch.stage, ch.fraction, since(ch.start)});
+      running.push_back({ch.point, ch.stage, ch.fraction, seconds_since(ch.start)});
     for (const auto& [point, where] : remote)
-      running.push_back({point, concat("on rank ", where.first), -1, since(where.second)});
+      running.push_back({point, concat("on rank ", where.first), -1, seconds_since(where.second)});
     progress.draw(running, queue, t0);
 
     const bool local_idle = workers.running() == 0 && (queue.empty() || stopping);
@@ -695,7 +685,7 @@ SweepRunSummary run_sweep(const SweepConfig& c, const SweepRunOptions& o) {
   }
   write_sweep_results(c, outcomes, o.command_line);
   summary.merged = true;
-  summary.seconds = since(t0);
+  summary.seconds = seconds_since(t0);
   return summary;
 }
 
