@@ -267,7 +267,12 @@ SweepConfig parse_sweep(const std::string& text, const std::string& source,
     // series are adjacent and ordered by N.
     std::vector<const Axis*> outer;
     const Axis* N_axis = nullptr;
-    for (const Axis& a : s.axes) (a.key == "model.N" ? N_axis : outer.emplace_back(&a)) = &a;
+    for (const Axis& a : s.axes) {
+      if (a.key == "model.N")
+        N_axis = &a;
+      else
+        outer.push_back(&a);
+    }
     std::vector<std::size_t> at(outer.size(), 0);
     for (bool more = true; more;) {
       const std::size_t n_count = N_axis ? N_axis->values.size() : 1;
@@ -341,15 +346,6 @@ SweepConfig parse_sweep(const std::string& text, const std::string& source,
 
 SweepConfig load_sweep(const fs::path& file, const std::vector<std::string>& overrides) {
   return parse_sweep(read_text_file(file), file.string(), file.parent_path(), overrides);
-}
-
-bool is_sweep_file(const fs::path& file) {
-  try {
-    const toml::table root = toml::parse(read_text_file(file), file.string());
-    return root.contains("sweep");
-  } catch (const toml::parse_error&) {
-    return false;  // the experiment parser reports the syntax error with its line
-  }
 }
 
 double point_memory_budget_mib(const SweepConfig& c, int concurrent_points) {
@@ -674,6 +670,8 @@ void write_sweep_results(const SweepConfig& c, const std::vector<PointOutcome>& 
   for (std::size_t i = 0; i < P; ++i)
     if (files[i]) out.copy_file_into(*files[i], "/points/" + keys[i]);
 
+  out.commit();
+
   // The same table as CSV beside the results file, for spreadsheets and pandas.
   const fs::path csv = fs::path(c.output).replace_extension(".csv");
   const fs::path csv_tmp = csv.string() + concat(".tmp-", getpid());
@@ -698,9 +696,12 @@ void write_sweep_results(const SweepConfig& c, const std::vector<PointOutcome>& 
       }
       f << "\n";
     }
-    if (!f) throw IoError(concat("cannot write '", csv_tmp.string(), "'"));
+    if (!f) {
+      std::error_code ignore;
+      fs::remove(csv_tmp, ignore);
+      throw IoError(concat("cannot write '", csv_tmp.string(), "'"));
+    }
   }
-  out.commit();
   std::error_code error;
   fs::rename(csv_tmp, csv, error);
   if (error)

@@ -71,9 +71,6 @@ SweepConfig parse_sweep(const std::string& text, const std::string& source,
                         const std::filesystem::path& base_dir,
                         const std::vector<std::string>& overrides = {});
 
-/// Whether a TOML file is a sweep file (has a [sweep] table). @throws IoError if unreadable.
-bool is_sweep_file(const std::filesystem::path& file);
-
 /// The memory budget of one point in MiB: c.memory_budget_mib, or 90% of the physical memory
 /// divided by the number of points running at once.
 double point_memory_budget_mib(const SweepConfig& c, int concurrent_points);
