@@ -47,6 +47,7 @@
 #include <string>
 #include <vector>
 
+#include "experiments/bench/bench_main.hpp"
 #include "models/mass_spring_chain.hpp"
 #include "src/core/timing.hpp"
 #include "src/integrators/integrate.hpp"
@@ -258,10 +259,5 @@ void register_benchmarks() {
 }  // namespace mor
 
 int main(int argc, char** argv) {
-  benchmark::Initialize(&argc, argv);
-  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
-  mor::register_benchmarks();
-  benchmark::RunSpecifiedBenchmarks();
-  benchmark::Shutdown();
-  return 0;
+  return mor::run_benchmarks(argc, argv, mor::register_benchmarks);
 }
