@@ -12,8 +12,8 @@ PACKAGES=(
   g++ make cmake pkg-config git
   libeigen3-dev libspectra-dev libsuitesparse-dev libhdf5-dev
   libtomlplusplus-dev libcli11-dev libgtest-dev libbenchmark-dev libslicot-dev libsundials-dev
-  libopenmpi-dev openmpi-bin
-  python3 python3-numpy python3-matplotlib python3-h5py
+  libopenmpi-dev openmpi-bin libmatio-dev libopenblas-dev liblapacke-dev ccache
+  python3 python3-numpy python3-scipy python3-matplotlib python3-h5py
 )
 
 install_packages() {
@@ -35,11 +35,15 @@ install_packages() {
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 }
 
+# build_project [cmake -D options...]: configure, then build the targets in BUILD_TARGETS (space
+# separated; empty: everything). The default run builds only `mor`; the tests build all.
 build_project() {
-  echo "== build: Release in $BUILD_DIR"
+  echo "== build: Release in $BUILD_DIR${BUILD_TARGETS:+ (targets: $BUILD_TARGETS)}"
   cmake -S "$ROOT" -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Release "$@" >/dev/null
+  local targets=()
+  for t in ${BUILD_TARGETS:-}; do targets+=(--target "$t"); done
   # The full log goes to a file; on failure its end is shown.
-  if ! cmake --build "$BUILD_DIR" -j"$(nproc)" >"$BUILD_DIR/build.log" 2>&1; then
+  if ! cmake --build "$BUILD_DIR" -j"$(nproc)" "${targets[@]}" >"$BUILD_DIR/build.log" 2>&1; then
     tail -n 60 "$BUILD_DIR/build.log" >&2
     echo "error: the build failed; full log: $BUILD_DIR/build.log" >&2
     exit 1

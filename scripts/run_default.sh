@@ -3,7 +3,8 @@
 # Quick start 1: install what is missing, build, run the default experiment, make its plots.
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 install_packages
-build_project
+# Only the program: the tests and benchmarks are built by the test and benchmark commands.
+BUILD_TARGETS=mor build_project
 cd "$ROOT"
 echo "== run: build/bin/mor run experiments/default.toml"
 "$BUILD_DIR/bin/mor" run experiments/default.toml "$@"
