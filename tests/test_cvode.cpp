@@ -124,6 +124,48 @@ TEST(Cvode, ProjectionKeepsTheInvariantToRounding) {
   expect_throw_naming<InvalidArgument>([&] { integrate_cvode(p, x, o); }, "needs the BDF method");
 }
 
+TEST(Cvode, EveryOutputIsAtItsGridTimeAndTheLastAtTEnd) {
+  // The observer must see t0 + k output_dt for k = 0, 1, ... and then t_end, each once, and
+  // the state there. With a projection CVODE steps onto each output time (a stop time per
+  // output), so the stop time must move on to t_end for the last one too. The circle
+  // x' = (-x_2, x_1), x(0) = (1, 0) has x(t) = (cos t, sin t); a grid that divides the span
+  // (0.01 into 10) and one that does not (0.3 into 10) are tried.
+  OdeProblem p;
+  p.rhs = [](double, const Vector& x, Vector& xdot) {
+    xdot.resize(2);
+    xdot << -x[1], x[0];
+  };
+  for (const bool with_projection : {true, false}) {
+    for (const double output_dt : {0.01, 0.3}) {
+      p.projection = nullptr;
+      if (with_projection) p.projection = [](double, Vector& x) { x /= x.norm(); };
+      CvodeOptions o;
+      o.t_end = 10.0;
+      o.output_dt = output_dt;
+      o.rtol = o.atol = 1e-10;
+      Vector x(2);
+      x << 1.0, 0.0;
+      std::vector<double> times;
+      Vector last;
+      integrate_cvode(p, x, o, [&](double t, const Vector& xt) {
+        times.push_back(t);
+        last = xt;
+      });
+      const std::string where = (with_projection ? "projection" : "no projection") +
+                                std::string(", output_dt ") + std::to_string(output_dt);
+      const auto outputs = static_cast<std::size_t>(std::ceil(o.t_end / output_dt - 1e-9));
+      ASSERT_EQ(times.size(), outputs + 1) << where;
+      for (std::size_t k = 0; k < outputs; ++k)
+        EXPECT_EQ(times[k], static_cast<double>(k) * output_dt) << where << ", output " << k;
+      EXPECT_EQ(times.back(), o.t_end) << where;
+      const Vector exact = (Vector(2) << std::cos(o.t_end), std::sin(o.t_end)).finished();
+      // rtol 1e-10 over 1.6 periods: the global error stays near 1e-9.
+      EXPECT_TRUE(mor::testing::matrices_near(last, exact, 1e-7)) << where;
+      EXPECT_TRUE(mor::testing::matrices_near(x, exact, 1e-7)) << where;
+    }
+  }
+}
+
 TEST(Cvode, FailuresAreNamed) {
   Vector x(2);
   x << 1.0, 0.0;

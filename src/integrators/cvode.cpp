@@ -196,9 +196,9 @@ CvodeStats integrate_cvode(const OdeProblem& problem, Vector& x, const CvodeOpti
   for (long k = 1; k <= outputs; ++k) {
     const double t_out = k == outputs ? o.t_end : o.t0 + static_cast<double>(k) * o.output_dt;
     // With a projection the outputs are step points (stop time t_out): CVODE's interpolation
-    // between steps would leave the manifold by its interpolation error.
-    if (problem.projection && k < outputs)
-      check(CVodeSetStopTime(mem.get(), t_out), "CVodeSetStopTime");
+    // between steps would leave the manifold by its interpolation error. Every output moves the
+    // stop time on, the last one to t_end: a stop time left behind makes CVODE return there again.
+    if (problem.projection) check(CVodeSetStopTime(mem.get(), t_out), "CVodeSetStopTime");
     const int flag = CVode(mem.get(), t_out, y.get(), &t, CV_NORMAL);
     if (cb.error) std::rethrow_exception(cb.error);
     if (flag < 0)
@@ -206,6 +206,11 @@ CvodeStats integrate_cvode(const OdeProblem& problem, Vector& x, const CvodeOpti
                                   o.atol, ") failed at t = ", t, " on the way to t = ", t_out, ": ",
                                   flag_name(flag),
                                   cb.message.empty() ? "" : " (" + cb.message + ")"));
+    // In CV_NORMAL mode a successful return is at t_out exactly (interpolated, or the stop time
+    // itself); anything else would hand the observer a state under the wrong time.
+    if (t != t_out)
+      throw NumericalError(concat("CVODE returned at t = ", t, " instead of the output time ",
+                                  t_out, " (", flag_name(flag), ")"));
     x = view(y.get());
     if (!x.allFinite())
       throw NumericalError(concat("CVODE: the state became non-finite at t = ", t));
