@@ -1,0 +1,942 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// MAT files through matio, MatrixMarket files through CHOLMOD (see matrix_files.hpp). matio and
+// CHOLMOD's file functions are used nowhere else.
+//
+// What the libraries do not check, this file does:
+//  - matio 1.5.23 opens a v5 file cut in the middle of a variable, lists that variable and
+//    returns it from Mat_VarRead: the top-level element sizes are checked against the file size
+//    first (check_mat_layout);
+//  - matio 1.5.23 does not check its H5Fopen of a v7.3 file: a file HDF5 refuses (truncated)
+//    opens as a MAT file without variables, so HDF5 opens it first;
+//  - CHOLMOD reads files without a banner, switches to 0-based indices on meeting a 0, ignores
+//    entries beyond the declared count and reads "3abc" as 3: check_matrix_market() reads
+//    strictly first;
+//  - CHOLMOD writes NaN/Inf as +-1e308 and reads magnitudes >= 1e308 as Inf: refused both ways;
+//  - CHOLMOD refuses null arrays for matrices without entries (Eigen's empty matrices).
+#include "src/io/matrix_files.hpp"
+
+#include <hdf5.h>
+#include <matio.h>
+#include <unistd.h>
+
+#include <cholmod.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cctype>
+#include <cerrno>
+#include <charconv>
+#include <climits>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <fstream>
+#include <memory>
+#include <set>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <utility>
+#include <vector>
+
+#include "src/core/errors.hpp"
+#include "src/io/hdf5.hpp"
+
+namespace mor::io {
+
+namespace fs = std::filesystem;
+using detail::concat;
+
+namespace {
+
+std::string quoted(const fs::path& p) {
+  return "'" + p.string() + "'";
+}
+
+/// CHOLMOD's HUGE_DOUBLE: its writer prints NaN and Inf as +-1e308, its reader turns every
+/// magnitude >= 1e308 into Inf. So only magnitudes below it survive a round trip.
+constexpr double kCholmodHuge = 1e308;
+
+std::string errno_text(int err) {
+  return std::error_code(err, std::generic_category()).message();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Writing through a temporary file
+
+/// "<file>.tmp-<pid>-<k>", removed in the destructor unless commit() renamed it to file.
+class TemporaryFile {
+ public:
+  explicit TemporaryFile(fs::path file) : file_(std::move(file)) {
+    static std::atomic<unsigned> counter{0};
+    temporary_ = file_.string() + ".tmp-" + std::to_string(::getpid()) + "-" +
+                 std::to_string(counter.fetch_add(1));
+    if (file_.has_parent_path()) {
+      std::error_code ec;
+      fs::create_directories(file_.parent_path(), ec);
+      if (ec)
+        throw IoError(concat("cannot create the folder ", quoted(file_.parent_path()), " for ",
+                             quoted(file_), ": ", ec.message()));
+    }
+  }
+  TemporaryFile(const TemporaryFile&) = delete;
+  TemporaryFile& operator=(const TemporaryFile&) = delete;
+  TemporaryFile(TemporaryFile&& other) noexcept
+      : file_(std::move(other.file_)),
+        temporary_(std::move(other.temporary_)),
+        committed_(std::exchange(other.committed_, true)) {}
+  TemporaryFile& operator=(TemporaryFile&&) = delete;
+  ~TemporaryFile() {
+    if (committed_) return;
+    std::error_code ignored;
+    fs::remove(temporary_, ignored);
+  }
+
+  const fs::path& path() const noexcept { return temporary_; }
+
+  /// Renames the temporary to the final name (atomically replacing any file there).
+  void commit() {
+    std::error_code ec;
+    fs::rename(temporary_, file_, ec);
+    if (ec)
+      throw IoError(
+          concat("cannot rename ", quoted(temporary_), " to ", quoted(file_), ": ", ec.message()));
+    committed_ = true;
+  }
+
+ private:
+  fs::path file_;
+  fs::path temporary_;
+  bool committed_ = false;
+};
+
+struct FileCloser {
+  void operator()(std::FILE* f) const noexcept { std::fclose(f); }
+};
+using FileHandle = std::unique_ptr<std::FILE, FileCloser>;
+
+/// Closes f and throws IoError naming file if buffered data could not be written (disk full).
+void close_written(FileHandle f, const fs::path& file) {
+  const bool failed = std::ferror(f.get()) != 0;
+  const bool closed = std::fclose(f.release()) == 0;
+  if (failed || !closed)
+    throw IoError(concat("cannot write ", quoted(file), ": ", errno_text(errno)));
+}
+
+/// An existing regular file, or IoError naming it.
+void require_readable_file(const fs::path& file, std::string_view what) {
+  std::error_code ec;
+  const auto status = fs::status(file, ec);
+  if (!fs::exists(status)) throw IoError(concat("no such ", what, " file: ", quoted(file)));
+  if (fs::is_directory(status))
+    throw IoError(concat(quoted(file), " is a folder, not a ", what, " file"));
+}
+
+/// The CSC copy of the column-major dense array get(k), exact zeros dropped (NaN kept).
+template <class Get>
+SparseMatrix dense_to_sparse(Index rows, Index cols, Get&& get) {
+  Index nnz = 0;
+  for (Index k = 0; k < rows * cols; ++k)
+    if (get(k) != 0.0) ++nnz;
+  SparseMatrix S(rows, cols);
+  S.reserve(nnz);
+  for (Index j = 0; j < cols; ++j) {
+    S.startVec(j);
+    for (Index i = 0; i < rows; ++i) {
+      const double v = get(i + j * rows);
+      if (v != 0.0) S.insertBack(i, j) = v;
+    }
+  }
+  S.finalize();
+  return S;
+}
+
+bool valid_variable_name(const std::string& name) {
+  if (name.empty() || name.size() > 63) return false;
+  const auto alpha = [](char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); };
+  const auto digit = [](char c) { return c >= '0' && c <= '9'; };
+  if (!alpha(name[0])) return false;
+  return std::all_of(name.begin(), name.end(),
+                     [&](char c) { return alpha(c) || digit(c) || c == '_'; });
+}
+
+// ---------------------------------------------------------------------------------------------
+// MAT files: layout check
+
+enum class MatLayout { v4, v5, v73 };
+
+std::uint32_t read_u32(const unsigned char* b, bool big_endian) {
+  return big_endian ? (std::uint32_t{b[0]} << 24 | std::uint32_t{b[1]} << 16 |
+                       std::uint32_t{b[2]} << 8 | std::uint32_t{b[3]})
+                    : (std::uint32_t{b[3]} << 24 | std::uint32_t{b[2]} << 16 |
+                       std::uint32_t{b[1]} << 8 | std::uint32_t{b[0]});
+}
+
+/// A plausible MAT v4 header: type MOPT (M machine 0..4, O = 0, P precision 0..5, T 0..2),
+/// rows, cols >= 0, imagf 0 or 1, name length >= 1, in one byte order.
+bool plausible_v4_header(const unsigned char* b) {
+  for (const bool big : {false, true}) {
+    const std::uint32_t type = read_u32(b, big), imagf = read_u32(b + 12, big),
+                        namelen = read_u32(b + 16, big);
+    const std::uint32_t M = type / 1000, O = type / 100 % 10, P = type / 10 % 10, T = type % 10;
+    if (type < 5000 && M <= 4 && O == 0 && P <= 5 && T <= 2 && imagf <= 1 && namelen >= 1 &&
+        namelen < 4096 && read_u32(b + 4, big) < (1u << 31) && read_u32(b + 8, big) < (1u << 31))
+      return true;
+  }
+  return false;
+}
+
+/// The MAT version of file from its header; for v5, also checks that every top-level element
+/// (a variable, compressed or not) ends inside the file.
+/// @throws IoError if the file is missing, unreadable, foreign or truncated.
+MatLayout check_mat_layout(const fs::path& file) {
+  require_readable_file(file, "MAT");
+  std::ifstream in(file, std::ios::binary);
+  if (!in) throw IoError(concat("cannot open ", quoted(file), ": ", errno_text(errno)));
+  std::error_code ec;
+  const auto size = static_cast<std::uint64_t>(fs::file_size(file, ec));
+  if (ec) throw IoError(concat("cannot read the size of ", quoted(file), ": ", ec.message()));
+  unsigned char header[128] = {};
+  in.read(reinterpret_cast<char*>(header), sizeof header);
+  const auto got = static_cast<std::size_t>(in.gcount());
+  const std::string not_mat =
+      concat(quoted(file),
+             " is not a MAT file: it has neither a MATLAB v5/v7.3 header nor a valid v4 header (",
+             size, " bytes)");
+  if (got == sizeof header &&
+      ((header[126] == 'I' && header[127] == 'M') || (header[126] == 'M' && header[127] == 'I'))) {
+    const bool big = header[126] == 'M';
+    const unsigned version = big ? (unsigned{header[124]} << 8 | header[125])
+                                 : (unsigned{header[125]} << 8 | header[124]);
+    if (version == 0x0200) return MatLayout::v73;
+    if (version != 0x0100)
+      throw IoError(
+          concat(not_mat, "; its header declares the unknown version 0x", std::hex, version));
+    // Top-level data elements: an 8-byte tag (type, size) and size bytes, padded to 8 unless
+    // compressed (type 15).
+    std::uint64_t pos = 128;
+    int element = 0;
+    while (size - pos >= 8) {
+      unsigned char tag[8];
+      in.seekg(static_cast<std::streamoff>(pos));
+      in.read(reinterpret_cast<char*>(tag), sizeof tag);
+      if (in.gcount() != sizeof tag)
+        throw IoError(concat("cannot read ", quoted(file), " at byte ", pos));
+      ++element;
+      const std::uint32_t type = read_u32(tag, big);
+      if ((type >> 16) != 0) {  // small data element: tag and data in 8 bytes
+        pos += 8;
+        continue;
+      }
+      const std::uint64_t bytes = read_u32(tag + 4, big);
+      if (pos + 8 + bytes > size)
+        throw IoError(concat(quoted(file), " is truncated: variable ", element, " (at byte ", pos,
+                             ") needs ", bytes + 8, " bytes but the file ends at byte ", size));
+      pos += 8 + (type == 15 ? bytes : (bytes + 7) / 8 * 8);
+    }
+    return MatLayout::v5;
+  }
+  if (got >= 20 && plausible_v4_header(header)) return MatLayout::v4;
+  throw IoError(not_mat);
+}
+
+// ---------------------------------------------------------------------------------------------
+// MAT files: matio handles
+
+struct MatCloser {
+  void operator()(mat_t* mat) const noexcept { Mat_Close(mat); }
+};
+using MatFile = std::unique_ptr<mat_t, MatCloser>;
+struct MatVarFree {
+  void operator()(matvar_t* var) const noexcept { Mat_VarFree(var); }
+};
+using MatVar = std::unique_ptr<matvar_t, MatVarFree>;
+
+/// Opens file read-only after check_mat_layout; matio logs nowhere (its log function is never
+/// initialised) and HDF5 does not print.
+MatFile open_mat(const fs::path& file) {
+  const MatLayout layout = check_mat_layout(file);
+  h5::silence_error_printing();
+  if (layout == MatLayout::v73) {
+    // matio does not check its own H5Fopen (see the top of this file).
+    const hid_t id = H5Fopen(file.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+    if (id < 0) {
+      const std::string reason = h5::last_error_reason();
+      throw IoError(concat(quoted(file), " has a MAT v7.3 header but HDF5 cannot open it",
+                           reason.empty() ? "" : ": ", reason, " (truncated or damaged file?)"));
+    }
+    H5Fclose(id);
+  }
+  MatFile mat(Mat_Open(file.c_str(), MAT_ACC_RDONLY));
+  if (!mat)
+    throw IoError(concat(quoted(file), " cannot be opened as a MAT ",
+                         layout == MatLayout::v4   ? "v4"
+                         : layout == MatLayout::v5 ? "v5"
+                                                   : "v7.3",
+                         " file (damaged header or unreadable)"));
+  return mat;
+}
+
+std::vector<std::string> variable_names(mat_t* mat) {
+  std::size_t n = 0;
+  char** dir = Mat_GetDir(mat, &n);  // owned by mat
+  std::vector<std::string> names;
+  for (std::size_t k = 0; dir != nullptr && k < n; ++k)
+    if (dir[k] != nullptr) names.emplace_back(dir[k]);
+  return names;
+}
+
+std::string class_name(const matvar_t& var) {
+  if (var.isLogical) return "logical";
+  switch (var.class_type) {
+    case MAT_C_EMPTY:
+      return "empty";
+    case MAT_C_CELL:
+      return "cell";
+    case MAT_C_STRUCT:
+      return "struct";
+    case MAT_C_OBJECT:
+      return "object";
+    case MAT_C_CHAR:
+      return "char";
+    case MAT_C_SPARSE:
+      return "sparse";
+    case MAT_C_DOUBLE:
+      return "double";
+    case MAT_C_SINGLE:
+      return "single";
+    case MAT_C_INT8:
+      return "int8";
+    case MAT_C_UINT8:
+      return "uint8";
+    case MAT_C_INT16:
+      return "int16";
+    case MAT_C_UINT16:
+      return "uint16";
+    case MAT_C_INT32:
+      return "int32";
+    case MAT_C_UINT32:
+      return "uint32";
+    case MAT_C_INT64:
+      return "int64";
+    case MAT_C_UINT64:
+      return "uint64";
+    case MAT_C_FUNCTION:
+      return "function_handle";
+    case MAT_C_OPAQUE:
+      return "opaque (a MATLAB object such as string or table)";
+  }
+  return "unknown";
+}
+
+/// Calls f(value, bytes), where value(k) is element k of data (matio storage type `type`) as a
+/// double and bytes the size of one element; returns false, without calling f, for a
+/// non-numeric storage type.
+template <class F>
+bool with_numeric_data(enum matio_types type, const void* data, F&& f) {
+  auto run = [&](auto tag) {
+    using T = decltype(tag);
+    const T* p = static_cast<const T*>(data);
+    f([p](Index k) { return static_cast<double>(p[k]); }, sizeof(T));
+    return true;
+  };
+  switch (type) {
+    case MAT_T_DOUBLE:
+      return run(double{});
+    case MAT_T_SINGLE:
+      return run(float{});
+    case MAT_T_INT8:
+      return run(mat_int8_t{});
+    case MAT_T_UINT8:
+      return run(mat_uint8_t{});
+    case MAT_T_INT16:
+      return run(mat_int16_t{});
+    case MAT_T_UINT16:
+      return run(mat_uint16_t{});
+    case MAT_T_INT32:
+      return run(mat_int32_t{});
+    case MAT_T_UINT32:
+      return run(mat_uint32_t{});
+    case MAT_T_INT64:
+      return run(mat_int64_t{});
+    case MAT_T_UINT64:
+      return run(mat_uint64_t{});
+    default:
+      return false;
+  }
+}
+
+SparseMatrix sparse_from_matvar(const matvar_t& var, Index rows, Index cols, const fs::path& file,
+                                const std::string& name) {
+  const auto broken = [&](const std::string& what) {
+    return IoError(concat(quoted(file), ": sparse variable '", name, "' (", rows, "x", cols,
+                          ") is damaged: ", what));
+  };
+  const auto* sp = static_cast<const mat_sparse_t*>(var.data);
+  if (sp == nullptr) throw broken("no data");
+  if (cols > 0 && (sp->jc == nullptr || sp->njc < static_cast<mat_uint32_t>(cols + 1)))
+    throw broken(concat("column pointers hold ", sp->njc, " entries, expected ", cols + 1));
+  const Index nnz = cols > 0 ? static_cast<Index>(sp->jc[cols]) : 0;
+  if (nnz > INT_MAX) throw broken(concat(nnz, " nonzeros exceed 32-bit indices"));
+  if (nnz > 0 && (sp->ir == nullptr || sp->data == nullptr || static_cast<Index>(sp->nir) < nnz ||
+                  static_cast<Index>(sp->ndata) < nnz))
+    throw broken(concat("the last column pointer says ", nnz, " nonzeros but ", sp->nir,
+                        " row indices and ", sp->ndata, " values are stored"));
+  bool sorted = true;
+  for (Index j = 0; j < cols; ++j) {
+    if (sp->jc[j] > sp->jc[j + 1])
+      throw broken(concat("column pointers decrease at column ", j + 1));
+    for (Index k = sp->jc[j]; k < static_cast<Index>(sp->jc[j + 1]); ++k) {
+      if (static_cast<Index>(sp->ir[k]) >= rows)
+        throw broken(concat("row index ", sp->ir[k] + 1, " out of range in column ", j + 1));
+      if (k > static_cast<Index>(sp->jc[j]) && sp->ir[k] <= sp->ir[k - 1]) sorted = false;
+    }
+  }
+  SparseMatrix S(rows, cols);
+  const bool numeric = with_numeric_data(var.data_type, sp->data, [&](auto value, std::size_t) {
+    if (sorted) {
+      S.reserve(nnz);
+      for (Index j = 0; j < cols; ++j) {
+        S.startVec(j);
+        for (Index k = sp->jc[j]; k < static_cast<Index>(sp->jc[j + 1]); ++k)
+          S.insertBack(static_cast<Index>(sp->ir[k]), j) = value(k);
+      }
+      S.finalize();
+    } else {  // unsorted rows (not written by MATLAB): duplicates are summed
+      std::vector<Triplet> t;
+      t.reserve(static_cast<std::size_t>(nnz));
+      for (Index j = 0; j < cols; ++j)
+        for (Index k = sp->jc[j]; k < static_cast<Index>(sp->jc[j + 1]); ++k)
+          t.emplace_back(static_cast<int>(sp->ir[k]), static_cast<int>(j), value(k));
+      S.setFromTriplets(t.begin(), t.end());
+    }
+  });
+  if (nnz > 0 && !numeric)
+    throw broken(concat("values of the unsupported storage type ", var.data_type));
+  return S;
+}
+
+MatrixVariable convert(const matvar_t& var, const fs::path& file, const std::string& name) {
+  const std::string cls = class_name(var);
+  const auto refuse = [&](const std::string& why) {
+    return InvalidArgument(concat(quoted(file), ": variable '", name, "' ", why,
+                                  "; only real 2-D numeric matrices (double, sparse, single, "
+                                  "integer, logical) can be read"));
+  };
+  switch (var.class_type) {
+    case MAT_C_CELL:
+    case MAT_C_STRUCT:
+    case MAT_C_OBJECT:
+    case MAT_C_CHAR:
+    case MAT_C_FUNCTION:
+    case MAT_C_OPAQUE:
+      throw refuse(concat("is of class ", cls));
+    default:
+      break;
+  }
+  std::string dims;
+  for (int k = 0; k < var.rank; ++k) dims += (k ? "x" : "") + std::to_string(var.dims[k]);
+  if (var.rank != 2) throw refuse(concat("has ", var.rank, " dimensions (", dims, ")"));
+  if (var.isComplex)
+    throw refuse(concat("is complex (", dims, ", class ",
+                        var.class_type == MAT_C_SPARSE ? "sparse" : cls, ")"));
+  if (var.dims[0] > INT_MAX || var.dims[1] > INT_MAX)
+    throw refuse(concat("is ", dims, ", beyond 32-bit indices"));
+  const auto rows = static_cast<Index>(var.dims[0]), cols = static_cast<Index>(var.dims[1]);
+  MatrixVariable out;
+  out.stored_class = cls;
+  if (var.class_type == MAT_C_SPARSE) {
+    out.stored_sparse = true;
+    out.stored_class = var.isLogical ? "logical" : "double";
+    out.value = sparse_from_matvar(var, rows, cols, file, name);
+    return out;
+  }
+  if (rows * cols == 0) {
+    out.value.resize(rows, cols);
+    return out;
+  }
+  if (var.class_type == MAT_C_EMPTY)
+    throw IoError(concat(quoted(file), ": variable '", name, "' (", dims,
+                         ") has no MATLAB class matio recognises (in a v7.3 file: its MATLAB_class "
+                         "attribute must hold e.g. 'double' in a string of exactly that length, "
+                         "as MATLAB writes it; h5py's default string attributes do not)"));
+  if (var.data == nullptr)
+    throw IoError(concat(quoted(file), ": variable '", name, "' (", dims, ", class ", cls,
+                         ") has no data (damaged file?)"));
+  const bool numeric =
+      with_numeric_data(var.data_type, var.data, [&](auto value, std::size_t bytes) {
+        if (var.nbytes < static_cast<std::size_t>(rows * cols) * bytes)
+          throw IoError(concat(quoted(file), ": variable '", name, "' (", dims, ", class ", cls,
+                               ") holds ", var.nbytes, " bytes, fewer than its size needs"));
+        out.value = dense_to_sparse(rows, cols, value);
+      });
+  if (!numeric) throw refuse(concat("is of class ", cls));
+  return out;
+}
+
+mat_ft to_matio(MatVersion v) {
+  return v == MatVersion::v73 ? MAT_FT_MAT73 : MAT_FT_MAT5;
+}
+
+// ---------------------------------------------------------------------------------------------
+// MatrixMarket: strict check
+
+struct MarketHeader {
+  bool coordinate = true;
+  std::string field;     // real, integer, pattern
+  std::string symmetry;  // general, symmetric, skew-symmetric
+  Index rows = 0, cols = 0, entries = 0;
+};
+
+std::vector<std::string_view> split(std::string_view line) {
+  std::vector<std::string_view> tokens;
+  std::size_t k = 0;
+  while (k < line.size()) {
+    while (k < line.size() && std::isspace(static_cast<unsigned char>(line[k]))) ++k;
+    const std::size_t start = k;
+    while (k < line.size() && !std::isspace(static_cast<unsigned char>(line[k]))) ++k;
+    if (k > start) tokens.push_back(line.substr(start, k - start));
+  }
+  return tokens;
+}
+
+bool parse_index(std::string_view s, long long& v) {
+  const auto r = std::from_chars(s.data(), s.data() + s.size(), v);
+  return r.ec == std::errc() && r.ptr == s.data() + s.size();
+}
+
+bool parse_value(std::string_view s, double& v) {
+  if (!s.empty() && s[0] == '+') s.remove_prefix(1);
+  const auto r = std::from_chars(s.data(), s.data() + s.size(), v);
+  return r.ec == std::errc() && r.ptr == s.data() + s.size();
+}
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+std::string shorten(std::string_view line) {
+  return std::string(line.substr(0, 60)) + (line.size() > 60 ? "..." : "");
+}
+
+/// Reads the whole file once and checks it against the MatrixMarket format (see the header).
+MarketHeader check_matrix_market(const fs::path& file) {
+  require_readable_file(file, "MatrixMarket");
+  std::ifstream in(file);
+  if (!in) throw IoError(concat("cannot open ", quoted(file), ": ", errno_text(errno)));
+  const auto fail = [&](long long line, const std::string& what) {
+    return IoError(concat("broken MatrixMarket file ", quoted(file), ", line ", line, ": ", what));
+  };
+  std::string line;
+  long long lineno = 1;
+  if (!std::getline(in, line))
+    throw IoError(concat(quoted(file), " is empty, not a MatrixMarket file"));
+  if (line.rfind("%%MatrixMarket", 0) != 0)
+    throw IoError(concat(quoted(file), " is not a MatrixMarket file: line 1 is '", shorten(line),
+                         "', expected a banner such as '%%MatrixMarket matrix coordinate real "
+                         "general'"));
+  const auto banner = split(line);
+  MarketHeader h;
+  const std::string bad_banner =
+      concat("bad banner '", shorten(line),
+             "': expected '%%MatrixMarket matrix <coordinate|array> "
+             "<real|integer|pattern> <general|symmetric|skew-symmetric>'");
+  if (banner.size() != 5 || lower(banner[1]) != "matrix") throw fail(1, bad_banner);
+  const std::string format = lower(banner[2]);
+  h.field = lower(banner[3]);
+  h.symmetry = lower(banner[4]);
+  if (format != "coordinate" && format != "array") throw fail(1, bad_banner);
+  h.coordinate = format == "coordinate";
+  if (h.field == "complex" || h.symmetry == "hermitian")
+    throw InvalidArgument(concat("MatrixMarket file ", quoted(file), " holds a complex (", h.field,
+                                 " ", h.symmetry, ") matrix; only real matrices can be read"));
+  if ((h.field != "real" && h.field != "integer" && h.field != "pattern") ||
+      (h.symmetry != "general" && h.symmetry != "symmetric" && h.symmetry != "skew-symmetric") ||
+      (h.field == "pattern" && !h.coordinate))
+    throw fail(1, bad_banner);
+
+  const auto skip = [](const std::string& s) {
+    return (!s.empty() && s[0] == '%') ||
+           std::all_of(s.begin(), s.end(), [](unsigned char c) { return std::isspace(c); });
+  };
+  // The size line.
+  bool have_size = false;
+  while (std::getline(in, line)) {
+    ++lineno;
+    if (skip(line)) continue;
+    const auto t = split(line);
+    long long v[3] = {0, 0, 0};
+    const std::size_t want = h.coordinate ? 3 : 2;
+    bool ok = t.size() == want;
+    for (std::size_t k = 0; ok && k < want; ++k) ok = parse_index(t[k], v[k]) && v[k] >= 0;
+    if (!ok)
+      throw fail(lineno, concat("expected the size line '",
+                                h.coordinate ? "rows cols entries" : "rows cols",
+                                "' (non-negative integers), got '", shorten(line), "'"));
+    if (v[0] > INT_MAX || v[1] > INT_MAX || v[2] > INT_MAX)
+      throw fail(lineno, concat("size ", v[0], "x", v[1], " with ", v[2],
+                                " entries exceeds 32-bit indices"));
+    h.rows = v[0];
+    h.cols = v[1];
+    h.entries = v[2];
+    have_size = true;
+    break;
+  }
+  if (!have_size) throw fail(lineno, "the file ends before the size line");
+  if (h.symmetry != "general" && h.rows != h.cols)
+    throw fail(lineno, concat("a ", h.symmetry, " matrix must be square, the size line says ",
+                              h.rows, "x", h.cols));
+  if (!h.coordinate) {
+    const Index n = h.rows;
+    h.entries = h.symmetry == "general"     ? h.rows * h.cols
+                : h.symmetry == "symmetric" ? n * (n + 1) / 2
+                                            : n * (n - 1) / 2;
+  }
+
+  // The entries.
+  const std::size_t tokens = h.coordinate ? (h.field == "pattern" ? 2 : 3) : 1;
+  Index count = 0;
+  while (std::getline(in, line)) {
+    ++lineno;
+    if (skip(line)) continue;
+    if (count == h.entries)
+      throw fail(lineno, concat("more entries than the ", h.entries, " the size line declares"));
+    const auto t = split(line);
+    if (t.size() != tokens)
+      throw fail(lineno, concat("expected ", tokens, tokens == 1 ? " number" : " numbers",
+                                " per entry, got '", shorten(line), "'"));
+    double x = 0.0;
+    if (h.field != "pattern" && !parse_value(t[tokens - 1], x))
+      throw fail(lineno, concat("'", t[tokens - 1], "' is not a number"));
+    if (std::isfinite(x) && std::abs(x) >= kCholmodHuge)
+      throw InvalidArgument(concat("MatrixMarket file ", quoted(file), ", line ", lineno,
+                                   ": the value ", t[tokens - 1],
+                                   " has a magnitude >= 1e308, which CHOLMOD's reader turns "
+                                   "into Inf"));
+    if (h.coordinate) {
+      long long i = 0, j = 0;
+      if (!parse_index(t[0], i) || !parse_index(t[1], j))
+        throw fail(lineno, concat("'", t[0], " ", t[1], "' are not integer indices"));
+      if (i < 1 || i > h.rows || j < 1 || j > h.cols)
+        throw fail(lineno, concat("index (", i, ", ", j, ") out of range for a ", h.rows, "x",
+                                  h.cols, " matrix (indices count from 1)"));
+      if ((h.symmetry == "symmetric" && i < j) || (h.symmetry == "skew-symmetric" && i <= j))
+        throw fail(lineno,
+                   concat("entry (", i, ", ", j, ") of a ", h.symmetry, " matrix must lie ",
+                          h.symmetry == "symmetric" ? "on or below" : "below", " the diagonal"));
+    }
+    ++count;
+  }
+  if (in.bad()) throw IoError(concat("cannot read ", quoted(file), ": ", errno_text(errno)));
+  if (count < h.entries)
+    throw fail(lineno, concat("the file ends after ", count, " of the ", h.entries,
+                              " entries the size line declares"));
+  return h;
+}
+
+// ---------------------------------------------------------------------------------------------
+// CHOLMOD
+
+const char* cholmod_status_text(int status) {
+  switch (status) {
+    case CHOLMOD_OK:
+      return "ok";
+    case CHOLMOD_NOT_INSTALLED:
+      return "method not installed";
+    case CHOLMOD_OUT_OF_MEMORY:
+      return "out of memory";
+    case CHOLMOD_TOO_LARGE:
+      return "integer overflow";
+    case CHOLMOD_INVALID:
+      return "invalid input";
+    default:
+      return "unknown status";
+  }
+}
+
+/// A started cholmod_common that never prints and reads "pattern" files as ones.
+class CholmodCommon {
+ public:
+  CholmodCommon() {
+    cholmod_start(&c_);
+    c_.print = 0;
+    // Without it, CHOLMOD gives a symmetric pattern file the values 1 + degree on the diagonal
+    // and -1 elsewhere; with it, every entry is 1 (as scipy.io.mmread returns).
+    c_.prefer_binary = 1;
+  }
+  ~CholmodCommon() { cholmod_finish(&c_); }
+  CholmodCommon(const CholmodCommon&) = delete;
+  CholmodCommon& operator=(const CholmodCommon&) = delete;
+  cholmod_common* get() noexcept { return &c_; }
+  std::string status() const {
+    return concat("CHOLMOD status ", c_.status, " (", cholmod_status_text(c_.status), ")");
+  }
+
+ private:
+  cholmod_common c_{};
+};
+
+/// A no-copy unsymmetric (stype 0) CHOLMOD view of a compressed Eigen matrix.
+/// CHOLMOD refuses null value and index arrays even when there are no entries ("invalid input");
+/// Eigen has null arrays for an empty matrix. These stand in (never read: no entries).
+int kNoIndex[1] = {0};
+double kNoValue[1] = {0.0};
+
+cholmod_sparse general_view(const SparseMatrix& A) {
+  cholmod_sparse v{};
+  v.nrow = static_cast<std::size_t>(A.rows());
+  v.ncol = static_cast<std::size_t>(A.cols());
+  v.nzmax = static_cast<std::size_t>(A.nonZeros());
+  v.p = const_cast<int*>(A.outerIndexPtr());  // CHOLMOD's writer only reads
+  v.i = A.innerIndexPtr() != nullptr ? const_cast<int*>(A.innerIndexPtr()) : kNoIndex;
+  v.x = A.valuePtr() != nullptr ? const_cast<double*>(A.valuePtr()) : kNoValue;
+  v.stype = 0;
+  v.itype = CHOLMOD_INT;
+  v.xtype = CHOLMOD_REAL;
+  v.dtype = CHOLMOD_DOUBLE;
+  v.sorted = 1;
+  v.packed = 1;
+  return v;
+}
+
+/// The first entry of get(k), k < count, that CHOLMOD cannot write exactly, or -1.
+template <class Get>
+Index first_unwritable(Index count, Get&& get) {
+  for (Index k = 0; k < count; ++k)
+    if (!(std::abs(get(k)) < kCholmodHuge)) return k;
+  return -1;
+}
+
+constexpr const char* kUnwritable =
+    "; MatrixMarket files written through CHOLMOD cannot hold NaN, Inf or magnitudes >= 1e308";
+
+/// Writes S (if not null) or D as MatrixMarket to the open file f (named file in messages).
+void write_market(std::FILE* f, const SparseMatrix* S, const Matrix* D, const fs::path& file) {
+  CholmodCommon c;
+  if (S != nullptr) {
+    SparseMatrix compressed;
+    const SparseMatrix* A = S;
+    if (!S->isCompressed()) {
+      compressed = *S;
+      compressed.makeCompressed();
+      A = &compressed;
+    }
+    const Index bad = first_unwritable(A->nonZeros(), [A](Index k) { return A->valuePtr()[k]; });
+    if (bad >= 0) {
+      const auto col = static_cast<Index>(
+          std::upper_bound(A->outerIndexPtr(), A->outerIndexPtr() + A->cols() + 1, bad) -
+          A->outerIndexPtr() - 1);
+      throw InvalidArgument(concat("cannot write ", quoted(file), ": entry (",
+                                   A->innerIndexPtr()[bad] + 1, ", ", col + 1, ") is ",
+                                   A->valuePtr()[bad], kUnwritable));
+    }
+    cholmod_sparse view = general_view(*A);
+    if (cholmod_write_sparse(f, &view, nullptr, nullptr, c.get()) < 0)
+      throw IoError(concat("cannot write ", quoted(file), ": ", c.status()));
+    return;
+  }
+  const Index bad = first_unwritable(D->size(), [D](Index k) { return D->data()[k]; });
+  if (bad >= 0)
+    throw InvalidArgument(concat("cannot write ", quoted(file), ": entry (", bad % D->rows() + 1,
+                                 ", ", bad / D->rows() + 1, ") is ", D->data()[bad], kUnwritable));
+  cholmod_dense view{};
+  view.nrow = static_cast<std::size_t>(D->rows());
+  view.ncol = static_cast<std::size_t>(D->cols());
+  view.nzmax = static_cast<std::size_t>(D->size());
+  view.d = static_cast<std::size_t>(D->rows());
+  view.x = D->size() > 0 ? const_cast<double*>(D->data()) : kNoValue;  // only read
+  view.xtype = CHOLMOD_REAL;
+  view.dtype = CHOLMOD_DOUBLE;
+  if (cholmod_write_dense(f, &view, nullptr, c.get()) < 0)
+    throw IoError(concat("cannot write ", quoted(file), ": ", c.status()));
+}
+
+TemporaryFile write_market_temporary(const fs::path& file, const SparseMatrix* S, const Matrix* D) {
+  TemporaryFile tmp(file);
+  FileHandle f(std::fopen(tmp.path().c_str(), "w"));
+  if (!f) throw IoError(concat("cannot create ", quoted(tmp.path()), ": ", errno_text(errno)));
+  write_market(f.get(), S, D, file);
+  close_written(std::move(f), file);
+  return tmp;
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// MAT files
+
+std::vector<std::string> mat_variable_names(const fs::path& file) {
+  const MatFile mat = open_mat(file);
+  return variable_names(mat.get());
+}
+
+MatrixVariable read_mat_variable(const fs::path& file, const std::string& name) {
+  const MatFile mat = open_mat(file);
+  const MatVar var(Mat_VarRead(mat.get(), name.c_str()));
+  if (!var) {
+    std::vector<std::string> names = mat_variable_names(file);
+    if (std::find(names.begin(), names.end(), name) != names.end())
+      throw IoError(concat(quoted(file), ": variable '", name,
+                           "' is listed but cannot be read (damaged or truncated file)"));
+    std::sort(names.begin(), names.end());
+    std::string list;
+    for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
+    throw InvalidArgument(concat(quoted(file), " has no variable '", name, "'; ",
+                                 names.empty() ? "it has no variables" : "its variables: " + list));
+  }
+  return convert(*var, file, name);
+}
+
+void write_mat(const fs::path& file, const std::vector<NamedMatrix>& vars, MatVersion version) {
+  std::set<std::string> seen;
+  for (const auto& v : vars) {
+    require(valid_variable_name(v.name), "cannot write ", quoted(file), ": '", v.name,
+            "' is not a MATLAB variable name (a letter, then letters, digits or '_', at most 63)");
+    require(seen.insert(v.name).second, "cannot write ", quoted(file), ": variable '", v.name,
+            "' given twice");
+    if (const auto* S = std::get_if<SparseMatrix>(&v.value))
+      require(static_cast<std::uint64_t>(S->nonZeros()) < UINT32_MAX, "cannot write ", quoted(file),
+              ": sparse variable '", v.name, "' has ", S->nonZeros(),
+              " nonzeros, beyond the MAT format's 32-bit indices");
+  }
+  TemporaryFile tmp(file);
+  h5::silence_error_printing();
+  MatFile mat(Mat_CreateVer(tmp.path().c_str(), nullptr, to_matio(version)));
+  if (!mat)
+    throw IoError(
+        concat("cannot create the MAT file ", quoted(tmp.path()), " (for ", quoted(file), ")"));
+  const auto compression = MAT_COMPRESSION_ZLIB;
+  for (const auto& v : vars) {
+    MatVar var;
+    // Storage the variable points to (MAT_F_DONT_COPY_DATA); alive until written.
+    std::vector<mat_uint32_t> ir, jc;
+    mat_sparse_t sparse{};
+    SparseMatrix compressed;
+    if (const auto* S0 = std::get_if<SparseMatrix>(&v.value)) {
+      const SparseMatrix* S = S0;
+      if (!S->isCompressed()) {
+        compressed = *S;
+        compressed.makeCompressed();
+        S = &compressed;
+      }
+      ir.assign(S->innerIndexPtr(), S->innerIndexPtr() + S->nonZeros());
+      jc.assign(S->outerIndexPtr(), S->outerIndexPtr() + S->cols() + 1);
+      sparse.nzmax = static_cast<mat_uint32_t>(S->nonZeros());
+      sparse.ir = ir.data();
+      sparse.nir = static_cast<mat_uint32_t>(ir.size());
+      sparse.jc = jc.data();
+      sparse.njc = static_cast<mat_uint32_t>(jc.size());
+      sparse.ndata = static_cast<mat_uint32_t>(S->nonZeros());
+      sparse.data = const_cast<double*>(S->valuePtr());  // only read
+      std::size_t dims[2] = {static_cast<std::size_t>(S->rows()),
+                             static_cast<std::size_t>(S->cols())};
+      var.reset(Mat_VarCreate(v.name.c_str(), MAT_C_SPARSE, MAT_T_DOUBLE, 2, dims, &sparse,
+                              MAT_F_DONT_COPY_DATA));
+    } else {
+      const Matrix& D = std::get<Matrix>(v.value);
+      std::size_t dims[2] = {static_cast<std::size_t>(D.rows()),
+                             static_cast<std::size_t>(D.cols())};
+      var.reset(Mat_VarCreate(v.name.c_str(), MAT_C_DOUBLE, MAT_T_DOUBLE, 2, dims,
+                              const_cast<double*>(D.data()), MAT_F_DONT_COPY_DATA));
+    }
+    if (!var)
+      throw IoError(
+          concat("cannot write ", quoted(file), ": matio cannot create variable '", v.name, "'"));
+    if (Mat_VarWrite(mat.get(), var.get(), compression) != 0) {
+      const std::string reason = version == MatVersion::v73 ? h5::last_error_reason() : "";
+      throw IoError(concat("cannot write variable '", v.name, "' to ", quoted(file),
+                           reason.empty() ? " (disk full or not writable?)" : ": " + reason));
+    }
+  }
+  if (Mat_Close(mat.release()) != 0)
+    throw IoError(concat("cannot finish writing ", quoted(file), " (disk full?)"));
+  tmp.commit();
+}
+
+// ---------------------------------------------------------------------------------------------
+// MatrixMarket files
+
+MatrixVariable read_matrix_market_variable(const fs::path& file) {
+  const MarketHeader h = check_matrix_market(file);
+  FileHandle f(std::fopen(file.c_str(), "r"));
+  if (!f) throw IoError(concat("cannot open ", quoted(file), ": ", errno_text(errno)));
+  CholmodCommon c;
+  int mtype = 0;
+  // prefer = 1: a sparse result is unsymmetric (stype 0), symmetric storage expanded.
+  void* m = cholmod_read_matrix(f.get(), 1, &mtype, c.get());
+  if (m == nullptr)
+    throw IoError(
+        concat("CHOLMOD cannot read the MatrixMarket file ", quoted(file), ": ", c.status()));
+  MatrixVariable out;
+  out.stored_sparse = h.coordinate;
+  out.stored_class = h.field;
+  if (mtype == CHOLMOD_DENSE) {
+    auto* X = static_cast<cholmod_dense*>(m);
+    const auto rows = static_cast<Index>(X->nrow), cols = static_cast<Index>(X->ncol);
+    const auto ld = static_cast<Index>(X->d);
+    const double* x = static_cast<const double*>(X->x);
+    const bool real = X->xtype == CHOLMOD_REAL;
+    if (real)
+      out.value = dense_to_sparse(rows, cols, [&](Index k) { return x[k % rows + k / rows * ld]; });
+    cholmod_free_dense(&X, c.get());
+    if (!real)
+      throw InvalidArgument(concat("MatrixMarket file ", quoted(file), " holds a complex matrix"));
+    return out;
+  }
+  cholmod_sparse* A = nullptr;
+  if (mtype == CHOLMOD_SPARSE) {
+    A = static_cast<cholmod_sparse*>(m);
+  } else {  // a triplet form (not expected with prefer = 1): convert
+    auto* T = static_cast<cholmod_triplet*>(m);
+    A = cholmod_triplet_to_sparse(T, 0, c.get());
+    cholmod_free_triplet(&T, c.get());
+    if (A == nullptr)
+      throw IoError(concat("CHOLMOD cannot convert ", quoted(file), ": ", c.status()));
+  }
+  const auto free_sparse = [&c](cholmod_sparse* S) { cholmod_free_sparse(&S, c.get()); };
+  std::unique_ptr<cholmod_sparse, decltype(free_sparse)> owner(A, free_sparse);
+  if (A->stype != 0) {  // symmetric storage: both triangles (defensive; prefer = 1 does this)
+    cholmod_sparse* full = cholmod_copy(A, 0, 1, c.get());
+    if (full == nullptr)
+      throw IoError(
+          concat("CHOLMOD cannot expand the symmetric matrix of ", quoted(file), ": ", c.status()));
+    owner.reset(full);
+    A = full;
+  }
+  if (A->xtype != CHOLMOD_REAL || A->itype != CHOLMOD_INT)
+    throw InvalidArgument(
+        concat("MatrixMarket file ", quoted(file), " does not hold a real matrix"));
+  if ((!A->packed || !A->sorted) && (!cholmod_sort(A, c.get()) || !A->packed))  // sort packs
+    throw IoError(concat("CHOLMOD cannot sort ", quoted(file), ": ", c.status()));
+  const int* p = static_cast<const int*>(A->p);
+  const Eigen::Map<const SparseMatrix> map(static_cast<Index>(A->nrow), static_cast<Index>(A->ncol),
+                                           p[A->ncol], p, static_cast<const int*>(A->i),
+                                           static_cast<const double*>(A->x));
+  out.value = map;
+  return out;
+}
+
+SparseMatrix read_matrix_market(const fs::path& file) {
+  return read_matrix_market_variable(file).value;
+}
+
+void write_matrix_market(const fs::path& file, const SparseMatrix& A) {
+  write_market_temporary(file, &A, nullptr).commit();
+}
+
+void write_matrix_market(const fs::path& file, const Matrix& A) {
+  write_market_temporary(file, nullptr, &A).commit();
+}
+
+void write_matrix_market_files(const std::vector<std::pair<fs::path, MatrixValue>>& files) {
+  std::vector<TemporaryFile> written;
+  written.reserve(files.size());
+  for (const auto& [file, value] : files)
+    written.push_back(write_market_temporary(file, std::get_if<SparseMatrix>(&value),
+                                             std::get_if<Matrix>(&value)));
+  for (auto& tmp : written) tmp.commit();
+}
+
+}  // namespace mor::io
