@@ -7,7 +7,10 @@
 #include <algorithm>
 #include <array>
 #include <cstddef>
+#include <cstdint>
+#include <exception>
 #include <initializer_list>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <system_error>
@@ -307,8 +310,13 @@ herr_t collect_attribute_name(hid_t /*object*/, const char* name, const H5A_info
 // ---------------------------------------------------------------------------------------------
 // RowStream
 
-RowStream::RowStream(h5::Dataset dataset, std::string path, fs::path file, Index width)
-    : dataset_(std::move(dataset)), path_(std::move(path)), file_(std::move(file)), width_(width) {
+RowStream::RowStream(ResultsWriter& writer, h5::Dataset dataset, std::string path, fs::path file,
+                     Index width)
+    : writer_(&writer),
+      dataset_(std::move(dataset)),
+      path_(std::move(path)),
+      file_(std::move(file)),
+      width_(width) {
   row_space_ = simple_space({static_cast<hsize_t>(width_)}, file_);
 }
 
@@ -329,12 +337,12 @@ void RowStream::append(const double* row) {
   const hid_t dataset = dataset_.get();
   const auto rows = static_cast<hsize_t>(rows_);
   const auto width = static_cast<hsize_t>(width_);
-  // Extending by exactly one row keeps the dataset's extent equal to the rows written, so a
-  // file flushed at any moment holds no fill-value rows. Growing the slowest dimension only
-  // changes the dataspace message; cached chunks are not touched.
-  const std::array<hsize_t, 2> grown = {rows + 1, width};
-  check(H5Dset_extent(dataset, grown.data()), "extend row stream", path_, file_);
   try {
+    // Extending by exactly one row keeps the dataset's extent equal to the rows written, so a
+    // file flushed at any moment holds no fill-value rows. Growing the slowest dimension only
+    // changes the dataspace message; cached chunks are not touched.
+    const std::array<hsize_t, 2> grown = {rows + 1, width};
+    check(H5Dset_extent(dataset, grown.data()), "extend row stream", path_, file_);
     const h5::Dataspace file_space(
         check_id(H5Dget_space(dataset), "get dataspace of row stream", path_, file_));
     const std::array<hsize_t, 2> start = {rows, 0};
@@ -346,11 +354,12 @@ void RowStream::append(const double* row) {
         H5Dwrite(dataset, H5T_NATIVE_DOUBLE, row_space_.get(), file_space.get(), H5P_DEFAULT, row),
         "append a row to row stream", path_, file_);
   } catch (...) {
-    const std::array<hsize_t, 2> previous = {rows, width};
-    H5Dset_extent(dataset, previous.data());
-    H5Eclear2(H5E_DEFAULT);
+    // Every call above is HDF5's: the file's state is unknown (a chunk may have been written
+    // half), so the writer is thrown away, and this stream closed with it.
+    writer_->discard();
     throw;
   }
+  writer_->throw_if_write_failed();  // evicting a chunk may have filled the disk
   ++rows_;
 }
 
@@ -364,7 +373,8 @@ void RowStream::close() {
 
 ResultsWriter::ResultsWriter(const fs::path& final_path)
     : final_path_(final_path),
-      temporary_path_(final_path.string() + ".tmp-" + std::to_string(::getpid())) {
+      temporary_path_(final_path.string() + ".tmp-" + std::to_string(::getpid())),
+      state_(std::make_shared<h5::WriteState>()) {
   require(!final_path.empty(), "ResultsWriter: empty file path");
   h5::silence_error_printing();
   const fs::path parent = final_path_.parent_path();
@@ -375,20 +385,27 @@ ResultsWriter::ResultsWriter(const fs::path& final_path)
       throw IoError(concat("cannot create directory ", quoted(parent), " for results file ",
                            quoted(final_path_), ": ", error.message()));
   }
-  h5::PropertyList fapl(
-      check_id(H5Pcreate(H5P_FILE_ACCESS), "create file access list for", "", temporary_path_));
+  h5::PropertyList fapl = h5::write_access(state_, final_path_);
   // Object formats of HDF5 1.8 at least: they move attributes that do not fit the 64 KiB object
   // header into dense storage, so long vector attributes work; no 1.10-only feature is needed,
   // so HDF5 1.8+ (and any h5py) can read the files.
   check(H5Pset_libver_bounds(fapl.get(), H5F_LIBVER_V18, H5F_LIBVER_LATEST),
-        "set format bounds for", "", temporary_path_);
+        "set format bounds for", "", final_path_);
   // SEMI: closing the file fails while objects are open, instead of leaving it open behind our
   // back; commit() closes every object first, so a failure there is a real error.
-  check(H5Pset_fclose_degree(fapl.get(), H5F_CLOSE_SEMI), "set close degree for", "",
-        temporary_path_);
-  file_ =
-      h5::File(check_id(H5Fcreate(temporary_path_.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl.get()),
-                        "create file", "", temporary_path_));
+  check(H5Pset_fclose_degree(fapl.get(), H5F_CLOSE_SEMI), "set close degree for", "", final_path_);
+  // A temporary file that H5Fcreate made before failing is removed; one that was there before
+  // (another writer of this process with the same final path has it open) is not ours.
+  std::error_code ignored;
+  const bool existed = fs::exists(temporary_path_, ignored);
+  try {
+    file_ = h5::File(
+        check_id(H5Fcreate(temporary_path_.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl.get()),
+                 "create file", "", temporary_path_));
+  } catch (...) {
+    if (!existed) fs::remove(temporary_path_, ignored);
+    throw;
+  }
   try {
     set_attribute("/", "format", std::string(kResultsFormat));
     set_attribute("/", "format_version", kResultsFormatVersion);
@@ -398,15 +415,24 @@ ResultsWriter::ResultsWriter(const fs::path& final_path)
   }
 }
 
-ResultsWriter::ResultsWriter(ResultsWriter&& other) noexcept = default;
+ResultsWriter::ResultsWriter(ResultsWriter&& other) noexcept
+    : final_path_(std::move(other.final_path_)),
+      temporary_path_(std::move(other.temporary_path_)),
+      state_(std::move(other.state_)),
+      file_(std::move(other.file_)),
+      streams_(std::move(other.streams_)) {
+  for (auto& stream : streams_) stream->writer_ = this;
+}
 
 ResultsWriter& ResultsWriter::operator=(ResultsWriter&& other) noexcept {
   if (this != &other) {
     if (file_.valid()) discard();
     final_path_ = std::move(other.final_path_);
     temporary_path_ = std::move(other.temporary_path_);
+    state_ = std::move(other.state_);
     file_ = std::move(other.file_);
     streams_ = std::move(other.streams_);
+    for (auto& stream : streams_) stream->writer_ = this;
   }
   return *this;
 }
@@ -416,6 +442,7 @@ ResultsWriter::~ResultsWriter() {
 }
 
 void ResultsWriter::discard() noexcept {
+  if (state_) state_->doomed = true;
   for (auto& stream : streams_) {
     stream->row_space_.reset();
     stream->dataset_.reset();
@@ -423,6 +450,25 @@ void ResultsWriter::discard() noexcept {
   file_.reset();
   std::error_code ignored;
   fs::remove(temporary_path_, ignored);
+}
+
+template <class F>
+void ResultsWriter::guarded(F&& f) {
+  const std::uint64_t failures = h5::failure_count();
+  try {
+    f();
+  } catch (...) {
+    if (h5::failure_count() != failures || state_->error != 0) discard();
+    throw;
+  }
+  throw_if_write_failed();
+}
+
+void ResultsWriter::throw_if_write_failed() {
+  if (state_->error == 0) return;
+  const std::string reason = state_->failure;
+  discard();
+  throw IoError(concat("cannot write results file ", quoted(final_path_), ": ", reason));
 }
 
 void ResultsWriter::require_open(const char* operation) const {
@@ -435,13 +481,15 @@ void ResultsWriter::create_group(const std::string& path) {
   require_path(path, "ResultsWriter::create_group");
   require_open("create_group");
   h5::silence_error_printing();
-  if (object_type(file_.get(), path, temporary_path_) == H5I_GROUP) return;
-  require_free(file_.get(), path, temporary_path_, "group");
-  const h5::PropertyList lcpl = link_creation_list(temporary_path_);
-  h5::Group group(
-      check_id(H5Gcreate2(file_.get(), path.c_str(), lcpl.get(), H5P_DEFAULT, H5P_DEFAULT),
-               "create group", path, temporary_path_));
-  group.close(path, temporary_path_);
+  guarded([&] {
+    if (object_type(file_.get(), path, final_path_) == H5I_GROUP) return;
+    require_free(file_.get(), path, final_path_, "group");
+    const h5::PropertyList lcpl = link_creation_list(final_path_);
+    h5::Group group(
+        check_id(H5Gcreate2(file_.get(), path.c_str(), lcpl.get(), H5P_DEFAULT, H5P_DEFAULT),
+                 "create group", path, final_path_));
+    group.close(path, final_path_);
+  });
 }
 
 void ResultsWriter::set_attribute(const std::string& object_path, const std::string& name,
@@ -451,10 +499,12 @@ void ResultsWriter::set_attribute(const std::string& object_path, const std::str
           "': empty attribute name");
   require_open("set_attribute");
   h5::silence_error_printing();
-  if (object_type(file_.get(), object_path, temporary_path_) == H5I_BADID)
-    throw IoError(concat("cannot set attribute '", name, "': no object '", object_path, "' in ",
-                         quoted(temporary_path_)));
-  set_attribute_in(file_.get(), temporary_path_, object_path, name, value);
+  guarded([&] {
+    if (object_type(file_.get(), object_path, final_path_) == H5I_BADID)
+      throw IoError(concat("cannot set attribute '", name, "': no object '", object_path, "' in ",
+                           quoted(final_path_)));
+    set_attribute_in(file_.get(), final_path_, object_path, name, value);
+  });
 }
 
 namespace {
@@ -482,7 +532,9 @@ void ResultsWriter::write_vector(const std::string& path, const Vector& v) {
   require_path(path, "ResultsWriter::write_vector");
   require_open("write_vector");
   h5::silence_error_printing();
-  write_dense(file_.get(), temporary_path_, path, {static_cast<hsize_t>(v.size())}, v.data());
+  guarded([&] {
+    write_dense(file_.get(), final_path_, path, {static_cast<hsize_t>(v.size())}, v.data());
+  });
 }
 
 void ResultsWriter::write_matrix(const std::string& path, const Matrix& A) {
@@ -490,122 +542,169 @@ void ResultsWriter::write_matrix(const std::string& path, const Matrix& A) {
   require_open("write_matrix");
   h5::silence_error_printing();
   const Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> row_major = A;
-  write_dense(file_.get(), temporary_path_, path,
-              {static_cast<hsize_t>(A.rows()), static_cast<hsize_t>(A.cols())}, row_major.data());
+  guarded([&] {
+    write_dense(file_.get(), final_path_, path,
+                {static_cast<hsize_t>(A.rows()), static_cast<hsize_t>(A.cols())}, row_major.data());
+  });
 }
 
 void ResultsWriter::write_integers(const std::string& path, const std::vector<std::int64_t>& v) {
   require_path(path, "ResultsWriter::write_integers");
   require_open("write_integers");
   h5::silence_error_printing();
-  const fs::path& filename = temporary_path_;
-  require_free(file_.get(), path, filename, "dataset");
-  const h5::Dataspace space = simple_space({static_cast<hsize_t>(v.size())}, filename);
-  const h5::PropertyList lcpl = link_creation_list(filename);
-  h5::Dataset dataset(check_id(H5Dcreate2(file_.get(), path.c_str(), H5T_STD_I64LE, space.get(),
-                                          lcpl.get(), H5P_DEFAULT, H5P_DEFAULT),
-                               "create dataset", path, filename));
-  if (!v.empty())
-    check(H5Dwrite(dataset.get(), H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, v.data()),
-          "write dataset", path, filename);
-  dataset.close(path, filename);
+  guarded([&] {
+    const fs::path& filename = final_path_;
+    require_free(file_.get(), path, filename, "dataset");
+    const h5::Dataspace space = simple_space({static_cast<hsize_t>(v.size())}, filename);
+    const h5::PropertyList lcpl = link_creation_list(filename);
+    h5::Dataset dataset(check_id(H5Dcreate2(file_.get(), path.c_str(), H5T_STD_I64LE, space.get(),
+                                            lcpl.get(), H5P_DEFAULT, H5P_DEFAULT),
+                                 "create dataset", path, filename));
+    if (!v.empty())
+      check(H5Dwrite(dataset.get(), H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, v.data()),
+            "write dataset", path, filename);
+    dataset.close(path, filename);
+  });
 }
 
 void ResultsWriter::write_strings(const std::string& path, const std::vector<std::string>& v) {
   require_path(path, "ResultsWriter::write_strings");
   require_open("write_strings");
   h5::silence_error_printing();
-  const fs::path& filename = temporary_path_;
-  require_free(file_.get(), path, filename, "dataset");
-  const h5::Datatype type = utf8_variable_string(filename);
-  const h5::Dataspace space = simple_space({static_cast<hsize_t>(v.size())}, filename);
-  const h5::PropertyList lcpl = link_creation_list(filename);
-  h5::Dataset dataset(check_id(H5Dcreate2(file_.get(), path.c_str(), type.get(), space.get(),
-                                          lcpl.get(), H5P_DEFAULT, H5P_DEFAULT),
-                               "create dataset", path, filename));
-  std::vector<const char*> pointers;
-  pointers.reserve(v.size());
-  for (const auto& text : v) pointers.push_back(text.c_str());
-  if (!v.empty())
-    check(H5Dwrite(dataset.get(), type.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, pointers.data()),
-          "write dataset", path, filename);
-  dataset.close(path, filename);
+  guarded([&] {
+    const fs::path& filename = final_path_;
+    require_free(file_.get(), path, filename, "dataset");
+    const h5::Datatype type = utf8_variable_string(filename);
+    const h5::Dataspace space = simple_space({static_cast<hsize_t>(v.size())}, filename);
+    const h5::PropertyList lcpl = link_creation_list(filename);
+    h5::Dataset dataset(check_id(H5Dcreate2(file_.get(), path.c_str(), type.get(), space.get(),
+                                            lcpl.get(), H5P_DEFAULT, H5P_DEFAULT),
+                                 "create dataset", path, filename));
+    std::vector<const char*> pointers;
+    pointers.reserve(v.size());
+    for (const auto& text : v) pointers.push_back(text.c_str());
+    if (!v.empty())
+      check(H5Dwrite(dataset.get(), type.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, pointers.data()),
+            "write dataset", path, filename);
+    dataset.close(path, filename);
+  });
 }
+
+namespace {
+
+/// Runs f inside an HDF5 iteration callback: an exception must not cross HDF5's C frames, so it
+/// is kept in error (rethrown by the caller) and stops the iteration.
+template <class F>
+herr_t keeping_exception(std::exception_ptr& error, F&& f) {
+  try {
+    f();
+    return 0;
+  } catch (...) {
+    error = std::current_exception();
+    return -1;
+  }
+}
+
+/// Copying the attributes of one object: the open target object, its path, the file's name.
+struct AttributeCopy {
+  hid_t target;
+  const std::string& object;
+  const fs::path& file;
+  std::exception_ptr error;
+};
+
+herr_t copy_attribute(hid_t source, const char* name, const H5A_info_t* /*info*/, void* data) {
+  auto& copy = *static_cast<AttributeCopy*>(data);
+  return keeping_exception(copy.error, [&] {
+    const std::string subject = concat("copy attribute '", name, "' to");
+    const auto checked_id = [&](hid_t id) { return check_id(id, subject, copy.object, copy.file); };
+    const h5::Attribute in(checked_id(H5Aopen(source, name, H5P_DEFAULT)));
+    const h5::Datatype file_type(checked_id(H5Aget_type(in.get())));
+    const h5::Dataspace space(checked_id(H5Aget_space(in.get())));
+    const h5::Datatype memory_type(checked_id(H5Tget_native_type(file_type.get(), H5T_DIR_ASCEND)));
+    const hssize_t count = H5Sget_simple_extent_npoints(space.get());
+    std::vector<unsigned char> buffer(static_cast<std::size_t>(std::max<hssize_t>(count, 1)) *
+                                      H5Tget_size(memory_type.get()));
+    check(H5Aread(in.get(), memory_type.get(), buffer.data()), subject, copy.object, copy.file);
+    // Variable-length strings read into buffer are HDF5's memory until reclaimed.
+    const bool variable = H5Tdetect_class(memory_type.get(), H5T_VLEN) > 0 ||
+                          H5Tis_variable_str(memory_type.get()) > 0;
+    const auto reclaim = [&] {
+      if (variable) H5Dvlen_reclaim(memory_type.get(), space.get(), H5P_DEFAULT, buffer.data());
+    };
+    try {
+      h5::Attribute out(checked_id(
+          H5Acreate2(copy.target, name, file_type.get(), space.get(), H5P_DEFAULT, H5P_DEFAULT)));
+      check(H5Awrite(out.get(), memory_type.get(), buffer.data()), subject, copy.object, copy.file);
+      out.close(copy.object, copy.file);
+    } catch (...) {
+      reclaim();
+      throw;
+    }
+    reclaim();
+  });
+}
+
+/// Copying the attributes of every object of a source file into its copy at group.
+struct ObjectCopy {
+  hid_t source, target;
+  const std::string& group;
+  const fs::path &source_file, &file;
+  std::exception_ptr error;
+};
+
+void copy_attributes_of(ObjectCopy& copy, const char* name) {
+  const std::string object = std::string(name) == "." ? copy.group : copy.group + "/" + name;
+  const h5::Object from(
+      check_id(H5Oopen(copy.source, name, H5P_DEFAULT), "open object", name, copy.source_file));
+  const h5::Object to(check_id(H5Oopen(copy.target, object.c_str(), H5P_DEFAULT), "open object",
+                               object, copy.file));
+  AttributeCopy attributes{to.get(), object, copy.file, nullptr};
+  hsize_t index = 0;
+  const herr_t status =
+      H5Aiterate2(from.get(), H5_INDEX_NAME, H5_ITER_INC, &index, copy_attribute, &attributes);
+  if (attributes.error) std::rethrow_exception(attributes.error);
+  check(status, "copy the attributes of", object, copy.file);
+}
+
+herr_t copy_attributes_of_link(hid_t /*group*/, const char* name, const H5L_info_t* info,
+                               void* data) {
+  auto& copy = *static_cast<ObjectCopy*>(data);
+  if (info->type != H5L_TYPE_HARD) return 0;
+  return keeping_exception(copy.error, [&] { copy_attributes_of(copy, name); });
+}
+
+}  // namespace
 
 void ResultsWriter::copy_file_into(const fs::path& source, const std::string& group) {
   require_path(group, "ResultsWriter::copy_file_into");
   require_open("copy_file_into");
   { const ResultsReader check_format(source); }  // a foreign or broken file is refused here
   h5::silence_error_printing();
-  const fs::path& filename = temporary_path_;
-  require_free(file_.get(), group, filename, "group");
-  const h5::File src(
-      check_id(H5Fopen(source.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), "open file", "", source));
-  const h5::PropertyList lcpl = link_creation_list(filename);
-  // HDF5 1.10.8 crashes in H5Ocopy on an object whose attributes are stored densely (more than
-  // eight, one of them a variable-length string), as the groups of a results file are
-  // (HDFGroup/hdf5#2414, fixed in 1.14.4). So the objects are copied without their attributes,
-  // and the attributes are copied one by one afterwards.
-  const h5::PropertyList ocpypl(
-      check_id(H5Pcreate(H5P_OBJECT_COPY), "create copy property list for", group, filename));
-  check(H5Pset_copy_object(ocpypl.get(), H5O_COPY_WITHOUT_ATTR_FLAG), "configure copy of", group,
-        filename);
-  check(H5Ocopy(src.get(), ".", file_.get(), group.c_str(), ocpypl.get(), lcpl.get()),
-        concat("copy ", quoted(source), " into group"), group, filename);
-  struct Walk {
-    hid_t source, target;
-    std::string group;
-    bool failed = false;
-  } walk{src.get(), file_.get(), group};
-  const auto copy_attributes = [](hid_t from, hid_t to) {
-    const H5A_operator2_t copy_one = [](hid_t object, const char* name, const H5A_info_t*,
-                                        void* target) -> herr_t {
-      const h5::Attribute in(H5Aopen(object, name, H5P_DEFAULT));
-      if (!in) return -1;
-      const h5::Datatype file_type(H5Aget_type(in.get()));
-      const h5::Dataspace space(H5Aget_space(in.get()));
-      if (!file_type || !space) return -1;
-      const h5::Datatype memory_type(H5Tget_native_type(file_type.get(), H5T_DIR_ASCEND));
-      if (!memory_type) return -1;
-      const hssize_t count = H5Sget_simple_extent_npoints(space.get());
-      std::vector<unsigned char> buffer(static_cast<std::size_t>(std::max<hssize_t>(count, 1)) *
-                                        H5Tget_size(memory_type.get()));
-      if (H5Aread(in.get(), memory_type.get(), buffer.data()) < 0) return -1;
-      const h5::Attribute out(H5Acreate2(*static_cast<hid_t*>(target), name, file_type.get(),
-                                         space.get(), H5P_DEFAULT, H5P_DEFAULT));
-      const herr_t written = out ? H5Awrite(out.get(), memory_type.get(), buffer.data()) : -1;
-      if (H5Tdetect_class(memory_type.get(), H5T_VLEN) > 0 ||
-          H5Tis_variable_str(memory_type.get()) > 0)
-        H5Dvlen_reclaim(memory_type.get(), space.get(), H5P_DEFAULT, buffer.data());
-      return written;
-    };
-    hsize_t index = 0;
-    return H5Aiterate2(from, H5_INDEX_NAME, H5_ITER_INC, &index, copy_one, &to) >= 0;
-  };
-  const auto copy_object_attributes = [&](Walk& w, const char* name) {
-    const std::string target = std::string(name) == "." ? w.group : w.group + "/" + name;
-    const hid_t from = H5Oopen(w.source, name, H5P_DEFAULT);
-    const hid_t to = H5Oopen(w.target, target.c_str(), H5P_DEFAULT);
-    const bool ok = from >= 0 && to >= 0 && copy_attributes(from, to);
-    if (from >= 0) H5Oclose(from);
-    if (to >= 0) H5Oclose(to);
-    return ok;
-  };
-  bool ok = copy_object_attributes(walk, ".");
-  struct Context {
-    Walk* walk;
-    decltype(copy_object_attributes)* copy;
-  } context{&walk, &copy_object_attributes};
-  const H5L_iterate_t visit = [](hid_t, const char* name, const H5L_info_t* info,
-                                 void* data) -> herr_t {
-    if (info->type != H5L_TYPE_HARD) return 0;
-    auto* ctx = static_cast<Context*>(data);
-    return (*ctx->copy)(*ctx->walk, name) ? 0 : -1;
-  };
-  ok = ok && H5Lvisit(src.get(), H5_INDEX_NAME, H5_ITER_INC, visit, &context) >= 0;
-  if (!ok)
-    throw IoError(concat("cannot copy the attributes of ", quoted(source), " into group '", group,
-                         "' of ", quoted(filename), ": ", h5::last_error_reason()));
+  guarded([&] {
+    const fs::path& filename = final_path_;
+    require_free(file_.get(), group, filename, "group");
+    const h5::File src(
+        check_id(H5Fopen(source.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), "open file", "", source));
+    const h5::PropertyList lcpl = link_creation_list(filename);
+    // HDF5 1.10.8 crashes in H5Ocopy on an object whose attributes are stored densely (more than
+    // eight, one of them a variable-length string), as the groups of a results file are
+    // (HDFGroup/hdf5#2414, fixed in 1.14.4). So the objects are copied without their attributes,
+    // and the attributes are copied one by one afterwards.
+    const h5::PropertyList ocpypl(
+        check_id(H5Pcreate(H5P_OBJECT_COPY), "create copy property list for", group, filename));
+    check(H5Pset_copy_object(ocpypl.get(), H5O_COPY_WITHOUT_ATTR_FLAG), "configure copy of", group,
+          filename);
+    check(H5Ocopy(src.get(), ".", file_.get(), group.c_str(), ocpypl.get(), lcpl.get()),
+          concat("copy ", quoted(source), " into group"), group, filename);
+    ObjectCopy copy{src.get(), file_.get(), group, source, filename, nullptr};
+    copy_attributes_of(copy, ".");
+    const herr_t status =
+        H5Lvisit(src.get(), H5_INDEX_NAME, H5_ITER_INC, copy_attributes_of_link, &copy);
+    if (copy.error) std::rethrow_exception(copy.error);
+    check(status, concat("copy the attributes of ", quoted(source), " into group"), group,
+          filename);
+  });
 }
 
 RowStream& ResultsWriter::open_row_stream(const std::string& path, Index width, int deflate_level) {
@@ -616,72 +715,73 @@ RowStream& ResultsWriter::open_row_stream(const std::string& path, Index width, 
           "': deflate level ", deflate_level, " is not in 0..9");
   require_open("open_row_stream");
   h5::silence_error_printing();
-  const fs::path& filename = temporary_path_;
-  require_free(file_.get(), path, filename, "row stream");
+  if (deflate_level > 0 && H5Zfilter_avail(H5Z_FILTER_DEFLATE) <= 0)
+    throw IoError(concat("cannot create row stream '", path, "' in ", quoted(final_path_),
+                         ": this HDF5 library has no deflate filter"));
+  guarded([&] {
+    const fs::path& filename = final_path_;
+    require_free(file_.get(), path, filename, "row stream");
 
-  // About 1 MiB (2^17 doubles) per chunk: large enough for deflate to work well and for few
-  // chunk-index entries, small enough that reading a few rows decompresses little.
-  constexpr hsize_t kChunkDoubles = hsize_t{1} << 17;
-  const auto w = static_cast<hsize_t>(width);
-  const hsize_t rows_per_chunk = std::clamp<hsize_t>(kChunkDoubles / w, 1, 1024);
-  const hsize_t cols_per_chunk = std::min(w, kChunkDoubles);
-  const hsize_t chunks_per_band = (w + cols_per_chunk - 1) / cols_per_chunk;
-  const std::size_t chunk_bytes = rows_per_chunk * cols_per_chunk * sizeof(double);
+    // About 1 MiB (2^17 doubles) per chunk: large enough for deflate to work well and for few
+    // chunk-index entries, small enough that reading a few rows decompresses little.
+    constexpr hsize_t kChunkDoubles = hsize_t{1} << 17;
+    const auto w = static_cast<hsize_t>(width);
+    const hsize_t rows_per_chunk = std::clamp<hsize_t>(kChunkDoubles / w, 1, 1024);
+    const hsize_t cols_per_chunk = std::min(w, kChunkDoubles);
+    const hsize_t chunks_per_band = (w + cols_per_chunk - 1) / cols_per_chunk;
+    const std::size_t chunk_bytes = rows_per_chunk * cols_per_chunk * sizeof(double);
 
-  const std::array<hsize_t, 2> dims = {0, w};
-  const std::array<hsize_t, 2> max_dims = {H5S_UNLIMITED, w};
-  const h5::Dataspace space(check_id(H5Screate_simple(2, dims.data(), max_dims.data()),
-                                     "create dataspace for", path, filename));
+    const std::array<hsize_t, 2> dims = {0, w};
+    const std::array<hsize_t, 2> max_dims = {H5S_UNLIMITED, w};
+    const h5::Dataspace space(check_id(H5Screate_simple(2, dims.data(), max_dims.data()),
+                                       "create dataspace for", path, filename));
 
-  h5::PropertyList dcpl(
-      check_id(H5Pcreate(H5P_DATASET_CREATE), "create dataset properties for", path, filename));
-  const std::array<hsize_t, 2> chunk = {rows_per_chunk, cols_per_chunk};
-  check(H5Pset_chunk(dcpl.get(), 2, chunk.data()), "set chunking of", path, filename);
-  if (deflate_level > 0) {
-    if (H5Zfilter_avail(H5Z_FILTER_DEFLATE) <= 0)
-      throw IoError(concat("cannot create row stream '", path, "' in ", quoted(filename),
-                           ": this HDF5 library has no deflate filter"));
-    // Shuffle groups the bytes of equal significance, so the slowly varying sign and exponent
-    // bytes of neighbouring doubles compress well.
-    check(H5Pset_shuffle(dcpl.get()), "set shuffle filter of", path, filename);
-    check(H5Pset_deflate(dcpl.get(), static_cast<unsigned>(deflate_level)), "set deflate filter of",
-          path, filename);
-  }
+    h5::PropertyList dcpl(
+        check_id(H5Pcreate(H5P_DATASET_CREATE), "create dataset properties for", path, filename));
+    const std::array<hsize_t, 2> chunk = {rows_per_chunk, cols_per_chunk};
+    check(H5Pset_chunk(dcpl.get(), 2, chunk.data()), "set chunking of", path, filename);
+    if (deflate_level > 0) {
+      // Shuffle groups the bytes of equal significance, so the slowly varying sign and exponent
+      // bytes of neighbouring doubles compress well.
+      check(H5Pset_shuffle(dcpl.get()), "set shuffle filter of", path, filename);
+      check(H5Pset_deflate(dcpl.get(), static_cast<unsigned>(deflate_level)),
+            "set deflate filter of", path, filename);
+    }
 
-  // The cache holds the row-band being filled and the one before it (so that the band just
-  // completed is evicted, compressed and written once, when the next band pushes it out), and
-  // has a prime number of hash slots ~100x the chunks it holds, as HDF5 recommends, so that the
-  // chunks of a band never collide.
-  const hsize_t cached_chunks = 2 * chunks_per_band;
-  h5::PropertyList dapl(
-      check_id(H5Pcreate(H5P_DATASET_ACCESS), "create dataset access list for", path, filename));
-  check(H5Pset_chunk_cache(dapl.get(), next_prime(100 * cached_chunks),
-                           cached_chunks * chunk_bytes + chunk_bytes, H5D_CHUNK_CACHE_W0_DEFAULT),
-        "set chunk cache of", path, filename);
+    // The cache holds the row-band being filled and the one before it (so that the band just
+    // completed is evicted, compressed and written once, when the next band pushes it out), and
+    // has a prime number of hash slots ~100x the chunks it holds, as HDF5 recommends, so that
+    // the chunks of a band never collide.
+    const hsize_t cached_chunks = 2 * chunks_per_band;
+    h5::PropertyList dapl(
+        check_id(H5Pcreate(H5P_DATASET_ACCESS), "create dataset access list for", path, filename));
+    check(H5Pset_chunk_cache(dapl.get(), next_prime(100 * cached_chunks),
+                             cached_chunks * chunk_bytes + chunk_bytes, H5D_CHUNK_CACHE_W0_DEFAULT),
+          "set chunk cache of", path, filename);
 
-  const h5::PropertyList lcpl = link_creation_list(filename);
-  h5::Dataset dataset(check_id(H5Dcreate2(file_.get(), path.c_str(), H5T_IEEE_F64LE, space.get(),
-                                          lcpl.get(), dcpl.get(), dapl.get()),
-                               "create row stream", path, filename));
-  streams_.push_back(
-      std::unique_ptr<RowStream>(new RowStream(std::move(dataset), path, filename, width)));
+    const h5::PropertyList lcpl = link_creation_list(filename);
+    h5::Dataset dataset(check_id(H5Dcreate2(file_.get(), path.c_str(), H5T_IEEE_F64LE, space.get(),
+                                            lcpl.get(), dcpl.get(), dapl.get()),
+                                 "create row stream", path, filename));
+    streams_.push_back(std::unique_ptr<RowStream>(
+        new RowStream(*this, std::move(dataset), path, filename, width)));
+  });
   return *streams_.back();
 }
 
 void ResultsWriter::commit() {
   require_open("commit");
   h5::silence_error_printing();
-  try {
+  guarded([&] {
     for (auto& stream : streams_) stream->close();
-    file_.close("", temporary_path_);
-    std::error_code error;
-    fs::rename(temporary_path_, final_path_, error);
-    if (error)
-      throw IoError(concat("cannot rename ", quoted(temporary_path_), " to ", quoted(final_path_),
-                           ": ", error.message()));
-  } catch (...) {
+    file_.close("", final_path_);
+  });
+  std::error_code error;
+  fs::rename(temporary_path_, final_path_, error);
+  if (error) {
     discard();
-    throw;
+    throw IoError(concat("cannot rename ", quoted(temporary_path_), " to ", quoted(final_path_),
+                         ": ", error.message()));
   }
 }
 

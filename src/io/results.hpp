@@ -2,7 +2,8 @@
 // Results files: HDF5 files with root attributes format = "mor-results", format_version = 1,
 // holding groups, dense vectors and matrices, attributes, and appendable row streams (e.g. one
 // snapshot per time step). Written through a temporary file that is renamed into place at
-// commit(), so a results file under its final name is always complete.
+// commit(), so a results file under its final name is always complete: a failure (a full disk,
+// an HDF5 error) leaves the previous file of that name, or none, and no temporary file.
 //
 // Layout conventions, so that h5py/NumPy see the same shapes as Eigen:
 //  - a Vector of size n is a 1-D dataset (n);
@@ -35,6 +36,8 @@ using AttributeValue =
 inline constexpr const char* kResultsFormat = "mor-results";
 inline constexpr std::int64_t kResultsFormatVersion = 1;
 
+class ResultsWriter;
+
 /// An appendable 2-D float64 dataset of shape (rows(), width()) that grows along rows; created
 /// and owned by a ResultsWriter. Each append() extends the dataset by one row, so the file always
 /// holds exactly the rows appended. Memory use is bounded by the chunk cache (about two row-bands
@@ -46,7 +49,8 @@ class RowStream {
   ~RowStream();
 
   /// Appends one row: row[0 .. width()-1].
-  /// @throws InvalidArgument if row is null; IoError if HDF5 fails or the writer was committed.
+  /// @throws InvalidArgument if row is null; IoError if HDF5 fails (the writer is then
+  ///         discarded, see ResultsWriter) or the writer was committed or discarded.
   void append(const double* row);
   /// Appends one row. @throws InvalidArgument unless row.size() == width(); IoError as above.
   void append(const Eigen::Ref<const Vector>& row);
@@ -60,10 +64,12 @@ class RowStream {
 
  private:
   friend class ResultsWriter;
-  RowStream(h5::Dataset dataset, std::string path, std::filesystem::path file, Index width);
+  RowStream(ResultsWriter& writer, h5::Dataset dataset, std::string path,
+            std::filesystem::path file, Index width);
   /// Closes the dataset (flushing cached chunks); afterwards append() throws IoError.
   void close();
 
+  ResultsWriter* writer_;  // the owner, discarded when an append fails; kept current on moves
   h5::Dataset dataset_;
   h5::Dataspace row_space_;  // memory dataspace of one row, reused by every append
   std::string path_;
@@ -73,6 +79,13 @@ class RowStream {
 };
 
 /// Writes one results file. Non-copyable, movable (a moved-from writer is inert).
+///
+/// Failures: when HDF5 or the file system fails in any call (the disk is full, an HDF5 error),
+/// the call discards the writer (closes everything, removes the temporary file) and throws
+/// IoError with a one-line message naming final_path() and the reason ("No space left on
+/// device"); later calls throw IoError too. A refusal that changes nothing (a path that exists,
+/// a missing object, a source that is not a results file, an invalid argument) leaves the writer
+/// open. Messages name final_path(), except for the creation of the temporary file.
 class ResultsWriter {
  public:
   /// Creates the parent directories of final_path and the file "<final_path>.tmp-<pid>"
@@ -138,13 +151,22 @@ class ResultsWriter {
   const std::filesystem::path& final_path() const noexcept { return final_path_; }
 
  private:
+  friend class RowStream;
   /// Throws IoError unless the writer is open.
   void require_open(const char* operation) const;
+  /// Runs f; if it throws after an HDF5 failure, or a write failed meanwhile (the driver records
+  /// those, see h5::write_access), discards the writer and throws.
+  template <class F>
+  void guarded(F&& f);
+  /// If a write to the file failed: discards the writer and throws IoError with the reason.
+  void throw_if_write_failed();
   /// Closes all handles and removes the temporary file, ignoring errors (destructor, failures).
+  /// Nothing more is written to the file, so that closing cannot fail.
   void discard() noexcept;
 
   std::filesystem::path final_path_;
   std::filesystem::path temporary_path_;
+  std::shared_ptr<h5::WriteState> state_;  // before file_: the driver uses it until file_ closes
   h5::File file_;
   std::vector<std::unique_ptr<RowStream>> streams_;
 };
