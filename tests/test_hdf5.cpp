@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "src/core/errors.hpp"
+#include "src/io/hdf5.hpp"
 #include "src/io/results.hpp"
 #include "support/compare.hpp"
 #include "support/temp_dir.hpp"
@@ -393,5 +394,58 @@ TEST_F(Hdf5Test, CopiedFileKeepsEveryDatasetAndAttribute) {
     EXPECT_TRUE(
         matrices_near(out.read_matrix(p + "/outputs/y"), in.read_matrix("/outputs/y"), 0.0));
     EXPECT_EQ(out.read_strings(p + "/table/key"), (std::vector<std::string>{"x", "y"}));
+  }
+}
+
+TEST_F(Hdf5Test, RefusalsKeepTheWriterOpenAndFailuresDiscardIt) {
+  // A refusal changes nothing: the writer goes on and commits.
+  const fs::path kept = dir_ / "kept.h5";
+  {
+    ResultsWriter writer(kept);
+    writer.write_vector("/v", Vector::Ones(3));
+    EXPECT_TRUE(throws_io_error([&] { writer.write_vector("/v", Vector::Ones(3)); },
+                                {"'/v'", "exists already", kept.string()}));
+    EXPECT_TRUE(
+        throws_io_error([&] { writer.set_attribute("/none", "a", 1.0); }, {"no object '/none'"}));
+    EXPECT_TRUE(writer.is_open());
+    writer.write_vector("/w", Vector::Zero(2));
+    writer.commit();
+  }
+  EXPECT_TRUE(ResultsReader(kept).exists("/w"));
+  // An HDF5 failure (here the next checked call, made to fail) throws the file away at once.
+  const fs::path lost = dir_ / "lost.h5";
+  ResultsWriter writer(lost);
+  mor::io::RowStream& stream = writer.open_row_stream("/s", 4);
+  stream.append(Vector::Ones(4));
+  mor::io::h5::fault::fail_call(1);
+  EXPECT_TRUE(throws_io_error([&] { stream.append(Vector::Ones(4)); },
+                              {"injected failure", lost.string()}));
+  mor::io::h5::fault::fail_call(0);
+  EXPECT_FALSE(writer.is_open());
+  EXPECT_FALSE(fs::exists(writer.temporary_path()));
+  EXPECT_TRUE(throws_io_error([&] { stream.append(Vector::Ones(4)); }, {"closed"}));
+  EXPECT_TRUE(throws_io_error([&] { writer.commit(); }, {"no longer open", lost.string()}));
+  EXPECT_EQ(mor::io::h5::open_objects(), 0);
+  EXPECT_FALSE(fs::exists(lost));
+}
+
+TEST_F(Hdf5Test, DamagedFileIsReportedOnOneLine) {
+  // HDF5's own descriptions of system errors span lines and dump buffer addresses; the message
+  // is one line naming the file.
+  const fs::path file = dir_ / "cut.h5";
+  {
+    ResultsWriter writer(file);
+    writer.write_matrix("/A", Matrix::Identity(40, 40));
+    writer.commit();
+  }
+  fs::resize_file(file, fs::file_size(file) / 2);
+  try {
+    const ResultsReader reader(file);
+    static_cast<void>(reader.read_matrix("/A"));
+    ADD_FAILURE() << "a file cut in half was read";
+  } catch (const mor::IoError& e) {
+    const std::string message = e.what();
+    EXPECT_EQ(message.find('\n'), std::string::npos) << message;
+    EXPECT_NE(message.find(file.string()), std::string::npos) << message;
   }
 }
