@@ -3,6 +3,7 @@
 
 #include <fcntl.h>
 #include <hdf5.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -465,6 +466,23 @@ herr_t posix_truncate(H5FD_t* handle, hid_t, hbool_t) {
   return 0;
 }
 
+/// An advisory lock on the whole file, as sec2 takes: exclusive for writing, so that no other
+/// process opens the file while it is written. File systems without flock() go unlocked.
+herr_t posix_lock(H5FD_t* handle, hbool_t exclusive) {
+  if (::flock(as_file(handle).fd, (exclusive ? LOCK_EX : LOCK_SH) | LOCK_NB) == 0 ||
+      errno == ENOSYS)
+    return 0;
+  push_error(H5E_CANTLOCKFILE, "unable to lock the file: " + system_text(errno));
+  return -1;
+}
+
+/// Never fails: HDF5 unlocks on the way to closing the file (see record()), and closing the
+/// descriptor releases the lock anyway.
+herr_t posix_unlock(H5FD_t* handle) {
+  ::flock(as_file(handle).fd, LOCK_UN);
+  return 0;
+}
+
 const H5FD_class_t kPosixDriver = {
     kDriverName,
     kMaxAddress,
@@ -495,8 +513,8 @@ const H5FD_class_t kPosixDriver = {
     posix_write,
     nullptr,  // flush: nothing is buffered
     posix_truncate,
-    nullptr,  // lock
-    nullptr,  // unlock
+    posix_lock,
+    posix_unlock,
     H5FD_FLMAP_DICHOTOMY,
 };
 

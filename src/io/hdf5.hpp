@@ -133,8 +133,8 @@ struct WriteState {
 };
 
 /// A file access property list for creating (or opening) a file to write through the layer's
-/// POSIX driver ("mor-posix"): pread/pwrite like HDF5's sec2 driver, files identical to sec2's
-/// (no driver information in the superblock), no file locking. The difference: a write,
+/// POSIX driver ("mor-posix"): pread/pwrite and flock like HDF5's sec2 driver, files identical
+/// to sec2's (no driver information in the superblock). The difference: a write,
 /// truncation or close that fails is reported to HDF5 as done and recorded in state, which it
 /// dooms (see WriteState). So the owner must check state->error after every HDF5 call that may
 /// write (creating, writing, extending, copying, closing), and throw the file away if it is set.
