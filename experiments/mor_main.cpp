@@ -18,6 +18,7 @@
 #include <CLI/CLI.hpp>
 
 #include "experiments/runner/experiment.hpp"
+#include "experiments/runner/export.hpp"
 #include "experiments/runner/multibody_run.hpp"
 #include "experiments/runner/sweep.hpp"
 #include "experiments/runner/sweep_run.hpp"
@@ -107,7 +108,7 @@ void list_sweep(const mor::experiments::SweepConfig& c, int jobs) {
     const bool stored = mor::experiments::completed_point_file(c, p).has_value();
     if (!stored) total += p.cost_seconds;
     std::printf("  %-32s %9lld  %-13s %9.1fs %10.0f  %s%s\n", p.key.c_str(),
-                static_cast<long long>(p.config.model.N), p.config.reduction.method.c_str(),
+                static_cast<long long>(p.config.model_size()), p.config.reduction.method.c_str(),
                 p.cost_seconds, p.memory_mib, stored ? "yes" : "no",
                 p.memory_mib > budget ? "  (above the budget: refused)" : "");
   }
@@ -183,6 +184,24 @@ int main(int argc, char** argv) {
   std::string results_file;
   info->add_option("results", results_file, "results file (.h5) written by mor run")->required();
 
+  CLI::App* exporter = app.add_subcommand(
+      "export",
+      "Write the reduced model of a results file (.h5), or the full model of an experiment file "
+      "(.toml), as MATLAB .mat or MatrixMarket files for MATLAB, SciPy, pyMOR or M.E.S.S.");
+  std::string export_source, export_format = "mat", export_out;
+  std::vector<std::string> export_overrides;
+  exporter->add_option("source", export_source, "results file (.h5) or experiment file (.toml)")
+      ->required();
+  exporter
+      ->add_option("--format", export_format,
+                   "mat (MATLAB v5; scipy.io.loadmat reads it), mat73 (MATLAB v7.3) or mtx "
+                   "(MatrixMarket, one file a matrix)")
+      ->capture_default_str();
+  exporter->add_option("--out", export_out, "the .mat file, or the prefix P of P.<matrix>.mtx")
+      ->required();
+  exporter->add_option("-s,--set", export_overrides,
+                       "override a setting of the experiment file, e.g. --set model.N=100000");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -216,12 +235,12 @@ int main(int argc, char** argv) {
             "     N = %lld, %lld steps of %s (dt = %g), %lld outputs, %lld snapshots\n"
             "     %.3f s total (setup %.3f s, stepping %.3f s, writing %.3f s), "
             "%.2f ns per step per mass, peak memory %.0f MiB\n",
-            static_cast<long long>(config.model.N), static_cast<long long>(s.stats.steps),
+            static_cast<long long>(config.model_size()), static_cast<long long>(s.stats.steps),
             std::string(mor::to_string(config.integrator.scheme)).c_str(), config.integrator.dt,
             static_cast<long long>(s.outputs), static_cast<long long>(s.snapshots), s.total_seconds,
             s.setup_seconds, s.stats.seconds - s.write_seconds, s.write_seconds,
             1e9 * (s.stats.seconds - s.write_seconds) / static_cast<double>(s.stats.steps) /
-                static_cast<double>(config.model.N),
+                static_cast<double>(config.model_size()),
             s.peak_rss_mb);
         if (s.reduced_order > 0) {
           std::printf(
@@ -299,6 +318,16 @@ int main(int argc, char** argv) {
         return 3;
       }
       if (config.plots && !no_plots) return make_plots(config.output, "plot_sweep.py");
+      return 0;
+    }
+    if (*exporter) {
+      const auto format = mor::experiments::parse_export_format(export_format);
+      const std::filesystem::path source(export_source);
+      const auto files = source.extension() == ".toml"
+                             ? mor::experiments::export_experiment_model(source, export_overrides,
+                                                                         format, export_out)
+                             : mor::experiments::export_results(source, format, export_out);
+      for (const auto& f : files) std::printf("mor: wrote %s\n", f.string().c_str());
       return 0;
     }
     if (*info) {

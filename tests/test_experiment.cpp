@@ -56,7 +56,7 @@ TEST_F(Experiment, StreamedResultsMatchAnIndependentRun) {
   ASSERT_TRUE(fs::exists(c.output));
 
   // The same model integrated in memory, keeping every step.
-  const MassSpringChain chain(c.model);
+  const MassSpringChain chain(c.chain());
   MassSpringChain::Workspace ws(chain);
   const auto input = make_chirp_signal(1, 2.0, 0.0, 0.5, 5.0);
   std::vector<Vector> P, V;
@@ -113,7 +113,7 @@ TEST_F(Experiment, StoredConfigurationParsesBackToTheSameExperiment) {
   const ExperimentConfig a = parse_experiment(kSmall, "small.toml", dir_);
   const ExperimentConfig b = parse_experiment(a.toml, "stored", dir_);
   EXPECT_EQ(a.toml, b.toml);
-  EXPECT_EQ(b.model.N, 30);
+  EXPECT_EQ(b.chain().N, 30);
   EXPECT_EQ(b.input.type, "chirp");
   EXPECT_EQ(b.integrator.scheme, Scheme::generalized_alpha);
   EXPECT_EQ(b.snapshot_stride, 4);
@@ -123,8 +123,8 @@ TEST_F(Experiment, DefaultExperimentFileIsValid) {
   const char* src = std::getenv("MOR_SOURCE_DIR");
   ASSERT_NE(src, nullptr);
   const ExperimentConfig c = load_experiment(fs::path(src) / "experiments" / "default.toml");
-  EXPECT_EQ(c.model.N, 1000);
-  EXPECT_EQ(c.model.k_n, 2.0);
+  EXPECT_EQ(c.chain().N, 1000);
+  EXPECT_EQ(c.chain().k_n, 2.0);
   EXPECT_EQ(c.input.type, "sine");
 }
 
@@ -134,7 +134,7 @@ TEST_F(Experiment, OverridesAndTableInputRelativeToTheFile) {
                                  << "[output]\nplots = false\n";
   const ExperimentConfig c = load_experiment(
       dir_ / "e.toml", {"model.N=1e2", "simulation.integrator=rk4", "simulation.t_end=2"});
-  EXPECT_EQ(c.model.N, 100);
+  EXPECT_EQ(c.chain().N, 100);
   EXPECT_EQ(c.integrator.scheme, Scheme::rk4);
   EXPECT_EQ(c.input.file, dir_ / "u.csv");
   EXPECT_EQ(c.output, fs::path("results") / "experiment.h5");
@@ -281,14 +281,14 @@ TEST_F(Experiment, ReductionExperimentFilesAreValidAndRoundTrip) {
   for (const char* name : {"bt_chain.toml", "sobt_chain.toml", "bt_chain_light.toml"}) {
     const ExperimentConfig a = load_experiment(fs::path(src) / "experiments" / name);
     EXPECT_NE(a.reduction.method, "none") << name;
-    EXPECT_EQ(a.model.k_n, 0.0) << name;
+    EXPECT_EQ(a.chain().k_n, 0.0) << name;
     const ExperimentConfig b = parse_experiment(a.toml, "stored", dir_);
     EXPECT_EQ(a.toml, b.toml) << name;
   }
   for (const char* name : {"pod_deim_chain.toml", "empirical_bt_chain.toml"}) {
     const ExperimentConfig a = load_experiment(fs::path(src) / "experiments" / name);
     EXPECT_TRUE(a.reduction.method == "pod" || a.reduction.method == "empirical_bt") << name;
-    EXPECT_GT(a.model.k_n, 0.0) << name;
+    EXPECT_GT(a.chain().k_n, 0.0) << name;
     EXPECT_FALSE(a.training.empty()) << name;
     EXPECT_FALSE(a.reduction.compare_orders.empty()) << name;
     const ExperimentConfig b = parse_experiment(a.toml, "stored", dir_);

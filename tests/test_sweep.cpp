@@ -95,7 +95,7 @@ TEST(SweepGrid, PointsAreTheProductOfTheAxesInSeriesThenNOrder) {
     EXPECT_EQ(c.points[i].index, static_cast<Index>(i));
   }
   EXPECT_EQ(c.points[4].series, "bt, reduction.order=10");
-  EXPECT_EQ(c.points[4].config.model.N, 80);
+  EXPECT_EQ(c.points[4].config.model_size(), 80);
   EXPECT_EQ(c.points[4].config.reduction.order, 10);
   EXPECT_EQ(c.points[4].config.integrator.t_end, 10.0);  // the study's set
   EXPECT_EQ(c.points[8].config.reduction.method, "pod");
@@ -113,7 +113,7 @@ TEST(SweepGrid, OverridesChangeTheSweepOrEveryPoint) {
                                                       {"sweep.N=[50]", "simulation.dt=0.1"});
   ASSERT_EQ(c.points.size(), 3u);
   for (const auto& p : c.points) {
-    EXPECT_EQ(p.config.model.N, 50);
+    EXPECT_EQ(p.config.model_size(), 50);
     EXPECT_EQ(p.config.integrator.dt, 0.1);
   }
 }
@@ -243,7 +243,7 @@ TEST_F(Sweep, MergedTableMatchesStandaloneRunsOfThePoints) {
   for (std::size_t i = 0; i < c.points.size(); ++i) {
     EXPECT_EQ(t.key[i], c.points[i].key);
     EXPECT_EQ(t.status[i], "done") << t.key[i];
-    EXPECT_EQ(t.numbers.at("N")(static_cast<Index>(i)), c.points[i].config.model.N);
+    EXPECT_EQ(t.numbers.at("N")(static_cast<Index>(i)), c.points[i].config.model_size());
   }
   // Two points run on their own with `mor run` and the same settings: the sweep's table holds
   // the same order and errors (the runs are deterministic).
@@ -252,7 +252,7 @@ TEST_F(Sweep, MergedTableMatchesStandaloneRunsOfThePoints) {
     std::string args =
         "run " + source_dir() + "/experiments/" +
         (p.study == "bt" ? "bt_chain.toml" : "pod_deim_chain.toml") +
-        " --no-plots -q -o alone.h5 --set model.N=" + std::to_string(p.config.model.N);
+        " --no-plots -q -o alone.h5 --set model.N=" + std::to_string(p.config.model_size());
     for (const std::string& s :
          p.study == "bt" ? std::vector<std::string>{"analysis.hinf=false", "analysis.bode_points=0",
                                                     "simulation.t_end=10.0", "reduction.order=10"}

@@ -20,6 +20,7 @@
 #include <toml++/toml.h>
 
 #include "experiments/runner/chain_reduction_run.hpp"
+#include "experiments/runner/model_kind.hpp"
 #include "experiments/runner/reduction_run.hpp"
 #include "experiments/runner/toml_reader.hpp"
 #include "models/multibody.hpp"
@@ -41,24 +42,12 @@ using detail::concat;
 std::string to_toml(const ExperimentConfig& c) {
   std::ostringstream os;
   os.precision(17);
-  auto ints = [](const std::vector<Index>& v) {
-    std::string s = "[";
-    for (std::size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]);
-    return s + "]";
-  };
   os << "[experiment]\nname = " << toml_string(c.name)
      << "\ndescription = " << toml_string(c.description)
      << "\noutput = " << toml_string(c.output.string())
-     << "\n\n[model]\ntype = \"mass_spring_chain\"\nN = " << c.model.N << "\nm = " << c.model.m
-     << "\nk_l = " << c.model.k_l << "\nd = " << c.model.d << "\nk_n = " << c.model.k_n
-     << "\ndamping = \"" << (c.model.damping == ChainDamping::chain ? "chain" : "rayleigh")
-     << "\"\n";
-  if (c.model.damping == ChainDamping::rayleigh)
-    os << "alpha = " << c.model.alpha << "\nbeta = " << c.model.beta << "\n";
-  os << "inputs = " << ints(c.model.inputs) << "\noutputs = " << ints(c.model.outputs)
-     << "\noutput_quantity = \""
-     << (c.model.output_quantity == OutputQuantity::position ? "position" : "velocity")
-     << "\"\n\n[input]\ntype = " << toml_string(c.input.type) << "\n";
+     << "\n\n[model]\ntype = " << toml_string(std::string(c.model->kind())) << "\n";
+  c.model->write_toml(os);
+  os << "\n[input]\ntype = " << toml_string(c.input.type) << "\n";
   write_input(os, c.input);
   for (const InputSpec& t : c.training) {
     os << "\n[[training]]\ntype = " << toml_string(t.type) << "\n";
@@ -133,7 +122,8 @@ std::string to_toml(const ExperimentConfig& c) {
   os << "\n[analysis]\nh2 = " << (a.h2 ? "true" : "false")
      << "\nhinf = " << (a.hinf ? "true" : "false") << "\nbode_points = " << a.bode_points
      << "\nomega_min = " << a.omega_min << "\nomega_max = " << a.omega_max
-     << "\nhinf_grid = " << a.hinf_grid << "\n";
+     << "\nhinf_grid = " << a.hinf_grid << "\nhinf_full = " << (a.hinf_full ? "true" : "false")
+     << "\n";
   return os.str();
 }
 
@@ -165,6 +155,7 @@ AnalysisSpec read_analysis(TableReader& r) {
   a.omega_min = r.real("omega_min", a.omega_min);
   a.omega_max = r.real("omega_max", a.omega_max);
   a.hinf_grid = r.integer("hinf_grid", a.hinf_grid);
+  a.hinf_full = r.boolean("hinf_full", a.hinf_full);
   r.finish();
   require(a.bode_points >= 0 && a.bode_points != 1, r.where("bode_points"),
           ": analysis.bode_points must be 0 (none) or >= 2, got ", a.bode_points);
@@ -230,38 +221,17 @@ ExperimentConfig parse_experiment(const std::string& text, const std::string& so
   {
     TableReader r(table("model"), "model", source);
     const std::string type = r.text("type", "mass_spring_chain");
-    std::vector<std::string> known = {"mass_spring_chain"};
-    for (const auto& id : multibody_model_ids()) known.push_back(id);
-    require(type == "mass_spring_chain", r.where("type"), ": model.type '", type,
-            "' is not a known model (known: ", join(known), ")");
-    ChainParameters& p = c.model;
-    p.N = r.integer("N", p.N);
-    p.m = r.real("m", p.m);
-    p.k_l = r.real("k_l", p.k_l);
-    p.d = r.real("d", p.d);
-    p.k_n = r.real("k_n", p.k_n);
-    const std::string damping = r.text("damping", "chain");
-    require(damping == "chain" || damping == "rayleigh", r.where("damping"), ": model.damping '",
-            damping, "' must be \"chain\" or \"rayleigh\"");
-    p.damping = damping == "chain" ? ChainDamping::chain : ChainDamping::rayleigh;
-    if (p.damping == ChainDamping::rayleigh) {
-      p.alpha = r.real("alpha", 0.0);
-      p.beta = r.real("beta", 0.0);
+    const ModelKindInfo* kind = find_model_kind(type);
+    if (kind == nullptr) {
+      std::vector<std::string> known;
+      for (const auto& k : model_kinds()) known.emplace_back(k.name);
+      const std::string near = suggestion(type, known);
+      for (const auto& id : multibody_model_ids()) known.push_back(id);
+      throw InvalidArgument(concat(r.where("type"), ": model.type '", type,
+                                   "' is not a known model (known: ", join(known), ")",
+                                   near.empty() ? "" : "; did you mean '" + near + "'?"));
     }
-    for (auto i : r.integers("inputs", {})) p.inputs.push_back(i);
-    for (auto i : r.integers("outputs", {})) p.outputs.push_back(i);
-    const std::string quantity = r.text("output_quantity", "position");
-    require(quantity == "position" || quantity == "velocity", r.where("output_quantity"),
-            ": model.output_quantity '", quantity, "' must be \"position\" or \"velocity\"");
-    p.output_quantity =
-        quantity == "position" ? OutputQuantity::position : OutputQuantity::velocity;
-    r.finish(p.damping == ChainDamping::chain ? " (alpha and beta need damping = \"rayleigh\")"
-                                              : "");
-    try {
-      validate(p);
-    } catch (const InvalidArgument& e) {
-      throw InvalidArgument(concat(source, ": ", e.what()));
-    }
+    c.model = kind->read(r, source, base_dir);
   }
   {
     TableReader r(table("input"), "input", source);
@@ -301,7 +271,9 @@ ExperimentConfig parse_experiment(const std::string& text, const std::string& so
     TableReader r(table("output"), "output", source);
     c.integrator.observe_stride = r.integer("output_stride", 1);
     c.snapshot_stride = r.integer("snapshot_stride", c.snapshot_stride);
-    c.snapshot_fields = r.strings("snapshot_fields", c.snapshot_fields);
+    const bool first_order = c.model->first_order();
+    c.snapshot_fields = r.strings("snapshot_fields",
+                                  first_order ? std::vector<std::string>{"x"} : c.snapshot_fields);
     c.compression = static_cast<int>(r.integer("compression", c.compression));
     c.plots = r.boolean("plots", c.plots);
     r.finish();
@@ -310,8 +282,10 @@ ExperimentConfig parse_experiment(const std::string& text, const std::string& so
     require(c.compression >= 0 && c.compression <= 9, r.where("compression"),
             ": output.compression must be a deflate level 0..9, got ", c.compression);
     for (const auto& f : c.snapshot_fields)
-      require(f == "p" || f == "v", r.where("snapshot_fields"), ": output.snapshot_fields entry '",
-              f, "' must be \"p\" (positions) or \"v\" (velocities)");
+      require(first_order ? f == "x" : f == "p" || f == "v", r.where("snapshot_fields"),
+              ": output.snapshot_fields entry '", f, "' must be ",
+              first_order ? "\"x\" (the state of a first-order model)"
+                          : "\"p\" (positions) or \"v\" (velocities)");
   }
   {
     TableReader r(table("reduction"), "reduction", source);
@@ -324,6 +298,10 @@ ExperimentConfig parse_experiment(const std::string& text, const std::string& so
             "(second-order balanced truncation), \"pod\" (POD-Galerkin with hyper-reduction) "
             "or \"empirical_bt\" (balancing by empirical Gramians with hyper-reduction)");
     const bool empirical = red.method == "empirical_bt";
+    if (red.method == "pod" || empirical)
+      require(c.model->chain_parameters() != nullptr, r.where("method"), ": reduction.method = \"",
+              red.method, "\" is trained on simulations of the chain; model.type = \"",
+              c.model->kind(), "\" is linear: use \"bt\" or \"sobt\"");
     if (red.method == "pod" || empirical) {
       red.order = r.integer("order", 0);
       if (empirical) {
@@ -393,15 +371,15 @@ ExperimentConfig parse_experiment(const std::string& text, const std::string& so
       }
       require(red.order >= 0, r.where("order"), ": reduction.order must be >= 1, got ", red.order);
       for (Index order : red.compare_orders)
-        require(order >= 1 && order <= c.model.N, r.where("compare_orders"),
-                ": reduction.compare_orders entries must be in [1, N = ", c.model.N, "], got ",
+        require(order >= 1 && order <= c.model_size(), r.where("compare_orders"),
+                ": reduction.compare_orders entries must be in [1, N = ", c.model_size(), "], got ",
                 order);
       require(red.deim_order >= 0, r.where("deim_order"),
               ": reduction.deim_order must be >= 1 (or 0: 2 r), got ", red.deim_order);
       require(red.training_stride >= 1, r.where("training_stride"),
               ": reduction.training_stride must be >= 1, got ", red.training_stride);
       const bool needs_training =
-          !empirical || (c.model.k_n != 0.0 &&
+          !empirical || (c.chain().k_n != 0.0 &&
                          parse_nonlinear_treatment(red.nonlinear) == NonlinearTreatment::deim);
       require(!needs_training || !c.training.empty() || !red.training_files.empty(), source,
               ": reduction.method = \"", red.method, "\" needs training data",
@@ -448,8 +426,10 @@ ExperimentConfig parse_experiment(const std::string& text, const std::string& so
               ": reduction.rksm_tolerance must be > 0, got ", red.rksm_tolerance);
       require(red.rksm_max_dimension >= 1, r.where("rksm_max_dimension"),
               ": reduction.rksm_max_dimension must be >= 1, got ", red.rksm_max_dimension);
-      require(c.model.k_n == 0.0, r.where("method"), ": reduction.method = \"", red.method,
-              "\" reduces linear systems: set model.k_n = 0 (got k_n = ", c.model.k_n, ")");
+      if (!c.model->is_linear())
+        throw InvalidArgument(
+            concat(r.where("method"), ": reduction.method = \"", red.method,
+                   "\" reduces linear systems: set model.k_n = 0 (got k_n = ", c.chain().k_n, ")"));
     }
     r.finish(red.method == "none" ? " (reduction.method = \"none\" takes no other key)"
              : red.method == "bt" ? " (variant needs method = \"sobt\")"
@@ -471,6 +451,18 @@ ExperimentConfig parse_experiment(const std::string& text, const std::string& so
   }
   c.toml = to_toml(c);
   return c;
+}
+
+const ChainParameters& ExperimentConfig::chain() const {
+  const ChainParameters* p = model ? model->chain_parameters() : nullptr;
+  require(p != nullptr, source, ": model.type = \"", model ? model->kind() : "none",
+          "\" is not the chain");
+  return *p;
+}
+
+Index ExperimentConfig::model_size() const {
+  require(model != nullptr, source, ": no model");
+  return model->size();
 }
 
 ExperimentConfig load_experiment(const std::filesystem::path& file,
@@ -512,12 +504,6 @@ std::string utc_now() {
   std::ostringstream os;
   os << std::put_time(&tm, "%Y-%m-%dT%H:%M:%SZ");
   return os.str();
-}
-
-std::vector<std::int64_t> to_int64(const std::vector<Index>& v, Index fallback) {
-  std::vector<std::int64_t> out(v.begin(), v.end());
-  if (out.empty()) out.push_back(fallback);
-  return out;
 }
 
 /// A reduced model's run: outputs at the output steps (rows of p values, feed-through
@@ -666,10 +652,9 @@ RunSummary run_experiment(const ExperimentConfig& c, const RunOptions& options) 
   using Clock = std::chrono::steady_clock;
   const auto t_start = Clock::now();
   RunSummary summary;
-  const MassSpringChain chain(c.model);
-  MassSpringChain::Workspace ws(chain, c.solver);
-  const auto input = make_signal(c.input, chain.n_inputs());
-  const Index N = chain.n();
+  const std::unique_ptr<FullModel> model = c.model->build(c.solver);
+  const auto input = make_signal(c.input, model->n_inputs());
+  const Index N = model->n();
   summary.build_seconds = std::chrono::duration<double>(Clock::now() - t_start).count();
   auto stage = [&](const char* name, double fraction = 0.0) {
     if (options.report_stage) options.report_stage(name, fraction);
@@ -678,32 +663,15 @@ RunSummary run_experiment(const ExperimentConfig& c, const RunOptions& options) 
   io::ResultsWriter out(c.output);
   record_provenance(out, c.name, c.description, c.source, c.toml, options.command_line);
 
-  const ChainParameters& p = c.model;
   out.create_group("/model");
-  out.set_attribute("/model", "type", std::string("mass_spring_chain"));
-  out.set_attribute("/model", "N", static_cast<std::int64_t>(p.N));
-  out.set_attribute("/model", "m", p.m);
-  out.set_attribute("/model", "k_l", p.k_l);
-  out.set_attribute("/model", "d", p.d);
-  out.set_attribute("/model", "k_n", p.k_n);
-  out.set_attribute("/model", "damping",
-                    std::string(p.damping == ChainDamping::chain ? "chain" : "rayleigh"));
-  out.set_attribute("/model", "alpha", p.alpha);
-  out.set_attribute("/model", "beta", p.beta);
-  out.set_attribute("/model", "inputs", to_int64(p.inputs, p.N));
-  out.set_attribute("/model", "outputs", to_int64(p.outputs, p.N));
-  out.set_attribute(
-      "/model", "output_quantity",
-      std::string(p.output_quantity == OutputQuantity::position ? "position" : "velocity"));
-  out.set_attribute("/model", "convention",
-                    std::string("M q'' + D q' + K q + g(q) = B u, y = Cp q + Cv q'; K = -k_l T, "
-                                "D = -d T (or alpha M + beta K), g = -f of MORwiki"));
+  out.set_attribute("/model", "type", std::string(c.model->kind()));
+  c.model->record(out);
 
   const IntegratorOptions& o = c.integrator;
   const Index steps = step_count(o);
   out.create_group("/simulation");
   out.set_attribute("/simulation", "integrator", std::string(to_string(o.scheme)));
-  out.set_attribute("/simulation", "solver", std::string(to_string(c.solver)));
+  out.set_attribute("/simulation", "solver", model->solver_used());
   out.set_attribute("/simulation", "dt", o.dt);
   out.set_attribute("/simulation", "t0", o.t0);
   out.set_attribute("/simulation", "t_end", o.t_end);
@@ -715,6 +683,11 @@ RunSummary run_experiment(const ExperimentConfig& c, const RunOptions& options) 
   out.set_attribute("/simulation", "output_stride", static_cast<std::int64_t>(o.observe_stride));
   out.set_attribute("/simulation", "snapshot_stride", static_cast<std::int64_t>(c.snapshot_stride));
   out.set_attribute("/simulation", "initial_state", std::string("rest (q = v = 0)"));
+  out.set_attribute(
+      "/simulation", "state",
+      std::string(model->first_order() ? "first order: v is the state x of E x' = A x + B u, q its "
+                                         "time integral"
+                                       : "second order: q positions, v velocities"));
   out.create_group("/input");
   out.set_attribute("/input", "type", c.input.type);
   out.set_attribute("/input", "description", input->describe());
@@ -723,7 +696,7 @@ RunSummary run_experiment(const ExperimentConfig& c, const RunOptions& options) 
   const bool pod_reducing = c.reduction.method == "pod" || c.reduction.method == "empirical_bt";
   const bool bt_reducing = c.reduction.method == "bt" || c.reduction.method == "sobt";
   const bool reducing = pod_reducing || bt_reducing;
-  std::optional<SecondOrderSystem> linear;
+  std::unique_ptr<LtiOperator> full_operator;  // bt, sobt: shared by reduction and analysis
   ReducedModel reduced;
   ChainReduction pod_reduced;
   ReducedTrajectory pod_traj;
@@ -734,13 +707,13 @@ RunSummary run_experiment(const ExperimentConfig& c, const RunOptions& options) 
       pod_reducing ? (c.snapshot_stride > 0 ? c.snapshot_stride : 10 * o.observe_stride) : 0;
   if (reducing) stage("reduction");
   if (bt_reducing) {
-    linear = chain.linear_system();
-    reduced = reduce_and_record(c, *linear, out);
+    full_operator = model->lti_operator();
+    reduced = reduce_and_record(c, *full_operator, model->second_order_system(), out);
     summary.reduced_order = reduced.r;
     summary.reduction_seconds = reduced.seconds;
     summary.offline_stages = reduced.stages;
   } else if (pod_reducing) {
-    pod_reduced = reduce_chain_and_record(c, chain, out, options.stop_requested);
+    pod_reduced = reduce_chain_and_record(c, *model->chain(), out, options.stop_requested);
     summary.reduced_order = pod_reduced.main.r;
     summary.deim_samples = pod_reduced.main.m;
     summary.reduction_seconds = pod_reduced.seconds;
@@ -755,20 +728,24 @@ RunSummary run_experiment(const ExperimentConfig& c, const RunOptions& options) 
 
   out.create_group("/outputs");
   io::RowStream& s_t = out.open_row_stream("/outputs/t", 1, 0);
-  io::RowStream& s_u = out.open_row_stream("/outputs/u", chain.n_inputs(), 0);
-  io::RowStream& s_y = out.open_row_stream("/outputs/y", chain.n_outputs(), 0);
+  io::RowStream& s_u = out.open_row_stream("/outputs/u", model->n_inputs(), 0);
+  io::RowStream& s_y = out.open_row_stream("/outputs/y", model->n_outputs(), 0);
   const bool snapshots = c.snapshot_stride > 0 && !c.snapshot_fields.empty();
   const bool snap_p =
       snapshots && std::count(c.snapshot_fields.begin(), c.snapshot_fields.end(), "p");
   const bool snap_v =
       snapshots && std::count(c.snapshot_fields.begin(), c.snapshot_fields.end(), "v");
-  io::RowStream *s_st = nullptr, *s_p = nullptr, *s_v = nullptr, *s_e = nullptr;
+  const bool snap_x =
+      snapshots && std::count(c.snapshot_fields.begin(), c.snapshot_fields.end(), "x");
+  io::RowStream *s_st = nullptr, *s_p = nullptr, *s_v = nullptr, *s_x = nullptr, *s_e = nullptr;
   if (snapshots) {
     out.create_group("/snapshots");
     s_st = &out.open_row_stream("/snapshots/t", 1, 0);
     if (snap_p) s_p = &out.open_row_stream("/snapshots/p", N, c.compression);
     if (snap_v) s_v = &out.open_row_stream("/snapshots/v", N, c.compression);
-    s_e = &out.open_row_stream("/snapshots/energy", 1, 0);
+    if (snap_x) s_x = &out.open_row_stream("/snapshots/x", N, c.compression);
+    if (model->energy(Vector::Zero(N), Vector::Zero(N)))
+      s_e = &out.open_row_stream("/snapshots/energy", 1, 0);
   }
 
   // The integrator observes at every multiple of gcd(output, snapshot stride); this observer
@@ -777,7 +754,7 @@ RunSummary run_experiment(const ExperimentConfig& c, const RunOptions& options) 
   run.stop_requested = options.stop_requested;
   run.observe_stride = snapshots ? std::gcd(o.observe_stride, c.snapshot_stride) : o.observe_stride;
   if (pod_reducing) run.observe_stride = std::gcd(run.observe_stride, state_stride);
-  Vector y(chain.n_outputs());
+  Vector y(model->n_outputs());
   std::vector<double> y_full;  // kept for the reduced model's output error
   double write_seconds = 0.0;
   // POD: ||q - V q_r||_2 and ||q||_2 at every state_stride-th step.
@@ -786,7 +763,7 @@ RunSummary run_experiment(const ExperimentConfig& c, const RunOptions& options) 
   auto observe = [&](Index k, double t, const Vector& q, const Vector& v, const Vector& u) {
     const auto w0 = Clock::now();
     if (k % o.observe_stride == 0 || k == steps) {
-      chain.output(q, v, y);
+      model->output(q, v, u, y);
       s_t.append(&t);
       s_u.append(u);
       s_y.append(y);
@@ -805,8 +782,11 @@ RunSummary run_experiment(const ExperimentConfig& c, const RunOptions& options) 
       s_st->append(&t);
       if (s_p) s_p->append(q);
       if (s_v) s_v->append(v);
-      const double energy = chain.kinetic_energy(v) + chain.potential_energy(q);
-      s_e->append(&energy);
+      if (s_x) s_x->append(v);  // first order: v is the state
+      if (s_e) {
+        const double energy = *model->energy(q, v);
+        s_e->append(&energy);
+      }
       ++summary.snapshots;
     }
     write_seconds += std::chrono::duration<double>(Clock::now() - w0).count();
@@ -817,17 +797,17 @@ RunSummary run_experiment(const ExperimentConfig& c, const RunOptions& options) 
                             [&](double f) { stage("full simulation", f); });
   stage("full simulation");
   summary.setup_seconds = std::chrono::duration<double>(Clock::now() - t_start).count();
-  summary.stats = integrate(chain, ws, *input, run, q, v, observe, &progress);
+  summary.stats = model->simulate(*input, run, q, v, observe, &progress);
   summary.write_seconds = write_seconds;
   if (bt_reducing) {
     stage("reduced simulation");
-    const DenseSecondOrderModel model(reduced.second_order);
+    const DenseSecondOrderModel reduced_model(reduced.second_order);
     const ReducedTrajectory traj = simulate_reduced(
-        model, reduced.second_order.D_ff, *input, o, 0, options,
+        reduced_model, reduced.second_order.D_ff, *input, o, 0, options,
         concat("r = ", reduced.r, ", spectral abscissa ", reduced.spectral_abscissa));
-    write_output_errors(out, y_full, traj, chain.n_outputs(), reduced.r, summary);
+    write_output_errors(out, y_full, traj, model->n_outputs(), reduced.r, summary);
   } else if (pod_reducing) {
-    write_output_errors(out, y_full, pod_traj, chain.n_outputs(), pod_reduced.main.r, summary);
+    write_output_errors(out, y_full, pod_traj, model->n_outputs(), pod_reduced.main.r, summary);
     if (!other_trajs.empty())
       write_error_against_order(out, c.reduction.method, y_full, pod_reduced, pod_traj, other_trajs,
                                 steps);
@@ -855,10 +835,11 @@ RunSummary run_experiment(const ExperimentConfig& c, const RunOptions& options) 
                     static_cast<std::int64_t>(summary.stats.force_evaluations));
   out.set_attribute("/timings", "newton_iterations",
                     static_cast<std::int64_t>(summary.stats.newton_iterations));
-  out.set_attribute("/timings", "factorizations", static_cast<std::int64_t>(ws.factorizations()));
+  out.set_attribute("/timings", "factorizations",
+                    static_cast<std::int64_t>(model->factorizations()));
   if (bt_reducing) {
     stage("analysis");
-    const AnalysisOutcome a = analyse_and_record(c, *linear, reduced, out);
+    const AnalysisOutcome a = analyse_and_record(c, *full_operator, reduced, out);
     summary.h2_error_relative = a.h2_error_relative;
     summary.hinf_error = a.hinf_error;
   }

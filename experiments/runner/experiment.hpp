@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "models/mass_spring_chain.hpp"
+#include "src/core/errors.hpp"
 #include "src/integrators/integrate.hpp"
 #include "src/linalg/sparse_solver.hpp"
 
@@ -24,6 +25,8 @@ class ResultsWriter;
 }
 
 namespace mor::experiments {
+
+class ModelSpec;
 
 struct InputSpec {
   std::string type = "sine";  ///< zero, step, sine, chirp, multisine, table
@@ -92,7 +95,8 @@ struct AnalysisSpec {
   bool hinf = true;         ///< H-infinity norm of the error system
   Index bode_points = 100;  ///< sigma_max(G(i w)) of full, reduced and error; 0: none
   double omega_min = 1e-4, omega_max = 10.0;  ///< rad/s
-  Index hinf_grid = 200;  ///< sweep grid of the large-system H-infinity estimate
+  Index hinf_grid = 200;   ///< sweep grid of the large-system H-infinity estimate
+  bool hinf_full = false;  ///< also ||G||_Hinf of the full model
 };
 
 /// The signal an input table describes, with m channels (the same signal on each).
@@ -102,7 +106,8 @@ struct ExperimentConfig {
   std::string name = "experiment";
   std::string description;
   std::filesystem::path output;  ///< results file; default results/<name>.h5
-  ChainParameters model;
+  /// [model]: a registered kind (experiments/runner/model_kind.hpp), read and validated.
+  std::shared_ptr<const ModelSpec> model;
   InputSpec input;
   /// [[training]]: the inputs of the training runs of a POD reduction (same integrator and
   /// horizon as the test run, which uses [input]).
@@ -117,6 +122,11 @@ struct ExperimentConfig {
   bool plots = true;
   std::string source;  ///< where the configuration came from (file name)
   std::string toml;    ///< the effective configuration, overrides applied, as TOML
+
+  /// The chain's parameters. @throws InvalidArgument naming the kind if the model is another.
+  const ChainParameters& chain() const;
+  /// Length of the integrator state of the model (N for the chain, n for a model file).
+  Index model_size() const;
 };
 
 /// Reads and validates an experiment file; overrides are "table.key=value" (value in TOML

@@ -16,6 +16,7 @@
 
 #include <toml++/toml.h>
 
+#include "experiments/runner/model_kind.hpp"
 #include "experiments/runner/multibody_run.hpp"
 #include "experiments/runner/toml_reader.hpp"
 #include "src/core/errors.hpp"
@@ -92,10 +93,10 @@ struct Study {
 /// when it is linear and 40 when it is not (Newton), an RK4 step 6; low-rank BT about 30 us per
 /// mass; the analysis and training runs in proportion.
 double estimate_seconds(const ExperimentConfig& c) {
-  const double N = static_cast<double>(c.model.N);
+  const double N = static_cast<double>(c.model_size());
   const double steps = static_cast<double>(step_count(c.integrator));
   const bool explicit_scheme = c.integrator.scheme == Scheme::rk4;
-  const double full = steps * N * (explicit_scheme ? 6e-9 : c.model.k_n == 0.0 ? 1.5e-8 : 4e-8);
+  const double full = steps * N * (explicit_scheme ? 6e-9 : c.model->is_linear() ? 1.5e-8 : 4e-8);
   const ReductionSpec& red = c.reduction;
   double reduction = 0.0;
   if (red.method == "bt" || red.method == "sobt") {
@@ -122,7 +123,7 @@ double estimate_seconds(const ExperimentConfig& c) {
 /// about a dozen n x n matrices; POD two snapshot matrices (positions and forces) of N x k with
 /// a working copy each; empirical balancing its impulse responses.
 double estimate_mib(const ExperimentConfig& c) {
-  const double N = static_cast<double>(c.model.N);
+  const double N = static_cast<double>(c.model_size());
   const double steps = static_cast<double>(step_count(c.integrator));
   double bytes = 400.0 * N + 50e6;
   const ReductionSpec& red = c.reduction;
@@ -307,7 +308,7 @@ SweepConfig parse_sweep(const std::string& text, const std::string& source,
         } catch (const InvalidArgument& e) {
           throw InvalidArgument(concat(what, ": ", e.what()));
         }
-        p.key = file_safe(concat(s.name, "_N", p.config.model.N, key_tail));
+        p.key = file_safe(concat(s.name, "_N", p.config.model_size(), key_tail));
         p.configuration = p.config.toml;
         const auto [it, fresh] = by_configuration.emplace(p.configuration, p.key);
         require(fresh, what, ": the same experiment as point '", it->second,
@@ -360,7 +361,7 @@ void check_memory_budget(const SweepConfig& c, int concurrent_points) {
     if (p.memory_mib <= budget) continue;
     throw InvalidArgument(concat(
         c.source, ": point '", p.key, "' needs about ", std::llround(p.memory_mib),
-        " MiB (estimate for N = ", p.config.model.N, ", method ", p.config.reduction.method,
+        " MiB (estimate for N = ", p.config.model_size(), ", method ", p.config.reduction.method,
         "), above the memory budget of ", std::llround(budget), " MiB per point",
         c.memory_budget_mib > 0 ? std::string(" (sweep.memory_budget_mib)")
                                 : concat(" (90% of ", std::llround(physical_memory_mib()),
@@ -398,7 +399,7 @@ RunSummary run_sweep_point(const SweepConfig& c, const SweepPoint& p, const RunO
     out.set_attribute(g, "sweep", c.name);
     out.set_attribute(g, "configuration", p.configuration);
     out.set_attribute(g, "method", p.config.reduction.method);
-    out.set_attribute(g, "N", static_cast<std::int64_t>(p.config.model.N));
+    out.set_attribute(g, "N", static_cast<std::int64_t>(p.config.model_size()));
     out.set_attribute(g, "r", static_cast<std::int64_t>(s.reduced_order));
     out.set_attribute(g, "m", static_cast<std::int64_t>(s.deim_samples));
     out.set_attribute(g, "output_error", reduced ? s.output_error_relative : kNaN);
@@ -543,7 +544,7 @@ void write_sweep_results(const SweepConfig& c, const std::vector<PointOutcome>& 
     studies[i] = p.study;
     series[i] = p.series;
     methods[i] = p.config.reduction.method;
-    column("N").numbers[i] = static_cast<double>(p.config.model.N);
+    column("N").numbers[i] = static_cast<double>(p.config.model_size());
     for (const auto& [axis, value] : p.axes) column("grid." + axis).texts[i] = value;
     files[i] = completed_point_file(c, p);
     if (!files[i]) {

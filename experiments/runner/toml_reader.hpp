@@ -141,6 +141,8 @@ class TableReader {
           " (known keys: ", join(known_), ")"));
     }
   }
+  /// True if the table has the key (whether or not it was read).
+  bool given(const std::string& key) const { return table_ && table_->contains(key); }
   std::string where(const std::string& key) const {
     const toml::node* n = table_ ? table_->get(key) : nullptr;
     return n ? detail::concat(source_, ":", n->source().begin.line) : source_;

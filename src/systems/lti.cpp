@@ -78,4 +78,17 @@ DescriptorSystem to_descriptor(const SecondOrderSystem& s) {
   return d;
 }
 
+SecondOrderSystem embed_in_second_order(const DescriptorSystem& d) {
+  validate(d);
+  const Index n = d.n();
+  SecondOrderSystem s;
+  s.M = d.E;
+  s.D = -d.A;
+  s.K.resize(n, n);
+  s.B = d.B;
+  s.Cp.resize(d.n_outputs(), n);
+  s.Cv = d.C;
+  return s;
+}
+
 }  // namespace mor

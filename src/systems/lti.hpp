@@ -43,4 +43,11 @@ void validate(const DescriptorSystem& sys);
 /// Its 2n x 2n matrices are sparse; nothing dense of size n is formed.
 DescriptorSystem to_descriptor(const SecondOrderSystem& sys);
 
+/// The exact second-order embedding of E x' = A x + B u, y = C x (+ D_ff u, which the embedding
+/// cannot carry: callers add it):  M = E, D = -A, K = 0, B = B, Cp = 0, Cv = C, with x = q'.
+/// The velocity equation is the descriptor system itself, so the second-order integrators solve
+/// with E - h/2 A (implicit midpoint) and never form E^{-1} A (the sparse counterpart of
+/// from_first_order in src/systems/dense_model.hpp).
+SecondOrderSystem embed_in_second_order(const DescriptorSystem& sys);
+
 }  // namespace mor

@@ -1,0 +1,132 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// Model kinds: the seam between an experiment file's [model] table and the runner. A kind is one
+// file (experiments/runner/models/<kind>.cpp) that declares its keys once (experiments/runner/
+// keys.hpp), reads and validates them into a ModelSpec, and builds a FullModel from it; plus one
+// line in the registry (model_kinds.cpp). The runner, the reduction methods and the analysis see
+// only FullModel.
+//
+// Every full model runs through the second-order integrators of src/integrators on a pair of
+// state vectors (q, v):
+//  - second-order models (M q'' + D q' + K q + g(q) = B u): q positions, v velocities;
+//  - first-order descriptor models (E x' = A x + B u) embedded exactly as M = E, D = -A, K = 0
+//    with x = v (q is its time integral, unused): the implicit schemes then solve with
+//    E - h/2 A (implicit midpoint) in the descriptor form, never with E^{-1} A. The reduced
+//    models of balanced truncation are embedded the same way (src/systems/dense_model.hpp), so
+//    full and reduced models share one integrator.
+#pragma once
+
+#include <filesystem>
+#include <functional>
+#include <iosfwd>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "experiments/runner/keys.hpp"
+#include "models/mass_spring_chain.hpp"
+#include "reduction/lti_operator.hpp"
+#include "src/core/progress.hpp"
+#include "src/integrators/integrate.hpp"
+#include "src/io/results.hpp"
+#include "src/signals/signal.hpp"
+
+namespace mor::experiments {
+
+/// A linear full-order system in the form its kind defines it.
+using LinearSystem = std::variant<DescriptorSystem, SecondOrderSystem>;
+
+/// observe(step, t, q, v, u), as src/integrators/integrate.hpp calls it.
+using StepObserver =
+    std::function<void(Index, double, const Vector&, const Vector&, const Vector&)>;
+
+/// A full-order model built for one run: constant data, plus the integrator workspace.
+class FullModel {
+ public:
+  virtual ~FullModel() = default;
+  FullModel(const FullModel&) = delete;
+  FullModel& operator=(const FullModel&) = delete;
+
+  /// Length of the integrator state vectors q and v (states of a first-order model).
+  virtual Index n() const = 0;
+  virtual Index n_inputs() const = 0;
+  virtual Index n_outputs() const = 0;
+  /// True for a first-order model (v is the state x; q its integral, meaningless).
+  virtual bool first_order() const { return false; }
+  virtual bool is_linear() const = 0;
+  /// y = C x + D u (first order) or Cp q + Cv v (second order), size n_outputs().
+  virtual void output(const Vector& q, const Vector& v, const Vector& u, Vector& y) const = 0;
+  /// The stored energy at (q, v), if the model defines one (snapshots record it).
+  virtual std::optional<double> energy(const Vector& q, const Vector& v) const {
+    (void)q, (void)v;
+    return std::nullopt;
+  }
+  /// The linear system as the Gramian solvers, balanced truncation and the norms see it. The
+  /// operator refers to this model's data: the model must outlive it.
+  /// @throws InvalidArgument naming the model if it is not linear.
+  virtual std::unique_ptr<LtiOperator> lti_operator() const = 0;
+  /// The second-order form, for the structure-preserving methods; nullptr if the model has none.
+  virtual const SecondOrderSystem* second_order_system() const { return nullptr; }
+  /// The nonlinear chain, for the methods trained on its simulations; nullptr for other kinds.
+  virtual const MassSpringChain* chain() const { return nullptr; }
+  /// Integrates from (q, v) over o's horizon (see integrate()); returns its statistics.
+  virtual IntegrationStats simulate(const Signal& input, const IntegratorOptions& o, Vector& q,
+                                    Vector& v, const StepObserver& observe,
+                                    ProgressReporter* progress) = 0;
+  /// Factorizations of iteration matrices so far (the integrator workspace's count).
+  virtual Index factorizations() const = 0;
+  /// The sparse solver the integrator uses (may differ from the one asked for, e.g. an LU for a
+  /// nonsymmetric model when CHOLMOD was asked for), as its name.
+  virtual std::string solver_used() const = 0;
+
+ protected:
+  FullModel() = default;
+};
+
+/// The [model] table of one kind, read and validated: constant data from which runs build
+/// their FullModel.
+class ModelSpec {
+ public:
+  virtual ~ModelSpec() = default;
+  /// The kind's name, as [model] type spells it.
+  virtual std::string_view kind() const = 0;
+  /// The effective [model] keys (defaults filled in), as TOML lines after "type = ...".
+  virtual void write_toml(std::ostream& os) const = 0;
+  /// /model attributes: the keys, the sizes and what is known of the structure.
+  virtual void record(io::ResultsWriter& out) const = 0;
+  /// Length of the integrator state (for memory and time estimates, and results keys).
+  virtual Index size() const = 0;
+  virtual bool is_linear() const = 0;
+  /// True for a first-order model (its snapshots are of the state x, not of q and v).
+  virtual bool first_order() const { return false; }
+  /// The linear system (for export), in the kind's own form.
+  /// @throws InvalidArgument naming the model if it is not linear.
+  virtual LinearSystem linear_system() const = 0;
+  /// The chain's parameters, for the methods and estimates that are the chain's; nullptr for
+  /// other kinds.
+  virtual const ChainParameters* chain_parameters() const { return nullptr; }
+  /// @param solver the sparse solver asked for in [simulation].
+  /// @throws InvalidArgument, IoError as the kind's construction.
+  virtual std::unique_ptr<FullModel> build(SparseBackend solver) const = 0;
+};
+
+/// One registered kind: its name, one line of doc, how to read its table and list its keys.
+struct ModelKindInfo {
+  std::string_view name;
+  std::string_view doc;
+  /// Reads the [model] table (type already read) and validates it. base_dir resolves paths.
+  /// @throws InvalidArgument naming file, line, key and value; IoError for unreadable files.
+  std::unique_ptr<ModelSpec> (*read)(TableReader& r, const std::string& source,
+                                     const std::filesystem::path& base_dir);
+  /// Appends the kind's keys (with their defaults) to the reference.
+  void (*keys)(std::vector<KeyDoc>& rows);
+};
+
+/// Every registered kind, in registration order (experiments/runner/model_kinds.cpp).
+const std::vector<ModelKindInfo>& model_kinds();
+/// The kind named name, or nullptr.
+const ModelKindInfo* find_model_kind(std::string_view name);
+
+}  // namespace mor::experiments

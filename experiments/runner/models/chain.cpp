@@ -1,0 +1,145 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// Model kind "mass_spring_chain": the MORwiki nonlinear mass-spring-damper chain at any N
+// (models/mass_spring_chain.hpp), linear when k_n = 0.
+#include <optional>
+#include <ostream>
+
+#include "experiments/runner/model_kind.hpp"
+
+namespace mor::experiments {
+namespace {
+
+constexpr Choice<ChainDamping> kDampings[] = {{"chain", ChainDamping::chain},
+                                              {"rayleigh", ChainDamping::rayleigh}};
+constexpr Choice<OutputQuantity> kQuantities[] = {{"position", OutputQuantity::position},
+                                                  {"velocity", OutputQuantity::velocity}};
+
+/// The [model] keys of the chain, declared once.
+template <class P, class V>
+void chain_keys(P& p, V& v) {
+  v(Key{"N", "", "number of masses, >= 1"}, p.N);
+  v(Key{"m", "kg", "mass of each body, > 0"}, p.m);
+  v(Key{"k_l", "N/m", "linear spring stiffness, >= 0"}, p.k_l);
+  v(Key{"d", "N s/m", "damper coefficient (damping = \"chain\"), >= 0"}, p.d);
+  v(Key{"k_n", "N/m^3", "cubic spring coefficient, >= 0 (0: the linear chain)"}, p.k_n);
+  v.choice(Key{"damping", "",
+               "dampers along the chain (the benchmark) or Rayleigh D = alpha M + "
+               "beta K"},
+           p.damping, kDampings);
+  v(Key{"alpha", "1/s", "Rayleigh mass coefficient (damping = \"rayleigh\"), >= 0"}, p.alpha);
+  v(Key{"beta", "s", "Rayleigh stiffness coefficient (damping = \"rayleigh\"), >= 0"}, p.beta);
+  v(Key{"inputs", "", "1-based masses the input forces act on; [] means [N]"}, p.inputs);
+  v(Key{"outputs", "", "1-based observed masses; [] means [N]"}, p.outputs);
+  v.choice(Key{"output_quantity", "", "what the outputs observe"}, p.output_quantity, kQuantities);
+}
+
+class ChainFullModel final : public FullModel {
+ public:
+  ChainFullModel(const ChainParameters& p, SparseBackend solver)
+      : chain_(p), ws_(chain_, solver), solver_(solver) {
+    if (chain_.is_linear()) linear_ = chain_.linear_system();
+  }
+  Index n() const override { return chain_.n(); }
+  Index n_inputs() const override { return chain_.n_inputs(); }
+  Index n_outputs() const override { return chain_.n_outputs(); }
+  bool is_linear() const override { return chain_.is_linear(); }
+  void output(const Vector& q, const Vector& v, const Vector&, Vector& y) const override {
+    chain_.output(q, v, y);
+  }
+  std::optional<double> energy(const Vector& q, const Vector& v) const override {
+    return chain_.kinetic_energy(v) + chain_.potential_energy(q);
+  }
+  std::unique_ptr<LtiOperator> lti_operator() const override {
+    require(linear_.has_value(), "the chain with k_n = ", chain_.parameters().k_n,
+            " is nonlinear: linear methods need model.k_n = 0");
+    return std::make_unique<SecondOrderLtiOperator>(*linear_);
+  }
+  const SecondOrderSystem* second_order_system() const override {
+    return linear_ ? &*linear_ : nullptr;
+  }
+  const MassSpringChain* chain() const override { return &chain_; }
+  IntegrationStats simulate(const Signal& input, const IntegratorOptions& o, Vector& q, Vector& v,
+                            const StepObserver& observe, ProgressReporter* progress) override {
+    return integrate(chain_, ws_, input, o, q, v, observe, progress);
+  }
+  Index factorizations() const override { return ws_.factorizations(); }
+  std::string solver_used() const override { return std::string(to_string(solver_)); }
+
+ private:
+  MassSpringChain chain_;
+  MassSpringChain::Workspace ws_;
+  SparseBackend solver_;
+  std::optional<SecondOrderSystem> linear_;
+};
+
+class ChainSpec final : public ModelSpec {
+ public:
+  explicit ChainSpec(ChainParameters p) : p_(std::move(p)) {}
+  std::string_view kind() const override { return "mass_spring_chain"; }
+  void write_toml(std::ostream& os) const override {
+    KeyWriter w(os);
+    chain_keys(p_, w);
+  }
+  void record(io::ResultsWriter& out) const override {
+    KeyRecorder rec(out, "/model");
+    chain_keys(p_, rec);
+    // Resolved defaults: the masses the inputs and outputs are at.
+    auto or_last = [&](const std::vector<Index>& v) {
+      return v.empty() ? std::vector<std::int64_t>{p_.N}
+                       : std::vector<std::int64_t>(v.begin(), v.end());
+    };
+    out.set_attribute("/model", "inputs", or_last(p_.inputs));
+    out.set_attribute("/model", "outputs", or_last(p_.outputs));
+    out.set_attribute("/model", "convention",
+                      std::string("M q'' + D q' + K q + g(q) = B u, y = Cp q + Cv q'; K = -k_l T, "
+                                  "D = -d T (or alpha M + beta K), g = -f of MORwiki"));
+  }
+  Index size() const override { return p_.N; }
+  bool is_linear() const override { return p_.k_n == 0.0; }
+  LinearSystem linear_system() const override {
+    require(is_linear(), "the chain with k_n = ", p_.k_n,
+            " is nonlinear and has no LTI form: set model.k_n = 0 for its linear part");
+    return MassSpringChain(p_).linear_system();
+  }
+  const ChainParameters* chain_parameters() const override { return &p_; }
+  std::unique_ptr<FullModel> build(SparseBackend solver) const override {
+    return std::make_unique<ChainFullModel>(p_, solver);
+  }
+
+ private:
+  ChainParameters p_;
+};
+
+std::unique_ptr<ModelSpec> read_chain_model(TableReader& r, const std::string& source,
+                                            const std::filesystem::path& base_dir) {
+  ChainParameters p;
+  KeyReader reader(r, "model", base_dir);
+  chain_keys(p, reader);
+  r.finish();
+  // The stored configuration writes alpha = beta = 0 for chain damping; other values would be
+  // silently ignored there.
+  require(p.damping == ChainDamping::rayleigh || (p.alpha == 0.0 && p.beta == 0.0),
+          r.where(p.alpha != 0.0 ? "alpha" : "beta"),
+          ": model: alpha and beta need damping = \"rayleigh\" (got damping = \"chain\")");
+  try {
+    validate(p);
+  } catch (const InvalidArgument& e) {
+    throw InvalidArgument(detail::concat(source, ": ", e.what()));
+  }
+  return std::make_unique<ChainSpec>(std::move(p));
+}
+
+void chain_model_keys(std::vector<KeyDoc>& rows) {
+  ChainParameters p;
+  KeyDocs docs(rows, "model");
+  chain_keys(p, docs);
+}
+
+}  // namespace
+
+extern const ModelKindInfo kMassSpringChainKind{
+    "mass_spring_chain",
+    "the MORwiki nonlinear mass-spring-damper chain at any N (linear when k_n = 0)",
+    &read_chain_model, &chain_model_keys};
+
+}  // namespace mor::experiments
