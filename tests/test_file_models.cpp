@@ -14,8 +14,10 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 
 #include "experiments/runner/experiment.hpp"
+#include "reduction/system_norms.hpp"
 #include "src/io/model_files.hpp"
 #include "src/io/results.hpp"
 #include "support/compare.hpp"
@@ -164,6 +166,44 @@ TEST_F(FileModels, ExportedReducedModelKeepsItsHankelValues) {
     const Vector again = io::ResultsReader(dir_ / "again.h5").read_vector("/reduction/hsv");
     ASSERT_EQ(again.size(), 12) << format;
     EXPECT_TRUE(matrices_near(again, Vector(hsv.head(12)), 1e-7, Compare::relative)) << format;
+  }
+}
+
+// The bar: an exported reduced model loads with scipy.io.loadmat and reproduces the
+// reduced transfer function to 1e-12 (SciPy evaluates it from the file, the test from the
+// results file's matrices through the project's transfer_function).
+TEST_F(FileModels, ExportedReducedModelLoadsInScipy) {
+  const fs::path results = dir_ / "cd.h5";
+  run_experiment(load_experiment(
+      source_dir() / "experiments/cdplayer_bt.toml",
+      {"experiment.output=\"" + results.string() + "\"", "simulation.t_end=0.001",
+       "analysis.bode_points=0", "analysis.hinf_full=false", "reduction.store_bases=true"}));
+  ASSERT_EQ(mor("export cd.h5 --format mat --out red.mat").exit_code, 0);
+  std::ofstream(dir_ / "tf.py")
+      << "import sys, numpy as np, scipy.io as sio\n"
+         "d = sio.loadmat('red.mat')\n"
+         "assert d['V'].shape == (120, 20) and d['hsv'].size == 120, 'V or hsv missing'\n"
+         "for w in [0.1, 10.0, 1e3, 1e5]:\n"
+         "    G = d['C'] @ np.linalg.solve(1j * w * d['E'] - d['A'], d['B']) + d['D']\n"
+         "    print(' '.join('%.17g %.17g' % (z.real, z.imag) for z in G.flatten(order='F')))\n";
+  const auto o = shell("/usr/bin/python3 tf.py");
+  ASSERT_EQ(o.exit_code, 0) << "python3-scipy is a project dependency: " << o.output;
+  const io::ResultsReader r(results);
+  const std::string g = "/reduction/reduced/";
+  DenseLtiOperator red(r.read_matrix(g + "E"), r.read_matrix(g + "A"), r.read_matrix(g + "B"),
+                       r.read_matrix(g + "C"), r.read_matrix(g + "D"));
+  std::istringstream in(o.output);
+  for (double w : {0.1, 10.0, 1e3, 1e5}) {
+    const ComplexMatrix G = transfer_function(red, Complex(0.0, w));
+    ComplexMatrix S(G.rows(), G.cols());
+    for (Index j = 0; j < S.cols(); ++j)
+      for (Index i = 0; i < S.rows(); ++i) {
+        double re = 0, im = 0;
+        in >> re >> im;
+        S(i, j) = Complex(re, im);
+      }
+    ASSERT_TRUE(in) << o.output;
+    EXPECT_LE((S - G).norm(), 1e-12 * G.norm()) << "omega = " << w;
   }
 }
 

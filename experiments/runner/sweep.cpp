@@ -100,7 +100,7 @@ double estimate_seconds(const ExperimentConfig& c) {
   const ReductionSpec& red = c.reduction;
   double reduction = 0.0;
   if (red.method == "bt" || red.method == "sobt") {
-    const double n = 2.0 * N;
+    const double n = c.model->first_order() ? N : 2.0 * N;  // first-order states
     const bool dense = red.gramians == "dense" ||
                        (red.gramians == "automatic" && n <= static_cast<double>(red.dense_limit));
     reduction = dense ? 5e-9 * n * n * n : 3e-5 * N;
@@ -128,7 +128,7 @@ double estimate_mib(const ExperimentConfig& c) {
   double bytes = 400.0 * N + 50e6;
   const ReductionSpec& red = c.reduction;
   if (red.method == "bt" || red.method == "sobt") {
-    const double n = 2.0 * N;
+    const double n = c.model->first_order() ? N : 2.0 * N;
     const bool dense = red.gramians == "dense" ||
                        (red.gramians == "automatic" && n <= static_cast<double>(red.dense_limit));
     bytes += dense ? 12.0 * 8.0 * n * n : 6144.0 * N;
