@@ -164,12 +164,22 @@ double MassSpringChain::input_power(const Vector& v, const Vector& u) const {
 
 // ---------------------------------------------------------------------------------------------
 
-MassSpringChain::Workspace::Workspace(const MassSpringChain& chain, SparseBackend backend)
-    : chain_(chain), solver_(make_sparse_solver(backend)) {
+MassSpringChain::Workspace::Workspace(const MassSpringChain& chain, SparseBackend backend,
+                                      ChainSolver solver)
+    : chain_(chain), solver_kind_(solver) {
   const Index N = chain.n_;
-  S_ = tridiagonal(Vector::Ones(N), Vector::Ones(std::max<Index>(N - 1, 0)));
-  S_.makeCompressed();
-  solver_->analyze_pattern(S_);
+  diag_.resize(N);
+  off_.resize(std::max<Index>(N - 1, 0));
+  if (solver_kind_ == ChainSolver::sparse) {
+    sparse_ = make_sparse_solver(backend);
+    S_ = tridiagonal(Vector::Ones(N), Vector::Ones(std::max<Index>(N - 1, 0)));
+    S_.makeCompressed();
+    sparse_->analyze_pattern(S_);
+  }
+}
+
+std::string_view MassSpringChain::Workspace::solver_name() const {
+  return sparse_ ? to_string(sparse_->backend()) : std::string_view("tridiagonal");
 }
 
 void MassSpringChain::Workspace::factorize_iteration(double a, double b, double c,
@@ -177,33 +187,53 @@ void MassSpringChain::Workspace::factorize_iteration(double a, double b, double 
   const bool linear = chain_.is_linear();
   if (linear && a == a_ && b == b_ && c == c_) return;
   const Index N = chain_.n_;
+  require(q.size() == N, "chain: factorize_iteration got q of size ", q.size(),
+          ", the chain has n = ", N);
   const auto& p = chain_.params_;
-  const double kl = p.k_l, kn3 = 3.0 * p.k_n;
-  // Tangent stiffness of spring s (between masses s-1 and s; walls at -1 and N).
-  auto spring = [&](Index s) {
-    if (linear) return kl;
-    const double qs = s < N ? q[s] : 0.0, qm = s > 0 ? q[s - 1] : 0.0;
-    const double e = qs - qm;
-    return kl + kn3 * e * e;
-  };
-  // Column j of the CSC storage holds rows j-1, j, j+1 (those that exist), in that order.
-  double* val = S_.valuePtr();
+  const double kl = p.k_l, kn3 = linear ? 0.0 : 3.0 * p.k_n;
   const double diag0 = a * p.m + b * chain_.d_diag_, off0 = b * chain_.d_off_;
-  double k_left = spring(0);
-  Index pos = 0;
-  for (Index j = 0; j < N; ++j) {
-    const double k_right = spring(j + 1);
-    const double diag = diag0 + c * (k_left + k_right);
-    if (j > 0) val[pos++] = off0 - c * k_left;  // S(j-1, j)
-    val[pos++] = diag;
-    if (j + 1 < N) val[pos++] = off0 - c * k_right;  // S(j+1, j)
-    k_left = k_right;
+  // Tangent stiffness k_l + 3 k_n e^2 of the spring with elongation e. Spring j joins masses
+  // j - 1 and j (walls at -1 and N); row j has springs j and j + 1.
+  auto tangent = [=](double e) { return kl + kn3 * e * e; };
+  double* dg = diag_.data();
+  double* of = off_.data();
+  const double* x = q.data();
+  if (N == 1) {
+    dg[0] = diag0 + c * (tangent(x[0]) + tangent(-x[0]));
+  } else {
+    dg[0] = diag0 + c * (tangent(x[0]) + tangent(x[1] - x[0]));
+    of[0] = off0 - c * tangent(x[1] - x[0]);
+    for (Index j = 1; j < N - 1; ++j) {
+      const double right = tangent(x[j + 1] - x[j]);
+      dg[j] = diag0 + c * (tangent(x[j] - x[j - 1]) + right);
+      of[j] = off0 - c * right;
+    }
+    dg[N - 1] = diag0 + c * (tangent(x[N - 1] - x[N - 2]) + tangent(-x[N - 1]));
   }
-  solver_->factorize(S_);
+  if (sparse_) {
+    // Column j of the CSC storage holds rows j-1, j, j+1 (those that exist), in that order.
+    double* val = S_.valuePtr();
+    Index pos = 0;
+    for (Index j = 0; j < N; ++j) {
+      if (j > 0) val[pos++] = of[j - 1];  // S(j-1, j)
+      val[pos++] = dg[j];
+      if (j + 1 < N) val[pos++] = of[j];  // S(j+1, j)
+    }
+    sparse_->factorize(S_);
+  } else {
+    tridiagonal_.factorize(diag_, off_);
+  }
   ++factorizations_;
   a_ = a;
   b_ = b;
   c_ = c;
+}
+
+void MassSpringChain::Workspace::solve_iteration(const Vector& r, Vector& x) {
+  if (sparse_)
+    sparse_->solve(r, x);
+  else
+    tridiagonal_.solve(r, x);
 }
 
 }  // namespace mor

@@ -16,18 +16,23 @@
 // inputs and outputs at any masses (outputs as positions or velocities).
 //
 // The integrator hot path (force, iteration matrix) is matrix-free: a three-point stencil over
-// q and v, one pass over memory, O(N). The sparse matrices are built only when asked for.
+// q and v, one pass over memory, O(N). The iteration matrix is tridiagonal and SPD: it is
+// assembled into its two diagonals and factorized by TridiagonalSpdSolver in O(N), with no
+// symbolic analysis, transpose or pattern (src/linalg/tridiagonal_solver.hpp). The sparse
+// matrices are built only when asked for.
 #pragma once
 
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <Eigen/Core>
 
 #include "src/core/types.hpp"
 #include "src/linalg/sparse_solver.hpp"
+#include "src/linalg/tridiagonal_solver.hpp"
 #include "src/systems/lti.hpp"
 
 namespace mor {
@@ -37,6 +42,11 @@ enum class ChainDamping {
   rayleigh,  ///< D = alpha M + beta K: a well-damped variant
 };
 enum class OutputQuantity { position, velocity };
+/// How a chain's workspace factorizes its tridiagonal SPD iteration matrix.
+enum class ChainSolver {
+  tridiagonal,  ///< TridiagonalSpdSolver: O(N), no symbolic work; the fastest exact path
+  sparse,       ///< a SuiteSparse backend through SparseSolver (the generic path; cross-checks)
+};
 
 struct ChainParameters {
   Index N = 1000;    ///< number of masses, >= 1
@@ -98,20 +108,30 @@ class MassSpringChain {
   /// Factorizations and scratch for the integrators.
   class Workspace {
    public:
-    /// backend: the sparse solver for the tridiagonal SPD iteration matrix (default CHOLMOD).
-    explicit Workspace(const MassSpringChain& chain,
-                       SparseBackend backend = SparseBackend::cholmod);
+    /// solver: how the iteration matrix is factorized; backend: the SuiteSparse solver when
+    /// solver is ChainSolver::sparse, ignored otherwise (the tridiagonal path is exact and
+    /// faster than any of them, so an experiment's `solver` key does not slow the chain down).
+    explicit Workspace(const MassSpringChain& chain, SparseBackend backend = SparseBackend::cholmod,
+                       ChainSolver solver = ChainSolver::tridiagonal);
     void solve_mass(const Vector& r, Vector& x) const { x = r / chain_.params_.m; }
-    /// S = a M + b D + c (K + dg/dq(q)), assembled in O(n) into a fixed tridiagonal pattern,
-    /// analysed once, refactorized numerically (skipped for a linear chain with unchanged a, b, c).
+    /// S = a M + b D + c (K + dg/dq(q)), a, b, c >= 0 (S is then SPD), assembled in O(n) and
+    /// factorized; skipped for a linear chain with unchanged a, b, c. Size: q n.
+    /// @throws NumericalError if S is not positive definite (a or m not positive) or not finite.
     void factorize_iteration(double a, double b, double c, const Vector& q);
-    void solve_iteration(const Vector& r, Vector& x) { solver_->solve(r, x); }
+    /// x = S^{-1} r for the last factorize_iteration; x may alias r. Sizes: r, x n.
+    void solve_iteration(const Vector& r, Vector& x);
     Index factorizations() const { return factorizations_; }
+    ChainSolver solver() const { return solver_kind_; }
+    /// "tridiagonal", or the SuiteSparse backend's name ("cholmod", ...), for results files.
+    std::string_view solver_name() const;
 
    private:
     const MassSpringChain& chain_;
-    std::unique_ptr<SparseSolver> solver_;
-    SparseMatrix S_;  // tridiagonal, both triangles stored
+    ChainSolver solver_kind_;
+    TridiagonalSpdSolver tridiagonal_;
+    Vector diag_, off_;                     // S's diagonal (n) and off-diagonal (n - 1)
+    std::unique_ptr<SparseSolver> sparse_;  // ChainSolver::sparse only
+    SparseMatrix S_;                        // ChainSolver::sparse: tridiagonal, both triangles
     double a_ = -1, b_ = -1, c_ = -1;
     Index factorizations_ = 0;
   };

@@ -181,21 +181,57 @@ TEST(Chain, RayleighDampingAndChosenPorts) {
 }
 
 TEST(Chain, IterationMatrixSolvesTheAssembledSystem) {
-  const Index N = 40;
-  const MassSpringChain chain(testing::test_chain_parameters(N));
-  const Vector q = Vector::Random(N);
-  const double a = 1.0, b = 0.05, c = 0.000625;
-  const SecondOrderSystem s = chain.linear_system();
-  const Matrix S =
-      a * Matrix(s.M) + b * Matrix(s.D) + c * (Matrix(s.K) + Matrix(chain.nonlinear_jacobian(q)));
-  for (SparseBackend backend :
-       {SparseBackend::cholmod, SparseBackend::klu, SparseBackend::umfpack}) {
-    MassSpringChain::Workspace ws(chain, backend);
-    ws.factorize_iteration(a, b, c, q);
+  // Backward error of a stable direct solve of this SPD system (condition ~1): a few eps.
+  constexpr double kSolveTol = 1e-13;
+  for (Index N : {1, 2, 3, 40, 1001}) {
+    const MassSpringChain chain(testing::test_chain_parameters(N));
+    const Vector q = Vector::Random(N);
+    const double a = 1.0, b = 0.05, c = 0.000625;
+    const SecondOrderSystem s = chain.linear_system();
+    // Assembled here from the exported matrices, independently of the workspace's stencil.
+    const SparseMatrix S = a * s.M + b * s.D + c * (s.K + chain.nonlinear_jacobian(q));
     const Vector r = Vector::Random(N);
-    Vector x;
-    ws.solve_iteration(r, x);
-    EXPECT_TRUE(matrices_near(Vector(S * x), r, 1e-13, Compare::relative)) << to_string(backend);
+    auto check = [&](MassSpringChain::Workspace& ws) {
+      ws.factorize_iteration(a, b, c, q);
+      Vector x;
+      ws.solve_iteration(r, x);
+      EXPECT_TRUE(matrices_near(Vector(S * x), r, kSolveTol, Compare::relative))
+          << ws.solver_name() << ", N = " << N;
+      Vector y = r;  // in place
+      ws.solve_iteration(y, y);
+      EXPECT_TRUE(matrices_near(y, x, 0.0)) << ws.solver_name() << ", N = " << N;
+    };
+    MassSpringChain::Workspace tridiagonal(chain);
+    EXPECT_EQ(tridiagonal.solver(), ChainSolver::tridiagonal);
+    EXPECT_EQ(tridiagonal.solver_name(), "tridiagonal");
+    check(tridiagonal);
+    for (SparseBackend backend :
+         {SparseBackend::cholmod, SparseBackend::klu, SparseBackend::umfpack}) {
+      MassSpringChain::Workspace ws(chain, backend, ChainSolver::sparse);
+      EXPECT_EQ(ws.solver_name(), to_string(backend));
+      check(ws);
+    }
+  }
+}
+
+TEST(Chain, TheSolverKeyOfAnExperimentDoesNotLeaveTheTridiagonalPath) {
+  // An experiment's `solver` (a SuiteSparse backend, for generic sparse models) reaches the
+  // chain's workspace as its backend argument; the chain still uses its tridiagonal solver.
+  const MassSpringChain chain(testing::test_chain_parameters(10));
+  const MassSpringChain::Workspace ws(chain, SparseBackend::klu);
+  EXPECT_EQ(ws.solver(), ChainSolver::tridiagonal);
+  EXPECT_EQ(ws.solver_name(), "tridiagonal");
+}
+
+TEST(Chain, AnIterationMatrixThatIsNotPositiveDefiniteIsReported) {
+  // a = -1 makes S = -M + ... indefinite: the factorization names the row and pivot.
+  const MassSpringChain chain(testing::test_chain_parameters(12));
+  MassSpringChain::Workspace ws(chain);
+  try {
+    ws.factorize_iteration(-1.0, 0.0, 0.0, Vector::Zero(12));
+    ADD_FAILURE() << "no error";
+  } catch (const NumericalError& e) {
+    EXPECT_NE(std::string(e.what()).find("not positive definite"), std::string::npos) << e.what();
   }
 }
 
