@@ -22,6 +22,7 @@
 // matrices are built only when asked for.
 #pragma once
 
+#include <algorithm>
 #include <memory>
 #include <optional>
 #include <string>
@@ -149,27 +150,49 @@ class MassSpringChain {
 template <class Q, class V>
 void MassSpringChain::force(const Eigen::MatrixBase<Q>& q_expr, const Eigen::MatrixBase<V>& v_expr,
                             const Vector& u, Vector& F) const {
-  // Evaluators give coefficient access to lazy expressions (e.g. q + h/2 k) without
-  // materialising them: every RK4 stage reads its inputs once.
-  const Eigen::internal::evaluator<Q> q(q_expr.derived());
-  const Eigen::internal::evaluator<V> v(v_expr.derived());
   const Index N = n_;
   F.resize(N);
   double* f = F.data();
   const double kd = k_diag_, ko = k_off_, dd = d_diag_, dof = d_off_, kn = params_.k_n;
-  auto stencil = [=](double qm, double q0, double qp, double vm, double v0, double vp) {
-    const double el = q0 - qm, er = q0 - qp;
-    return -(kd * q0 + ko * (qm + qp)) - (dd * v0 + dof * (vm + vp)) -
-           kn * (el * el * el + er * er * er);
+  // Rows [0, len) of F from q and v at rows -1 .. len (valid pointers, walls as zeros).
+  auto rows = [=](const double* q, const double* v, Index len, double* out) {
+    for (Index i = 0; i < len; ++i) {
+      const double qm = q[i - 1], q0 = q[i], qp = q[i + 1];
+      const double el = q0 - qm, er = q0 - qp;
+      out[i] = -(kd * q0 + ko * (qm + qp)) - (dd * v[i] + dof * (v[i - 1] + v[i + 1])) -
+               kn * (el * el * el + er * er * er);
+    }
   };
-  if (N == 1) {
-    f[0] = stencil(0.0, q.coeff(0), 0.0, 0.0, v.coeff(0), 0.0);
+  constexpr bool in_memory =
+      (Q::Flags & Eigen::DirectAccessBit) && Q::InnerStrideAtCompileTime == 1 &&
+      (V::Flags & Eigen::DirectAccessBit) && V::InnerStrideAtCompileTime == 1;
+  if constexpr (in_memory) {
+    // Plain vectors: the stencil straight from memory; the end rows see the walls.
+    const double* q = q_expr.derived().data();
+    const double* v = v_expr.derived().data();
+    const double qe[3] = {0.0, q[0], N > 1 ? q[1] : 0.0}, ve[3] = {0.0, v[0], N > 1 ? v[1] : 0.0};
+    rows(qe + 1, ve + 1, 1, f);
+    if (N > 1) {
+      rows(q + 1, v + 1, N - 2, f + 1);
+      const double ql[3] = {q[N - 2], q[N - 1], 0.0}, vl[3] = {v[N - 2], v[N - 1], 0.0};
+      rows(ql + 1, vl + 1, 1, f + N - 1);
+    }
   } else {
-    f[0] = stencil(0.0, q.coeff(0), q.coeff(1), 0.0, v.coeff(0), v.coeff(1));
-    for (Index i = 1; i < N - 1; ++i)
-      f[i] = stencil(q.coeff(i - 1), q.coeff(i), q.coeff(i + 1), v.coeff(i - 1), v.coeff(i),
-                     v.coeff(i + 1));
-    f[N - 1] = stencil(q.coeff(N - 2), q.coeff(N - 1), 0.0, v.coeff(N - 2), v.coeff(N - 1), 0.0);
+    // Lazy expressions (an RK4 or Newton stage): evaluated once per entry into buffers that
+    // stay in L1, kBlock masses at a time, so a stage costs one pass over its operands.
+    constexpr Index kBlock = 256;
+    alignas(64) double qb[kBlock + 2], vb[kBlock + 2];
+    for (Index i0 = 0; i0 < N; i0 += kBlock) {
+      const Index len = std::min(kBlock, N - i0);
+      // Masses i0 - 1 .. i0 + len at buffer positions 0 .. len + 1 (0 for a wall).
+      Eigen::Map<Vector>(qb + 1, len) = q_expr.derived().segment(i0, len);
+      Eigen::Map<Vector>(vb + 1, len) = v_expr.derived().segment(i0, len);
+      qb[0] = i0 > 0 ? q_expr.derived().coeff(i0 - 1) : 0.0;
+      vb[0] = i0 > 0 ? v_expr.derived().coeff(i0 - 1) : 0.0;
+      qb[len + 1] = i0 + len < N ? q_expr.derived().coeff(i0 + len) : 0.0;
+      vb[len + 1] = i0 + len < N ? v_expr.derived().coeff(i0 + len) : 0.0;
+      rows(qb + 1, vb + 1, len, f + i0);
+    }
   }
   for (std::size_t j = 0; j < in_.size(); ++j) f[in_[j]] += u[static_cast<Index>(j)];
 }
