@@ -3,6 +3,11 @@
 
 #include <cmath>
 
+#if defined(__SSE__) || defined(__x86_64__)
+#include <xmmintrin.h>
+#define MOR_HAS_MXCSR 1
+#endif
+
 namespace mor {
 
 Scheme parse_scheme(std::string_view name) {
@@ -58,6 +63,34 @@ Index step_count(const IntegratorOptions& o) {
 }
 
 namespace detail {
+
+#ifdef MOR_HAS_MXCSR
+namespace {
+constexpr unsigned kFlushToZero = 0x8000;       // MXCSR bit 15: subnormal results become 0
+constexpr unsigned kDenormalsAreZero = 0x0040;  // MXCSR bit 6: subnormal operands read as 0
+}  // namespace
+
+SubnormalsFlushed::SubnormalsFlushed(bool enable) : active_(enable) {
+  if (!active_) return;
+  saved_ = _mm_getcsr();
+  flush();
+}
+SubnormalsFlushed::~SubnormalsFlushed() {
+  if (active_) restore();
+}
+void SubnormalsFlushed::flush() {
+  _mm_setcsr(saved_ | kFlushToZero | kDenormalsAreZero);
+}
+void SubnormalsFlushed::restore() {
+  _mm_setcsr(saved_);
+}
+#else
+SubnormalsFlushed::SubnormalsFlushed(bool) : active_(false) {}
+SubnormalsFlushed::~SubnormalsFlushed() = default;
+void SubnormalsFlushed::flush() {}
+void SubnormalsFlushed::restore() {}
+#endif
+
 void throw_diverged(double t, Index step, Index total, Scheme scheme, double dt) {
   std::string hint =
       scheme == Scheme::rk4

@@ -10,16 +10,20 @@
 //   model.is_linear()                       true if g == 0: iteration matrices then depend on
 //                                           the step coefficients only and are factorized once
 //   model.force(q, v, u, F)                 F = B u - D v - K q - g(q); q and v may be any Eigen
-//                                           expressions (RK4 passes stage combinations lazily,
-//                                           so a stage costs one pass over memory)
+//                                           expressions (RK4 and the implicit schemes pass their
+//                                           stage combinations lazily, so a stage costs one pass
+//                                           over its operands in memory)
 //   model.output(q, v, y)                   y = Cp q + Cv v
 //   model.mass(x, out)                      out = M x
 //   model.uniform_mass()                    m if M = m I (explicit schemes then fold M^{-1}
 //                                           into their update coefficients), else nullopt
 //   Model::Workspace ws(model, backend)
 //   ws.solve_mass(r, x)                     x = M^{-1} r
-//   ws.factorize_iteration(a, b, c, q)      S = a M + b D + c (K + dg/dq(q)), a, b, c >= 0
-//   ws.solve_iteration(r, x)                x = S^{-1} r
+//   ws.factorize_iteration(a, b, c, q)      S = a M + b D + c (K + dg/dq(q)), a, b, c >= 0;
+//                                           once per implicit step (simplified Newton), so the
+//                                           cheapest exact factorization of the model's S pays:
+//                                           the chain's is tridiagonal (no symbolic work)
+//   ws.solve_iteration(r, x)                x = S^{-1} r, once per Newton iteration
 #pragma once
 
 #include <concepts>
