@@ -43,6 +43,9 @@ class LtiOperator {
   virtual void apply_E(const Matrix& X, Matrix& Y, bool transpose = false) const = 0;
   /// True when E is the identity, so callers may skip the products.
   virtual bool E_is_identity() const { return false; }
+  /// True when A and E are known to be exactly symmetric (then the pencil's spectrum is real
+  /// whenever E is definite, and A + p E is its own transpose); false when unknown.
+  virtual bool symmetric_pencil() const { return false; }
 
   /// X = (A + p E)^{-1} R, or (A + p E)^{-T} R if transpose (plain transpose, no conjugation),
   /// for a real shift p. R is n x k; X may alias R.
@@ -71,7 +74,11 @@ class LtiOperator {
 /// A general sparse descriptor system (E, A, B, C, D_ff). Shifted matrices A + p E are
 /// factorized by a sparse LU (KLU or UMFPACK for real shifts, KLU's complex LU for complex
 /// shifts); the symbolic analysis of the pattern of A + E is done once and reused for every
-/// shift. The system must outlive the operator.
+/// shift. When A and E are exactly symmetric (the rail and other symmetric FE models: E SPD,
+/// A negative definite), a real p < 0 makes -(A + p E) symmetric positive definite and CHOLMOD's
+/// Cholesky factorizes it instead, one factor for both orientations, at a fraction of the LU's
+/// cost; the first shift for which CHOLMOD finds it indefinite hands this operator back to the
+/// LU. The system must outlive the operator.
 class SparseLtiOperator final : public LtiOperator {
  public:
   explicit SparseLtiOperator(const DescriptorSystem& sys, SparseBackend lu = SparseBackend::klu);
@@ -86,6 +93,7 @@ class SparseLtiOperator final : public LtiOperator {
   void apply_A(const Matrix& X, Matrix& Y, bool transpose = false) const override;
   void apply_E(const Matrix& X, Matrix& Y, bool transpose = false) const override;
   bool E_is_identity() const override;
+  bool symmetric_pencil() const override;
   void solve_shifted(double p, const Matrix& R, Matrix& X, bool transpose = false) override;
   void solve_shifted(Complex p, const ComplexMatrix& R, ComplexMatrix& X,
                      bool transpose = false) override;
@@ -150,6 +158,9 @@ class DenseLtiOperator final : public LtiOperator {
   void apply_A(const Matrix& X, Matrix& Y, bool transpose = false) const override;
   void apply_E(const Matrix& X, Matrix& Y, bool transpose = false) const override;
   bool E_is_identity() const override { return E_.size() == 0; }
+  bool symmetric_pencil() const override {
+    return A_ == A_.transpose() && (E_.size() == 0 || E_ == E_.transpose());
+  }
   void solve_shifted(double p, const Matrix& R, Matrix& X, bool transpose = false) override;
   void solve_shifted(Complex p, const ComplexMatrix& R, ComplexMatrix& X,
                      bool transpose = false) override;

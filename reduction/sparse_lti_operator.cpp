@@ -143,6 +143,11 @@ class CholmodShared {
   explicit CholmodShared(const SparseMatrix& P) {
     cholmod_start(&c_);
     c_.print = 0;  // library code never prints
+    // CHOLMOD goes supernodal from flops / nnz(L) >= 40 on. The rail (n = 20209, a 2-D mesh)
+    // has 43 there, and its supernodal factorization took twice the simplicial one (22 against
+    // 12 ms, OpenBLAS, one or two threads): its supernodes are too small for BLAS to pay off.
+    // 3-D meshes lie far above the raised switch.
+    c_.supernodal_switch = 100.0;
     cholmod_sparse view = cholmod_views::lower_view(P);
     symbolic_ = cholmod_analyze(&view, &c_);
     if (symbolic_ == nullptr || c_.status < CHOLMOD_OK) fail("cholmod_analyze");
@@ -280,7 +285,12 @@ constexpr std::size_t kMaxCachedFactors = 32;
 /// dominates the memory of an ADI run.
 constexpr std::size_t kCacheBudgetBytes = std::size_t{512} << 20;
 
-enum class FactorKind { real, real_transposed, complex };
+enum class FactorKind {
+  real,             ///< LU of A + p E (KLU: both orientations; UMFPACK: A + p E)
+  real_transposed,  ///< UMFPACK's LU of (A + p E)^T
+  real_spd,         ///< Cholesky (CHOLMOD) of a symmetric positive definite shifted matrix
+  complex,          ///< complex LU
+};
 
 struct CacheEntry {
   Complex p;
@@ -413,6 +423,14 @@ struct SparseLtiOperator::Impl {
   Compressed A, E;
   Matrix B, C, D;
   bool E_identity = false;
+  bool symmetric = false;  // A and E exactly symmetric
+  // Symmetric: for real p < 0, -(A + p E) is tried with CHOLMOD (SPD whenever E
+  // is positive definite and A negative semidefinite, as for the rail and every symmetric
+  // stable pencil with E > 0); the first factorization that is not positive definite turns
+  // CHOLMOD off for this operator and the LU backend takes over.
+  bool try_cholmod = false;
+  std::unique_ptr<CholmodShared> cholmod;  // analysis of U's pattern, on first use
+  Matrix cholmod_x;                        // solution scratch when X aliases R
 
   SparseMatrix U;  // pattern of A + E; its values are the scratch space of real shifts
   std::vector<int> map_A, map_E;
@@ -450,7 +468,47 @@ struct SparseLtiOperator::Impl {
       to_Ut[static_cast<std::size_t>(Ut.valuePtr()[k])] = static_cast<int>(k);
   }
 
+  /// Assembles -(A + p E) into U's values.
+  void assemble_negated(double p) {
+    double* v = U.valuePtr();
+    std::fill(v, v + U.nonZeros(), 0.0);
+    scatter_add(v, map_A, *A, -1.0);
+    scatter_add(v, map_E, *E, -p);
+  }
+
+  /// The CHOLMOD entry of a real p < 0 of a symmetric pencil, or nullptr when CHOLMOD does not
+  /// apply (then or from now on). A factorization failing for an indefinite -(A + p E) only
+  /// switches CHOLMOD off; failures of the LU that follows name p.
+  CacheEntry* cholmod_entry(double p) {
+    if (!try_cholmod || !(p < 0.0)) return nullptr;
+    if (CacheEntry* hit = cache.find(p, FactorKind::real_spd)) return hit;
+    CacheEntry& e = cache.insert(p, FactorKind::real_spd, complex_bytes / 4);
+    try {
+      assemble_negated(p);
+      if (!cholmod) cholmod = std::make_unique<CholmodShared>(U);
+      if (!e.cholmod) e.cholmod = std::make_unique<CholmodFactor>(*cholmod);
+      e.cholmod->factorize(U);
+    } catch (const NumericalError&) {
+      cache.erase(e);
+      try_cholmod = false;
+      return nullptr;
+    } catch (...) {
+      cache.erase(e);
+      throw;
+    }
+    cache.set_bytes(e, e.cholmod->bytes());
+    return &e;
+  }
+
   void solve_real(double p, const Matrix& R, Matrix& X, bool transpose) {
+    if (CacheEntry* e = cholmod_entry(p)) {
+      // -(A + p E) is symmetric: one factor serves both orientations; X = -(N^{-1} R).
+      Matrix& out = &X == &R ? cholmod_x : X;
+      e->cholmod->solve(R, out);
+      out *= -1.0;
+      if (&out != &X) X.swap(out);
+      return;
+    }
     if (backend == SparseBackend::klu) {
       // KLU solves with the transpose itself: one factor per shift serves both orientations.
       CacheEntry* e = cache.find(p, FactorKind::real);
@@ -522,6 +580,8 @@ SparseLtiOperator::SparseLtiOperator(const DescriptorSystem& sys, SparseBackend 
   d.C = Matrix(sys.C);
   d.D = sys.D_ff;
   d.E_identity = is_identity(*d.E);
+  d.symmetric = is_symmetric(*d.A) && (d.E_identity || is_symmetric(*d.E));
+  d.try_cholmod = d.symmetric;
   PatternUnion u = union_pattern({&*d.A, &*d.E}, sys.n());
   d.U = std::move(u.pattern);
   d.map_A = std::move(u.maps[0]);
@@ -544,6 +604,9 @@ const Matrix& SparseLtiOperator::D_ff() const {
 }
 bool SparseLtiOperator::E_is_identity() const {
   return impl_->E_identity;
+}
+bool SparseLtiOperator::symmetric_pencil() const {
+  return impl_->symmetric;
 }
 
 void SparseLtiOperator::apply_A(const Matrix& X, Matrix& Y, bool transpose) const {

@@ -7,6 +7,7 @@
 #include <complex>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <Eigen/Dense>
@@ -280,6 +281,86 @@ TEST_P(SparseOperator, SingularShiftNamesTheShift) {
 INSTANTIATE_TEST_SUITE_P(Backends, SparseOperator,
                          ::testing::Values(SparseBackend::klu, SparseBackend::umfpack),
                          [](const auto& info) { return std::string(to_string(info.param)); });
+
+/// A symmetric pencil like the rail's on an nx x nx grid: E = (4 I + grid neighbours) / 8 (SPD,
+/// a lumped-consistent mass), A = -K + c I with K the 5-point Laplacian (SPD, eigenvalues in
+/// (0, 8)): negative definite for c = 0, indefinite for c > lambda_min(K). Two inputs and two
+/// outputs at grid points.
+DescriptorSystem symmetric_grid(Index nx, double c) {
+  const Index n = nx * nx;
+  Matrix E = Matrix::Zero(n, n), A = Matrix::Zero(n, n);
+  for (Index i = 0; i < nx; ++i) {
+    for (Index j = 0; j < nx; ++j) {
+      const Index k = i * nx + j;
+      E(k, k) = 0.5;
+      A(k, k) = -4.0 + c;
+      for (auto [di, dj] : {std::pair<Index, Index>{1, 0}, {0, 1}}) {
+        if (i + di >= nx || j + dj >= nx) continue;
+        const Index l = (i + di) * nx + (j + dj);
+        E(k, l) = E(l, k) = 0.125;
+        A(k, l) = A(l, k) = 1.0;
+      }
+    }
+  }
+  Matrix B = Matrix::Zero(n, 2), C = Matrix::Zero(2, n);
+  B(0, 0) = 1.0;
+  B(n / 2, 1) = 1.0;
+  C(0, n - 1) = 1.0;
+  C(1, nx) = 1.0;
+  DescriptorSystem sys;
+  sys.E = to_sparse(E);
+  sys.A = to_sparse(A);
+  sys.B = to_sparse(B);
+  sys.C = to_sparse(C);
+  sys.D_ff = Matrix::Zero(2, 2);
+  return sys;
+}
+
+TEST_P(SparseOperator, SymmetricPencilSolvesAreExactWithCholeskyAndLu) {
+  // A stable symmetric pencil: real p < 0 go through the Cholesky of -(A + p E), p >= 0 (0 and
+  // 1000, beyond the spectrum, so that A + p E is as well conditioned as for p < 0) and
+  // complex p through the LU; every solve, in both orientations and in place, must satisfy the
+  // system, and a cached shift must give the same result again.
+  const DescriptorSystem sys = symmetric_grid(9, 0.0);
+  SparseLtiOperator op(sys, GetParam());
+  EXPECT_TRUE(op.symmetric_pencil());
+  const DescriptorSystem unsymmetric = random_descriptor(20, 1, 1, 16);
+  EXPECT_FALSE(SparseLtiOperator(unsymmetric, GetParam()).symmetric_pencil());
+  const Matrix R = random_rhs(81, 3, 17);
+  const ComplexMatrix Rc = random_complex_rhs(81, 2, 18);
+  for (int round = 0; round < 2; ++round) {
+    for (bool transpose : {false, true}) {
+      for (double p : {-0.5, -40.0, 0.0, 1000.0}) {
+        Matrix X;
+        op.solve_shifted(p, R, X, transpose);
+        EXPECT_LE(shifted_residual(op, p, R, X, transpose), kSolveTol)
+            << "p = " << p << ", transpose " << transpose;
+        Matrix Y = R;
+        op.solve_shifted(p, Y, Y, transpose);  // in place
+        EXPECT_TRUE(matrices_near(Y, X, kAgreeTol, Compare::relative)) << "p = " << p;
+      }
+      ComplexMatrix Xc;
+      op.solve_shifted(Complex(-0.3, 2.0), Rc, Xc, transpose);
+      EXPECT_LE(shifted_residual(op, Complex(-0.3, 2.0), Rc, Xc, transpose), kSolveTol);
+    }
+  }
+}
+
+TEST_P(SparseOperator, IndefiniteSymmetricPencilFallsBackToLu) {
+  // A = -K + 1.5 I has eigenvalues on both sides of 0, so -(A + p E) is indefinite for small
+  // p < 0 and the Cholesky fails: the LU must take over for that shift and every later one.
+  const DescriptorSystem sys = symmetric_grid(7, 1.5);
+  SparseLtiOperator op(sys, GetParam());
+  const Matrix R = random_rhs(49, 2, 19);
+  for (double p : {-0.01, -50.0, -0.01, -2.0}) {
+    for (bool transpose : {false, true}) {
+      Matrix X;
+      op.solve_shifted(p, R, X, transpose);
+      EXPECT_LE(shifted_residual(op, p, R, X, transpose), kSolveTol)
+          << "p = " << p << ", transpose " << transpose;
+    }
+  }
+}
 
 TEST(SparseOperator, SpdBackendIsRejected) {
   const DescriptorSystem sys = random_descriptor(10, 1, 1, 14);
