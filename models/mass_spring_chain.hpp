@@ -84,6 +84,12 @@ class MassSpringChain {
   template <class Q, class V>
   void force(const Eigen::MatrixBase<Q>& q, const Eigen::MatrixBase<V>& v, const Vector& u,
              Vector& F) const;
+  /// The same force handed over in blocks (see SecondOrderModel in
+  /// src/integrators/second_order_model.hpp): sink(i0, len, f) with f the rows
+  /// [i0, i0 + len) of F, valid during the call, blocks in increasing order.
+  template <class Q, class V, class Sink>
+  void force_blocks(const Eigen::MatrixBase<Q>& q, const Eigen::MatrixBase<V>& v, const Vector& u,
+                    Sink&& sink) const;
   void mass(const Vector& x, Vector& out) const { out = params_.m * x; }
   std::optional<double> uniform_mass() const { return params_.m; }
   /// y = Cp q + Cv v.
@@ -138,6 +144,15 @@ class MassSpringChain {
   };
 
  private:
+  /// Rows [0, len) of the force without inputs from q and v at rows -1 .. len (valid pointers;
+  /// the walls as zeros): the three-point stencil.
+  void stencil_rows(const double* q, const double* v, Index len, double* out) const;
+  /// The force of lazy q, v block by block: rows [i0, i0 + len) go to target(i0, buffer) (an
+  /// L1 buffer of the block's size, or any other storage), then sink(i0, len, rows) runs.
+  template <class Q, class V, class Target, class Sink>
+  void blocks(const Eigen::MatrixBase<Q>& q, const Eigen::MatrixBase<V>& v, const Vector& u,
+              Target&& target, Sink&& sink) const;
+
   ChainParameters params_;
   Index n_;
   std::vector<Index> in_, out_;  // 0-based mass indices
@@ -147,22 +162,23 @@ class MassSpringChain {
 
 // ---------------------------------------------------------------------------------------------
 
+[[gnu::always_inline]] inline void MassSpringChain::stencil_rows(const double* q, const double* v,
+                                                                 Index len, double* out) const {
+  const double kd = k_diag_, ko = k_off_, dd = d_diag_, dof = d_off_, kn = params_.k_n;
+  for (Index i = 0; i < len; ++i) {
+    const double qm = q[i - 1], q0 = q[i], qp = q[i + 1];
+    const double el = q0 - qm, er = q0 - qp;
+    out[i] = -(kd * q0 + ko * (qm + qp)) - (dd * v[i] + dof * (v[i - 1] + v[i + 1])) -
+             kn * (el * el * el + er * er * er);
+  }
+}
+
 template <class Q, class V>
 void MassSpringChain::force(const Eigen::MatrixBase<Q>& q_expr, const Eigen::MatrixBase<V>& v_expr,
                             const Vector& u, Vector& F) const {
   const Index N = n_;
   F.resize(N);
   double* f = F.data();
-  const double kd = k_diag_, ko = k_off_, dd = d_diag_, dof = d_off_, kn = params_.k_n;
-  // Rows [0, len) of F from q and v at rows -1 .. len (valid pointers, walls as zeros).
-  auto rows = [=](const double* q, const double* v, Index len, double* out) {
-    for (Index i = 0; i < len; ++i) {
-      const double qm = q[i - 1], q0 = q[i], qp = q[i + 1];
-      const double el = q0 - qm, er = q0 - qp;
-      out[i] = -(kd * q0 + ko * (qm + qp)) - (dd * v[i] + dof * (v[i - 1] + v[i + 1])) -
-               kn * (el * el * el + er * er * er);
-    }
-  };
   constexpr bool in_memory =
       (Q::Flags & Eigen::DirectAccessBit) && Q::InnerStrideAtCompileTime == 1 &&
       (V::Flags & Eigen::DirectAccessBit) && V::InnerStrideAtCompileTime == 1;
@@ -171,30 +187,51 @@ void MassSpringChain::force(const Eigen::MatrixBase<Q>& q_expr, const Eigen::Mat
     const double* q = q_expr.derived().data();
     const double* v = v_expr.derived().data();
     const double qe[3] = {0.0, q[0], N > 1 ? q[1] : 0.0}, ve[3] = {0.0, v[0], N > 1 ? v[1] : 0.0};
-    rows(qe + 1, ve + 1, 1, f);
+    stencil_rows(qe + 1, ve + 1, 1, f);
     if (N > 1) {
-      rows(q + 1, v + 1, N - 2, f + 1);
+      stencil_rows(q + 1, v + 1, N - 2, f + 1);
       const double ql[3] = {q[N - 2], q[N - 1], 0.0}, vl[3] = {v[N - 2], v[N - 1], 0.0};
-      rows(ql + 1, vl + 1, 1, f + N - 1);
+      stencil_rows(ql + 1, vl + 1, 1, f + N - 1);
     }
+    for (std::size_t j = 0; j < in_.size(); ++j) f[in_[j]] += u[static_cast<Index>(j)];
   } else {
-    // Lazy expressions (an RK4 or Newton stage): evaluated once per entry into buffers that
-    // stay in L1, kBlock masses at a time, so a stage costs one pass over its operands.
-    constexpr Index kBlock = 256;
-    alignas(64) double qb[kBlock + 2], vb[kBlock + 2];
-    for (Index i0 = 0; i0 < N; i0 += kBlock) {
-      const Index len = std::min(kBlock, N - i0);
-      // Masses i0 - 1 .. i0 + len at buffer positions 0 .. len + 1 (0 for a wall).
-      Eigen::Map<Vector>(qb + 1, len) = q_expr.derived().segment(i0, len);
-      Eigen::Map<Vector>(vb + 1, len) = v_expr.derived().segment(i0, len);
-      qb[0] = i0 > 0 ? q_expr.derived().coeff(i0 - 1) : 0.0;
-      vb[0] = i0 > 0 ? v_expr.derived().coeff(i0 - 1) : 0.0;
-      qb[len + 1] = i0 + len < N ? q_expr.derived().coeff(i0 + len) : 0.0;
-      vb[len + 1] = i0 + len < N ? v_expr.derived().coeff(i0 + len) : 0.0;
-      rows(qb + 1, vb + 1, len, f + i0);
-    }
+    blocks(
+        q_expr, v_expr, u, [f](Index i0, double*) { return f + i0; },
+        [](Index, Index, const double*) {});
   }
-  for (std::size_t j = 0; j < in_.size(); ++j) f[in_[j]] += u[static_cast<Index>(j)];
+}
+
+template <class Q, class V, class Sink>
+void MassSpringChain::force_blocks(const Eigen::MatrixBase<Q>& q, const Eigen::MatrixBase<V>& v,
+                                   const Vector& u, Sink&& sink) const {
+  blocks(
+      q, v, u, [](Index, double* buffer) { return buffer; }, sink);
+}
+
+template <class Q, class V, class Target, class Sink>
+void MassSpringChain::blocks(const Eigen::MatrixBase<Q>& q_expr, const Eigen::MatrixBase<V>& v_expr,
+                             const Vector& u, Target&& target, Sink&& sink) const {
+  // q and v (lazy expressions: an RK4 or Newton stage) are evaluated once per entry into
+  // buffers that stay in L1, kBlock masses at a time, so a stage costs one pass over its
+  // operands; a sink that consumes F block by block spares F its trip to memory.
+  constexpr Index kBlock = 256;
+  alignas(64) double qb[kBlock + 2], vb[kBlock + 2], fb[kBlock];
+  const Index N = n_;
+  for (Index i0 = 0; i0 < N; i0 += kBlock) {
+    const Index len = std::min(kBlock, N - i0);
+    // Masses i0 - 1 .. i0 + len at buffer positions 0 .. len + 1 (0 for a wall).
+    Eigen::Map<Vector>(qb + 1, len) = q_expr.derived().segment(i0, len);
+    Eigen::Map<Vector>(vb + 1, len) = v_expr.derived().segment(i0, len);
+    qb[0] = i0 > 0 ? q_expr.derived().coeff(i0 - 1) : 0.0;
+    vb[0] = i0 > 0 ? v_expr.derived().coeff(i0 - 1) : 0.0;
+    qb[len + 1] = i0 + len < N ? q_expr.derived().coeff(i0 + len) : 0.0;
+    vb[len + 1] = i0 + len < N ? v_expr.derived().coeff(i0 + len) : 0.0;
+    double* out = target(i0, fb);
+    stencil_rows(qb + 1, vb + 1, len, out);
+    for (std::size_t j = 0; j < in_.size(); ++j)
+      if (in_[j] >= i0 && in_[j] < i0 + len) out[in_[j] - i0] += u[static_cast<Index>(j)];
+    sink(i0, len, static_cast<const double*>(out));
+  }
 }
 
 }  // namespace mor

@@ -264,6 +264,48 @@ TEST(Integrate, TridiagonalAndSuiteSparsePathsOfTheChainGiveTheSameTrajectory) {
   }
 }
 
+/// The chain without force_blocks: RK4 then takes its unfused path.
+struct ChainWithoutBlocks : MassSpringChain {
+  using MassSpringChain::MassSpringChain;
+  using Workspace = MassSpringChain::Workspace;
+  template <class Q, class V, class Sink>
+  void force_blocks(const Eigen::MatrixBase<Q>&, const Eigen::MatrixBase<V>&, const Vector&,
+                    Sink&&) const = delete;
+};
+
+TEST(Integrate, Rk4FusedLastStageIsTheSameArithmeticAndKeepsTheCallersStorage) {
+  static_assert(BlockForceModel<MassSpringChain> && !BlockForceModel<ChainWithoutBlocks>);
+  ChainParameters p;
+  p.N = 700;  // several blocks of the chain's force, the last one partial
+  const MassSpringChain fused_chain(p);
+  const ChainWithoutBlocks plain_chain(p);
+  const auto u = make_sine_signal(1, 2.0, 0.3);
+  for (double t_end : {0.15, 0.2}) {  // an odd and an even number of steps
+    auto simulate = [&](const auto& chain) {
+      MassSpringChain::Workspace ws(chain);
+      IntegratorOptions opt;
+      opt.scheme = Scheme::rk4;
+      opt.dt = 0.05;
+      opt.t_end = t_end;
+      Vector q(p.N), v(p.N);
+      for (Index i = 0; i < p.N; ++i) {
+        q[i] = std::sin(0.4 * static_cast<double>(i));
+        v[i] = std::cos(0.3 * static_cast<double>(i));
+      }
+      const double *q_storage = q.data(), *v_storage = v.data();
+      integrate(chain, ws, *u, opt, q, v,
+                [](Index, double, const Vector&, const Vector&, const Vector&) {});
+      EXPECT_EQ(q.data(), q_storage) << "t_end " << t_end;
+      EXPECT_EQ(v.data(), v_storage) << "t_end " << t_end;
+      Vector x(2 * p.N);
+      x << q, v;
+      return x;
+    };
+    EXPECT_TRUE(matrices_near(simulate(fused_chain), simulate(plain_chain), 0.0))
+        << "t_end " << t_end;
+  }
+}
+
 #if defined(__x86_64__) || defined(__SSE__)
 /// The chain, recording whether a subnormal operand survives arithmetic inside force().
 struct ProbedChain : MassSpringChain {

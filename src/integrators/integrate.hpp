@@ -138,6 +138,20 @@ inline void rk4_update(Index n, double h, double cq, double cv, double* __restri
   }
 }
 
+/// The RK4 update of len rows into other storage: q_out = q + h v + cq (F1 + F2 + F3) over
+/// f1_to_q (each F1 entry read before its place is written) and
+/// v_out = v + cv (F1 + 2 (F2 + F3) + F4); the same arithmetic as rk4_update.
+inline void rk4_update_into(Index len, double h, double cq, double cv, const double* __restrict q,
+                            const double* __restrict v, double* __restrict f1_to_q,
+                            const double* __restrict f2, const double* __restrict f3,
+                            const double* __restrict f4, double* __restrict v_out) {
+  for (Index i = 0; i < len; ++i) {
+    const double f1 = f1_to_q[i];
+    f1_to_q[i] = q[i] + (h * v[i] + cq * (f1 + f2[i] + f3[i]));
+    v_out[i] = v[i] + cv * (f1 + 2.0 * (f2[i] + f3[i]) + f4[i]);
+  }
+}
+
 struct Norms {
   double delta, x;  ///< ||delta||_inf and ||x||_inf; NaN if any entry is NaN
 };
@@ -237,6 +251,8 @@ IntegrationStats integrate(const Model& model, typename Model::Workspace& ws, co
     Vector F1(n), F2(n), F3(n), F4(n), work(n);
     const std::optional<double> m = model.uniform_mass();
     const double s = m ? 1.0 / *m : 1.0;  // F holds M^{-1} F when the mass is not uniform
+    const bool fused = BlockForceModel<Model> && m.has_value();
+    const double *q_storage = q.data(), *v_storage = v.data();
     auto accel = [&](Vector& F) {
       if (!m) {
         ws.solve_mass(F, work);
@@ -254,12 +270,38 @@ IntegrationStats integrate(const Model& model, typename Model::Workspace& ws, co
       accel(F2);
       model.force(q + (0.5 * h) * v + (0.25 * h * h * s) * F1, v + (0.5 * h * s) * F2, u_a, F3);
       accel(F3);
-      model.force(q + h * v + (0.5 * h * h * s) * F2, v + (h * s) * F3, u_b, F4);
-      accel(F4);
-      detail::rk4_update(n, h, h * h * s / 6.0, h * s / 6.0, q.data(), v.data(), F1.data(),
-                         F2.data(), F3.data(), F4.data());
+      const double cq = h * h * s / 6.0, cv = h * s / 6.0;
+      if (fused) {
+        // The last stage and the update in one pass: each block of F4 is consumed while in L1,
+        // the new q goes over F1 (read in the same place) and the new v into F4's storage;
+        // neither is read by the stage. Then q, v and those two trade buffers.
+        if constexpr (BlockForceModel<Model>) {
+          model.force_blocks(q + h * v + (0.5 * h * h * s) * F2, v + (h * s) * F3, u_b,
+                             [&](Index i0, Index len, const double* f4) {
+                               detail::rk4_update_into(len, h, cq, cv, q.data() + i0, v.data() + i0,
+                                                       F1.data() + i0, F2.data() + i0,
+                                                       F3.data() + i0, f4, F4.data() + i0);
+                             });
+        }
+        q.swap(F1);
+        v.swap(F4);
+      } else {
+        model.force(q + h * v + (0.5 * h * h * s) * F2, v + (h * s) * F3, u_b, F4);
+        accel(F4);
+        detail::rk4_update(n, h, cq, cv, q.data(), v.data(), F1.data(), F2.data(), F3.data(),
+                           F4.data());
+      }
       stats.force_evaluations += 4;
       after_step(k);
+    }
+    // Fused steps left q and v in scratch storage every other step: back to the caller's own.
+    if (q.data() != q_storage) {
+      F1 = q;
+      q.swap(F1);
+    }
+    if (v.data() != v_storage) {
+      F4 = v;
+      v.swap(F4);
     }
   } else {
     const bool midpoint = opt.scheme == Scheme::implicit_midpoint;

@@ -24,6 +24,13 @@
 //                                           cheapest exact factorization of the model's S pays:
 //                                           the chain's is tridiagonal (no symbolic work)
 //   ws.solve_iteration(r, x)                x = S^{-1} r, once per Newton iteration
+//
+// Optional (BlockForceModel), for models that evaluate their force block by block anyway:
+//   model.force_blocks(q, v, u, sink)       the same F handed over as sink(i0, len, f), f the
+//                                           rows [i0, i0 + len) (valid during the call), blocks
+//                                           in increasing order; the sink may write any vector
+//                                           q and v do not read. RK4 then updates q and v inside
+//                                           its last stage, while each block is in L1.
 #pragma once
 
 #include <concepts>
@@ -48,6 +55,12 @@ concept SecondOrderModel = requires(const Model& model, typename Model::Workspac
   ws.solve_mass(x, out);
   ws.factorize_iteration(s, s, s, x);
   ws.solve_iteration(x, out);
+};
+
+template <class Model>
+concept BlockForceModel = SecondOrderModel<Model> &&
+    requires(const Model& model, const Vector& x, void (*sink)(Index, Index, const double*)) {
+  model.force_blocks(x, x, x, sink);
 };
 
 }  // namespace mor
