@@ -23,16 +23,18 @@
 namespace mor {
 
 ShiftStrategy parse_shift_strategy(std::string_view name) {
-  for (const ShiftStrategy s :
-       {ShiftStrategy::projection, ShiftStrategy::penzl, ShiftStrategy::given}) {
+  for (const ShiftStrategy s : {ShiftStrategy::automatic, ShiftStrategy::projection,
+                                ShiftStrategy::penzl, ShiftStrategy::given}) {
     if (to_string(s) == name) return s;
   }
   throw InvalidArgument(detail::concat("unknown ADI shift strategy \"", name,
-                                       "\"; accepted: projection, penzl, given"));
+                                       "\"; accepted: automatic, projection, penzl, given"));
 }
 
 std::string_view to_string(ShiftStrategy s) {
   switch (s) {
+    case ShiftStrategy::automatic:
+      return "automatic";
     case ShiftStrategy::projection:
       return "projection";
     case ShiftStrategy::penzl:
@@ -41,6 +43,23 @@ std::string_view to_string(ShiftStrategy s) {
       return "given";
   }
   throw InvalidArgument(detail::concat("unknown ShiftStrategy value ", static_cast<int>(s)));
+}
+
+ResidualNorm parse_residual_norm(std::string_view name) {
+  if (name == "spectral") return ResidualNorm::spectral;
+  if (name == "frobenius") return ResidualNorm::frobenius;
+  throw InvalidArgument(
+      detail::concat("unknown ADI residual norm \"", name, "\"; accepted: spectral, frobenius"));
+}
+
+std::string_view to_string(ResidualNorm n) {
+  switch (n) {
+    case ResidualNorm::spectral:
+      return "spectral";
+    case ResidualNorm::frobenius:
+      return "frobenius";
+  }
+  throw InvalidArgument(detail::concat("unknown ResidualNorm value ", static_cast<int>(n)));
 }
 
 std::string_view to_string(AdiStatus s) {
@@ -71,7 +90,11 @@ void validate_options(const AdiOptions& o) {
           o.stall_window);
   require(o.projection_columns >= 0, "LR-ADI: projection_columns must be >= 0, got ",
           o.projection_columns);
-  if (o.strategy == ShiftStrategy::penzl) {
+  require(o.projection_shifts >= 0, "LR-ADI: projection_shifts must be >= 0 (0: all), got ",
+          o.projection_shifts);
+  require(o.residual_norm == ResidualNorm::spectral || o.residual_norm == ResidualNorm::frobenius,
+          "LR-ADI: unknown residual_norm value ", static_cast<int>(o.residual_norm));
+  if (o.strategy == ShiftStrategy::penzl || o.strategy == ShiftStrategy::automatic) {
     require(o.penzl_shifts >= 1, "LR-ADI: penzl_shifts must be at least 1, got ", o.penzl_shifts);
     require(o.penzl_arnoldi_steps >= 0 && o.penzl_inverse_arnoldi_steps >= 0 &&
                 o.penzl_arnoldi_steps + o.penzl_inverse_arnoldi_steps >= 1,
@@ -95,10 +118,13 @@ void validate_options(const AdiOptions& o) {
   }
 }
 
-/// ||X^T X||_2 = ||X||_2^2.
-double gram_norm(const Matrix& X) {
+/// ||X^T X||_2 = ||X||_2^2, or ||X^T X||_F.
+double gram_norm(const Matrix& X, ResidualNorm norm) {
   if (X.cols() == 1) return X.squaredNorm();
-  const Matrix G = X.transpose() * X;
+  Matrix G = Matrix::Zero(X.cols(), X.cols());
+  G.selfadjointView<Eigen::Lower>().rankUpdate(X.transpose());
+  if (norm == ResidualNorm::frobenius)
+    return G.selfadjointView<Eigen::Lower>().toDenseMatrix().norm();
   Eigen::SelfAdjointEigenSolver<Matrix> eig(G, Eigen::EigenvaluesOnly);
   return eig.eigenvalues().cwiseAbs().maxCoeff();
 }
@@ -383,13 +409,19 @@ class FactorBuffer {
   Index used_ = 0;
 };
 
+/// The strategy that `automatic` stands for on sys (see ShiftStrategy::automatic).
+ShiftStrategy resolve(ShiftStrategy s, const LtiOperator& sys) {
+  if (s != ShiftStrategy::automatic) return s;
+  return sys.symmetric_pencil() ? ShiftStrategy::penzl : ShiftStrategy::projection;
+}
+
 /// Supplies the next shift (a real p, or a complex pair represented by Im p > 0).
 class ShiftSource {
  public:
   ShiftSource(LtiOperator& sys, bool transposed, const AdiOptions& o, Index m)
-      : sys_(sys), transposed_(transposed), o_(o) {
+      : sys_(sys), transposed_(transposed), o_(o), strategy_(resolve(o.strategy, sys)) {
     columns_ = o.projection_columns > 0 ? o.projection_columns : std::min<Index>(8 * m, 64);
-    if (o.strategy == ShiftStrategy::given) {
+    if (strategy_ == ShiftStrategy::given) {
       for (std::size_t i = 0; i < o.shifts.size(); ++i) {
         const Complex p = o.shifts[i];
         if (std::abs(p.imag()) <= kRealTol * std::abs(p)) {
@@ -399,22 +431,29 @@ class ShiftSource {
           ++i;  // the conjugate (checked by validate_options)
         }
       }
-    } else if (o.strategy == ShiftStrategy::penzl) {
+    } else if (strategy_ == ShiftStrategy::penzl) {
       cycle_ = penzl_shifts(sys, o);
     }
   }
 
+  /// The strategy in use (automatic resolved).
+  ShiftStrategy strategy() const { return strategy_; }
+
   Complex next(const FactorBuffer& Z, const Matrix& W) {
     if (next_ < cycle_.size()) return cycle_[next_++];
-    if (o_.strategy == ShiftStrategy::projection) {
-      // Project on the residual factor and the newest columns of Z: the directions the next
-      // steps work on. The first round sees only W = B (or C^T).
+    if (strategy_ == ShiftStrategy::projection) {
+      // Project on the residual factor (unless projection_with_residual is off) and the newest
+      // columns of Z: the directions the next steps work on. The first round sees only W = B
+      // (or C^T).
       const Index c = std::min(columns_, Z.cols());
       Matrix& span = span_;
-      span.resize(W.rows(), W.cols() + c);
-      span.leftCols(W.cols()) = W;
+      const Index w = (o_.projection_with_residual || c == 0) ? W.cols() : 0;
+      span.resize(W.rows(), w + c);
+      span.leftCols(w) = W.leftCols(w);
       if (c > 0) span.rightCols(c) = Z.last(c);
       std::vector<Complex> fresh = projection_shifts(sys_, transposed_, span, scratch_);
+      if (o_.projection_shifts > 0 && static_cast<Index>(fresh.size()) > o_.projection_shifts)
+        fresh = penzl_select(fresh, o_.projection_shifts);
       // span(B) alone may carry no eigenvalue information (a position output C = e_N^T of a
       // second-order system projects A^T to zero): extend it by a few block Krylov steps.
       Matrix block = W;
@@ -442,6 +481,7 @@ class ShiftSource {
   LtiOperator& sys_;
   bool transposed_;
   const AdiOptions& o_;
+  ShiftStrategy strategy_;
   Index columns_ = 8;
   std::vector<Complex> cycle_;
   std::size_t next_ = 0;
@@ -452,7 +492,7 @@ std::string summary(const AdiResult& r, GramianKind kind, const AdiOptions& o) {
   const std::string what =
       detail::status_text(r, o.tolerance, detail::concat("step limit ", o.max_iterations),
                           o.stall_factor, o.stall_window, "steps");
-  return detail::concat("LR-ADI ", to_string(kind), " Gramian, ", to_string(o.strategy),
+  return detail::concat("LR-ADI ", to_string(kind), " Gramian, ", to_string(r.strategy),
                         " shifts: ", what, "; ", r.iterations, " steps, ", r.Z.cols(), " columns, ",
                         r.seconds, " s");
 }
@@ -467,8 +507,9 @@ AdiResult low_rank_adi(LtiOperator& sys, GramianKind kind, const AdiOptions& opt
   Matrix W = obs ? Matrix(sys.C().transpose()) : sys.B();
   const Index m = W.cols();
   AdiResult result;
-  const double scale = m > 0 ? gram_norm(W) : 0.0;
+  const double scale = m > 0 ? gram_norm(W, options.residual_norm) : 0.0;
   if (!(scale > 0.0)) {  // B = 0 (or C = 0): the Gramian is zero
+    result.strategy = resolve(options.strategy, sys);
     result.Z = Matrix(n, 0);
     result.status = AdiStatus::converged;
     result.residual_history.clear();
@@ -481,6 +522,7 @@ AdiResult low_rank_adi(LtiOperator& sys, GramianKind kind, const AdiOptions& opt
 
   const auto shift_t0 = Clock::now();
   ShiftSource shifts(sys, obs, options, m);
+  result.strategy = shifts.strategy();
   result.shift_seconds += seconds_since(shift_t0);
   FactorBuffer Z(n, 16 * m);
   const bool E_identity = sys.E_is_identity();
@@ -554,7 +596,7 @@ AdiResult low_rank_adi(LtiOperator& sys, GramianKind kind, const AdiOptions& opt
                                           ": the residual factor became non-finite"));
     }
 
-    const double residual = gram_norm(W) / scale;
+    const double residual = gram_norm(W, options.residual_norm) / scale;
     for (int k = 0; k < (pair ? 2 : 1); ++k) {
       result.residual_history.push_back(residual);
       result.shifts.push_back(k == 0 ? p : std::conj(p));

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // Low-rank ADI against independent dense Gramians (the Kronecker-product formula for n <= 40,
-// SLICOT SB03OD for n = 200), the low-rank residual norm against its dense definition, the
-// three shift strategies with real and complex shifts, the statuses and the failure modes.
+// SLICOT SB03OD for n = 200), the low-rank residual norm (spectral and Frobenius) against its
+// dense definition, the shift strategies (automatic, projection, Penzl, given) with real and
+// complex shifts, on unsymmetric and symmetric pencils, the statuses and the failure modes.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -89,6 +90,40 @@ SecondOrderSystem fe_chain(Index n) {
   sys.B = to_sparse(B);
   sys.Cp = to_sparse(Cp);
   sys.Cv = to_sparse(Cv);
+  return sys;
+}
+
+/// A symmetric pencil like the rail's (E SPD, A symmetric negative definite) on an nx x nx grid:
+/// E = (4 I + grid neighbours) / 8, A = -(5-point Laplacian), two inputs and two outputs.
+DescriptorSystem symmetric_grid(Index nx) {
+  const Index n = nx * nx;
+  Matrix E = Matrix::Zero(n, n), A = Matrix::Zero(n, n);
+  for (Index i = 0; i < nx; ++i) {
+    for (Index j = 0; j < nx; ++j) {
+      const Index k = i * nx + j;
+      E(k, k) = 0.5;
+      A(k, k) = -4.0;
+      if (i + 1 < nx) {
+        E(k, k + nx) = E(k + nx, k) = 0.125;
+        A(k, k + nx) = A(k + nx, k) = 1.0;
+      }
+      if (j + 1 < nx) {
+        E(k, k + 1) = E(k + 1, k) = 0.125;
+        A(k, k + 1) = A(k + 1, k) = 1.0;
+      }
+    }
+  }
+  Matrix B = Matrix::Zero(n, 2), C = Matrix::Zero(2, n);
+  B(0, 0) = 1.0;
+  B(n / 2, 1) = 1.0;
+  C(0, n - 1) = 1.0;
+  C(1, nx) = 1.0;
+  DescriptorSystem sys;
+  sys.E = to_sparse(E);
+  sys.A = to_sparse(A);
+  sys.B = to_sparse(B);
+  sys.C = to_sparse(C);
+  sys.D_ff = Matrix::Zero(2, 2);
   return sys;
 }
 
@@ -225,6 +260,70 @@ TEST(LowRankAdi, DescriptorGramiansMatchKroneckerReference) {
                       std::string(to_string(strategy)));
       }
     }
+  }
+}
+
+TEST(LowRankAdi, SymmetricPencilGramiansMatchKroneckerReference) {
+  // The rail's structure: automatic takes Penzl's shifts, which are real for a symmetric pencil
+  // (its Ritz values are Rayleigh quotients); projection shifts, with and without the residual
+  // in the projection space and with a min-max selection, must give the same Gramians.
+  const DescriptorSystem sys = symmetric_grid(6);
+  SparseLtiOperator op(sys);
+  ASSERT_TRUE(op.symmetric_pencil());
+  for (GramianKind kind : {GramianKind::controllability, GramianKind::observability}) {
+    const Matrix reference = kronecker_gramian(op, kind);
+    const std::string k(to_string(kind));
+    for (ShiftStrategy strategy :
+         {ShiftStrategy::automatic, ShiftStrategy::penzl, ShiftStrategy::projection}) {
+      const AdiResult r = low_rank_adi(op, kind, options(strategy));
+      check_run(op, kind, r, reference, k + ", " + std::string(to_string(strategy)));
+      EXPECT_EQ(r.strategy, strategy == ShiftStrategy::projection ? ShiftStrategy::projection
+                                                                  : ShiftStrategy::penzl);
+      EXPECT_FALSE(has_complex_shift(r)) << to_string(strategy);
+    }
+    AdiOptions o = options(ShiftStrategy::projection);
+    o.projection_with_residual = false;
+    o.projection_columns = 8;
+    o.projection_shifts = 3;
+    check_run(op, kind, low_rank_adi(op, kind, o), reference,
+              k + ", projection on Z alone, 3 shifts per round");
+  }
+}
+
+TEST(LowRankAdi, AutomaticStrategyIsProjectionForUnsymmetricPencils) {
+  const SecondOrderSystem so = chain(10, true);
+  SecondOrderLtiOperator op(so);
+  EXPECT_FALSE(op.symmetric_pencil());
+  const AdiResult r =
+      low_rank_adi(op, GramianKind::controllability, options(ShiftStrategy::automatic));
+  EXPECT_EQ(r.strategy, ShiftStrategy::projection);
+  EXPECT_NE(r.message.find("projection shifts"), std::string::npos) << r.message;
+}
+
+TEST(LowRankAdi, FrobeniusResidualMatchesTheDenseDefinition) {
+  // residual_norm = frobenius stops on ||W^T W||_F / ||B^T B||_F, which must be the dense
+  // ||A X E^T + E X A^T + B B^T||_F / ||B B^T||_F of the factor returned.
+  const DescriptorSystem rnd = random_descriptor(30, 3, 2, 45);
+  SparseLtiOperator op(rnd);
+  for (GramianKind kind : {GramianKind::controllability, GramianKind::observability}) {
+    AdiOptions o = options(ShiftStrategy::projection);
+    o.residual_norm = ResidualNorm::frobenius;
+    const AdiResult r = low_rank_adi(op, kind, o);
+    SCOPED_TRACE(r.message);
+    ASSERT_EQ(r.status, AdiStatus::converged);
+    EXPECT_LE(r.residual_history.back(), kAdiTol);
+    const bool obs = kind == GramianKind::observability;
+    const Matrix A = obs ? Matrix(dense_A(op).transpose()) : dense_A(op);
+    const Matrix E = obs ? Matrix(dense_E(op).transpose()) : dense_E(op);
+    const Matrix B = obs ? Matrix(op.C().transpose()) : op.B();
+    const Matrix X = r.Z * r.Z.transpose();
+    const double dense =
+        (A * X * E.transpose() + E * X * A.transpose() + B * B.transpose()).norm() /
+        (B.transpose() * B).norm();
+    EXPECT_LE(std::abs(dense - r.residual_history.back()),
+              kResidualAgreeRel * r.residual_history.back() + kResidualAgreeAbs)
+        << "dense " << dense << ", ADI " << r.residual_history.back();
+    EXPECT_TRUE(matrices_near(X, kronecker_gramian(op, kind), kGramianTol, Compare::relative));
   }
 }
 
@@ -366,7 +465,11 @@ TEST(LowRankAdi, InvalidOptionsAreRejected) {
   o = options(ShiftStrategy::penzl);
   o.penzl_shifts = 0;
   rejects(o, "penzl_shifts must be at least 1, got 0");
+  o = {};
+  o.projection_shifts = -1;
+  rejects(o, "projection_shifts must be >= 0 (0: all), got -1");
   EXPECT_THROW(parse_shift_strategy("heuristic"), InvalidArgument);
+  EXPECT_THROW(parse_residual_norm("max"), InvalidArgument);
 }
 
 TEST(LowRankAdi, StopRequestInterrupts) {
@@ -391,8 +494,11 @@ TEST(LowRankAdi, ZeroInputGivesAnEmptyFactor) {
 TEST(LowRankAdi, Names) {
   EXPECT_EQ(to_string(GramianKind::controllability), "controllability");
   EXPECT_EQ(to_string(GramianKind::observability), "observability");
-  for (ShiftStrategy s : {ShiftStrategy::projection, ShiftStrategy::penzl, ShiftStrategy::given})
+  for (ShiftStrategy s : {ShiftStrategy::automatic, ShiftStrategy::projection, ShiftStrategy::penzl,
+                          ShiftStrategy::given})
     EXPECT_EQ(parse_shift_strategy(to_string(s)), s);
+  for (ResidualNorm n : {ResidualNorm::spectral, ResidualNorm::frobenius})
+    EXPECT_EQ(parse_residual_norm(to_string(n)), n);
   EXPECT_EQ(to_string(AdiStatus::stalled), "stalled");
 }
 
