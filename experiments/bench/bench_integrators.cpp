@@ -5,8 +5,10 @@
 //
 //   BM_axpy/<N>                         the reference pass, bytes_per_second = 3 * 2N * 8 / time
 //   BM_step/rk4/<N>                     explicit, four matrix-free force evaluations per step
-//   BM_step/implicit_midpoint/<b>/<N>   Newton with the tridiagonal iteration matrix, backend b
-//   BM_step/generalized_alpha/<b>/<N>
+//   BM_step/implicit_midpoint/<s>/<N>   Newton with the tridiagonal iteration matrix factorized by
+//                                       s: "tridiagonal" (the chain's own solver, the default) or
+//                                       a SuiteSparse backend through the generic sparse path
+//   BM_step/generalized_alpha/<s>/<N>
 //
 // Counters of BM_step (dof = one mass; the state has 2N entries):
 //   ns_per_step_per_dof   stepping wall time / (steps * N)
@@ -45,6 +47,7 @@
 #include <memory>
 #include <numbers>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "experiments/bench/bench_main.hpp"
@@ -132,8 +135,8 @@ class ChainFixture {
     opt.dt = kDt;
     opt.t_end = static_cast<double>(kWarmUpSteps) * kDt;
     opt.observe_stride = kWarmUpSteps;
-    integrate(*chain_, workspace(SparseBackend::cholmod), *input_, opt, q0_, v0_,
-              [](Index, double, const Vector&, const Vector&, const Vector&) {});
+    integrate(*chain_, workspace(ChainSolver::tridiagonal, SparseBackend::cholmod), *input_, opt,
+              q0_, v0_, [](Index, double, const Vector&, const Vector&, const Vector&) {});
     t0_ = opt.t_end;
     axpy_ = std::make_unique<AxpyReference>(2 * N);
   }
@@ -157,9 +160,10 @@ class ChainFixture {
   /// The axpy over 2N doubles (the size of the state q, v).
   AxpyReference& axpy() { return *axpy_; }
 
-  MassSpringChain::Workspace& workspace(SparseBackend backend) {
-    auto& slot = workspaces_[backend];
-    if (!slot) slot = std::make_unique<MassSpringChain::Workspace>(*chain_, backend);
+  /// backend is used only by ChainSolver::sparse.
+  MassSpringChain::Workspace& workspace(ChainSolver solver, SparseBackend backend) {
+    auto& slot = workspaces_[{solver, backend}];
+    if (!slot) slot = std::make_unique<MassSpringChain::Workspace>(*chain_, backend, solver);
     return *slot;
   }
 
@@ -169,7 +173,8 @@ class ChainFixture {
   Vector q0_, v0_;
   double t0_ = 0.0;
   std::unique_ptr<AxpyReference> axpy_;
-  std::map<SparseBackend, std::unique_ptr<MassSpringChain::Workspace>> workspaces_;
+  std::map<std::pair<ChainSolver, SparseBackend>, std::unique_ptr<MassSpringChain::Workspace>>
+      workspaces_;
 };
 
 void BM_axpy(benchmark::State& state) {
@@ -181,11 +186,11 @@ void BM_axpy(benchmark::State& state) {
   state.SetBytesProcessed(state.iterations() * 3 * n * static_cast<std::int64_t>(sizeof(double)));
 }
 
-void BM_step(benchmark::State& state, Scheme scheme, SparseBackend backend) {
+void BM_step(benchmark::State& state, Scheme scheme, ChainSolver solver, SparseBackend backend) {
   const Index N = state.range(0);
   try {
     ChainFixture& fx = ChainFixture::get(N);
-    MassSpringChain::Workspace& ws = fx.workspace(backend);
+    MassSpringChain::Workspace& ws = fx.workspace(solver, backend);
     IntegratorOptions opt;
     opt.scheme = scheme;
     opt.t0 = fx.t0();
@@ -240,16 +245,21 @@ void register_benchmarks() {
   struct Case {
     std::string name;
     Scheme scheme;
-    SparseBackend backend;
+    ChainSolver solver;
+    SparseBackend backend;  // ChainSolver::sparse only
   };
+  constexpr auto tridiagonal = ChainSolver::tridiagonal, sparse = ChainSolver::sparse;
+  constexpr auto cholmod = SparseBackend::cholmod, klu = SparseBackend::klu;
   const std::vector<Case> cases = {
-      {"BM_step/rk4", Scheme::rk4, SparseBackend::cholmod},  // backend unused by rk4
-      {"BM_step/implicit_midpoint/cholmod", Scheme::implicit_midpoint, SparseBackend::cholmod},
-      {"BM_step/implicit_midpoint/klu", Scheme::implicit_midpoint, SparseBackend::klu},
-      {"BM_step/generalized_alpha/cholmod", Scheme::generalized_alpha, SparseBackend::cholmod},
+      {"BM_step/rk4", Scheme::rk4, tridiagonal, cholmod},  // no iteration matrix
+      {"BM_step/implicit_midpoint/tridiagonal", Scheme::implicit_midpoint, tridiagonal, cholmod},
+      {"BM_step/implicit_midpoint/cholmod", Scheme::implicit_midpoint, sparse, cholmod},
+      {"BM_step/implicit_midpoint/klu", Scheme::implicit_midpoint, sparse, klu},
+      {"BM_step/generalized_alpha/tridiagonal", Scheme::generalized_alpha, tridiagonal, cholmod},
+      {"BM_step/generalized_alpha/cholmod", Scheme::generalized_alpha, sparse, cholmod},
   };
   for (const Case& c : cases) {
-    auto* b = benchmark::RegisterBenchmark(c.name.c_str(), BM_step, c.scheme, c.backend);
+    auto* b = benchmark::RegisterBenchmark(c.name.c_str(), BM_step, c.scheme, c.solver, c.backend);
     b->Unit(benchmark::kMicrosecond)->UseManualTime()->MinTime(0.5);
     for (Index N : kSizes) b->Arg(N);
   }
