@@ -17,13 +17,36 @@
 // Each benchmark iteration builds its operator (symbolic analysis included) and runs the whole
 // computation: what a user of `mor run` waits for, minus model assembly and file output.
 //
+// The steel-profile rail (Oberwolfach; data/rail_<n>.mat, n = 1357, 20209, 79841 states, 7
+// inputs, 6 outputs, E SPD and A symmetric negative definite), read by mor::io::import_model,
+// reduced as the peer run of issue 14 (M-M.E.S.S. 3.0, ../shared/peers/rail_bt.m): LR-ADI to
+// the relative residual 1e-10 for both Gramians, square-root BT to the error bound
+// 2 sum_{i>r} sigma_i <= 1e-4:
+//
+//   BM_rail_bt/<n>                the defaults (automatic shifts: Penzl's, the pencil is
+//                                 symmetric; CHOLMOD for the shifted solves)
+//   BM_rail_bt_mess_settings/<n>  the peer's ADI settings on our code: projection shifts from
+//                                 Z's newest 25 m columns, 25 per round, Frobenius residual
+//
+// Counters: r, error_bound, hsv_1, iterations_c/o, rank_c/o, seconds_adi_c/o (shift
+// computation included), seconds_shifts (of both), seconds_projection (SVD, bases, reduced
+// matrices), peak_rss_MiB (this run's own peak, model included: the mark is reset first). The
+// files are looked up in $MOR_RAIL_DIR if set, else in data/ next to this source; a missing one
+// (79841 here) is skipped with a message.
+//
 // Run, JSON and README table (a few minutes, 5.2 GiB at N = 10^6):
 //   bash scripts/run_benchmarks.sh balanced_truncation
 #include <benchmark/benchmark.h>
 
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
 #include "experiments/runner/experiment.hpp"
 #include "models/mass_spring_chain.hpp"
 #include "reduction/balanced_truncation.hpp"
+#include "src/io/model_files.hpp"
 
 namespace mor {
 namespace {
@@ -89,6 +112,81 @@ void BM_dense_bt(benchmark::State& state) {
   run_bt(state, GramianMethod::dense);
 }
 
+/// data/rail_<n>.mat in $MOR_RAIL_DIR, else in the data folder next to this source.
+std::filesystem::path rail_file(Index n) {
+  const std::string name = "rail_" + std::to_string(n) + ".mat";
+  if (const char* dir = std::getenv("MOR_RAIL_DIR")) return std::filesystem::path(dir) / name;
+  return std::filesystem::path(__FILE__).parent_path() / "../../data" / name;
+}
+
+/// Clears the process's peak resident memory (Linux >= 4.0: "5" to /proc/self/clear_refs), so
+/// that peak_rss_mib() afterwards is this benchmark's own peak; false if not possible.
+bool reset_peak_rss() {
+  std::ofstream f("/proc/self/clear_refs");
+  f << "5";
+  f.flush();
+  return static_cast<bool>(f);
+}
+
+void run_rail(benchmark::State& state, const AdiOptions& adi) {
+  const std::filesystem::path file = rail_file(state.range(0));
+  if (!std::filesystem::exists(file)) {
+    state.SkipWithError(("rail model not found: " + file.string()).c_str());
+    return;
+  }
+  io::ModelFileSpec spec;
+  spec.path = file;
+  const io::ImportedModel model = io::import_model(spec);
+  const auto& sys = std::get<DescriptorSystem>(model.system);
+  BtOptions o;
+  o.selection.tolerance = 1e-4;
+  o.gramians.method = GramianMethod::low_rank;
+  o.gramians.adi = adi;
+  const bool own_peak = reset_peak_rss();
+  BtResult last;
+  for (auto _ : state) {
+    SparseLtiOperator op(sys);
+    last = balanced_truncation(op, o);
+    benchmark::DoNotOptimize(last.Ar.data());
+  }
+  const auto& g = last.gramians;
+  state.counters["r"] = static_cast<double>(last.r);
+  state.counters["error_bound"] = last.error_bound;
+  state.counters["rank_c"] = static_cast<double>(g.rank_c);
+  state.counters["rank_o"] = static_cast<double>(g.rank_o);
+  if (g.low_rank_c && g.low_rank_o) {
+    state.counters["iterations_c"] = static_cast<double>(g.low_rank_c->iterations);
+    state.counters["iterations_o"] = static_cast<double>(g.low_rank_o->iterations);
+    state.counters["seconds_adi_c"] = g.low_rank_c->seconds;
+    state.counters["seconds_adi_o"] = g.low_rank_o->seconds;
+    state.counters["seconds_shifts"] = g.low_rank_c->shift_seconds + g.low_rank_o->shift_seconds;
+  }
+  state.counters["seconds_projection"] = last.seconds_projection;
+  state.counters["hsv_1"] = last.hsv.size() > 0 ? last.hsv(0) : 0.0;
+  // With the high-water mark reset this is the run's own peak (model and operator included).
+  state.counters["peak_rss_MiB"] = own_peak ? experiments::peak_rss_mib() : -1.0;
+}
+
+/// The default: automatic shifts (Penzl's for the rail's symmetric pencil), 2-norm residual.
+void BM_rail_bt(benchmark::State& state) {
+  AdiOptions adi;
+  adi.tolerance = kAdiTolerance;
+  run_rail(state, adi);
+}
+
+/// The peer's settings on our code: projection shifts from the newest 25 m columns of Z alone,
+/// 25 shifts per round by min-max selection, the residual test in the Frobenius norm.
+void BM_rail_bt_mess_settings(benchmark::State& state) {
+  AdiOptions adi;
+  adi.tolerance = kAdiTolerance;
+  adi.residual_norm = ResidualNorm::frobenius;
+  adi.strategy = ShiftStrategy::projection;
+  adi.projection_with_residual = false;
+  adi.projection_shifts = 25;
+  adi.projection_columns = 25 * 7;  // 25 steps of the rail's 7 inputs (of 6 outputs: 29 steps)
+  run_rail(state, adi);
+}
+
 BENCHMARK(BM_dense_bt)->Arg(250)->Arg(500)->Unit(benchmark::kMillisecond)->Iterations(1);
 BENCHMARK(BM_adi)
     ->RangeMultiplier(10)
@@ -100,6 +198,19 @@ BENCHMARK(BM_bt)
     ->Range(1000, 1000000)
     ->Unit(benchmark::kMillisecond)
     ->Iterations(1);
+// Last: the rail runs reset the peak-memory mark, which the chain rows above read cumulatively.
+BENCHMARK(BM_rail_bt)
+    ->Arg(1357)
+    ->Arg(20209)
+    ->Arg(79841)
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(1)
+    ->UseRealTime();
+BENCHMARK(BM_rail_bt_mess_settings)
+    ->Arg(20209)
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(1)
+    ->UseRealTime();
 
 }  // namespace
 }  // namespace mor
