@@ -270,6 +270,9 @@ struct PosixFile {
   std::shared_ptr<WriteState> state;
 };
 
+static_assert(std::is_standard_layout_v<PosixFile>,
+              "HDF5's H5FD_t* must point to the PosixFile it begins (pointer-interconvertible)");
+
 PosixFile& as_file(H5FD_t* file) {
   return *reinterpret_cast<PosixFile*>(file);
 }

@@ -199,11 +199,14 @@ std::string read_string_attribute(hid_t attribute, hid_t file_type, const std::s
     check(H5Tset_size(mem_type.get(), H5T_VARIABLE), "create string type for", "", filename);
     check(H5Tset_cset(mem_type.get(), H5Tget_cset(file_type)), "create string type for", "",
           filename);
-    char* text = nullptr;
-    check(H5Aread(attribute, mem_type.get(), &text), concat("read ", subject), object, filename);
-    std::string result = text != nullptr ? text : "";
-    H5free_memory(text);
-    return result;
+    // HDF5 allocates the text; freed however the read ends.
+    std::unique_ptr<char*, void (*)(char**)> text(new char*(nullptr), [](char** p) {
+      H5free_memory(*p);
+      delete p;
+    });
+    check(H5Aread(attribute, mem_type.get(), text.get()), concat("read ", subject), object,
+          filename);
+    return *text != nullptr ? *text : "";
   }
   const std::size_t size = H5Tget_size(file_type);
   if (size == 0) check(-1, concat("inspect ", subject), object, filename);
@@ -625,23 +628,24 @@ herr_t copy_attribute(hid_t source, const char* name, const H5A_info_t* /*info*/
     const hssize_t count = H5Sget_simple_extent_npoints(space.get());
     std::vector<unsigned char> buffer(static_cast<std::size_t>(std::max<hssize_t>(count, 1)) *
                                       H5Tget_size(memory_type.get()));
+    // Variable-length strings read into buffer are HDF5's memory until reclaimed, whatever
+    // happens after the read (the buffer starts zeroed, so a read that failed half way is
+    // reclaimed too).
+    struct Reclaim {
+      hid_t type, space;
+      void* data;
+      bool variable;
+      ~Reclaim() {
+        if (variable) H5Dvlen_reclaim(type, space, H5P_DEFAULT, data);
+      }
+    } reclaim{memory_type.get(), space.get(), buffer.data(),
+              H5Tdetect_class(memory_type.get(), H5T_VLEN) > 0 ||
+                  H5Tis_variable_str(memory_type.get()) > 0};
     check(H5Aread(in.get(), memory_type.get(), buffer.data()), subject, copy.object, copy.file);
-    // Variable-length strings read into buffer are HDF5's memory until reclaimed.
-    const bool variable = H5Tdetect_class(memory_type.get(), H5T_VLEN) > 0 ||
-                          H5Tis_variable_str(memory_type.get()) > 0;
-    const auto reclaim = [&] {
-      if (variable) H5Dvlen_reclaim(memory_type.get(), space.get(), H5P_DEFAULT, buffer.data());
-    };
-    try {
-      h5::Attribute out(checked_id(
-          H5Acreate2(copy.target, name, file_type.get(), space.get(), H5P_DEFAULT, H5P_DEFAULT)));
-      check(H5Awrite(out.get(), memory_type.get(), buffer.data()), subject, copy.object, copy.file);
-      out.close(copy.object, copy.file);
-    } catch (...) {
-      reclaim();
-      throw;
-    }
-    reclaim();
+    h5::Attribute out(checked_id(
+        H5Acreate2(copy.target, name, file_type.get(), space.get(), H5P_DEFAULT, H5P_DEFAULT)));
+    check(H5Awrite(out.get(), memory_type.get(), buffer.data()), subject, copy.object, copy.file);
+    out.close(copy.object, copy.file);
   });
 }
 
@@ -990,11 +994,18 @@ std::vector<std::string> ResultsReader::read_strings(const std::string& path) co
   if (check(H5Tis_variable_str(type.get()), "inspect dataset", path, path_) > 0) {
     const h5::Datatype mem = utf8_variable_string(path_);
     std::vector<char*> texts(size, nullptr);
+    // HDF5 allocates the texts; reclaimed however the read ends (null entries are skipped).
+    struct Reclaim {
+      hid_t type, space;
+      std::vector<char*>& texts;
+      ~Reclaim() {
+        if (!texts.empty()) H5Dvlen_reclaim(type, space, H5P_DEFAULT, texts.data());
+      }
+    } reclaim{mem.get(), space.get(), texts};
     if (size > 0)
       check(H5Dread(dataset.get(), mem.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, texts.data()),
             "read dataset", path, path_);
     for (char* t : texts) out.emplace_back(t != nullptr ? t : "");
-    if (size > 0) H5Dvlen_reclaim(mem.get(), space.get(), H5P_DEFAULT, texts.data());
   } else {
     const std::size_t width = H5Tget_size(type.get());
     std::string buffer(width * size, '\0');
