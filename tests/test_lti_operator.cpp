@@ -326,6 +326,17 @@ TEST_P(SparseOperator, SymmetricPencilSolvesAreExactWithCholeskyAndLu) {
   EXPECT_TRUE(op.symmetric_pencil());
   const DescriptorSystem unsymmetric = random_descriptor(20, 1, 1, 16);
   EXPECT_FALSE(SparseLtiOperator(unsymmetric, GetParam()).symmetric_pencil());
+  // Products (one gather pass for a symmetric matrix), also in place, against dense ones.
+  for (Index k : {1, 5, 11}) {
+    const Matrix X = random_rhs(81, k, 20);
+    for (bool transpose : {false, true}) {
+      Matrix Y, Z = X;
+      op.apply_A(X, Y, transpose);
+      EXPECT_TRUE(matrices_near(Y, Matrix(Matrix(sys.A) * X), kProductTol, Compare::relative));
+      op.apply_E(Z, Z, transpose);
+      EXPECT_TRUE(matrices_near(Z, Matrix(Matrix(sys.E) * X), kProductTol, Compare::relative));
+    }
+  }
   const Matrix R = random_rhs(81, 3, 17);
   const ComplexMatrix Rc = random_complex_rhs(81, 2, 18);
   for (int round = 0; round < 2; ++round) {
