@@ -103,18 +103,19 @@ void validate_options(const AdiOptions& o) {
   }
   if (o.strategy == ShiftStrategy::given) {
     require(!o.shifts.empty(), "LR-ADI: strategy \"given\" needs at least one shift");
-    for (std::size_t i = 0; i < o.shifts.size(); ++i) {
-      const Complex p = o.shifts[i];
-      require(std::isfinite(p.real()) && std::isfinite(p.imag()) && p.real() < 0.0,
-              "LR-ADI: given shift ", i, " is ", p, "; every shift needs Re p < 0");
-      if (std::abs(p.imag()) <= kRealTol * std::abs(p)) continue;
-      const bool paired = i + 1 < o.shifts.size() &&
-                          std::abs(o.shifts[i + 1] - std::conj(p)) <= kRealTol * std::abs(p);
-      require(paired, "LR-ADI: given shift ", i, " is ", p,
-              " but the next shift is not its conjugate; complex shifts come in consecutive "
-              "pairs (p, conj(p))");
-      ++i;
-    }
+  }
+  // Given shifts, and a Penzl cycle handed over from an earlier run.
+  for (std::size_t i = 0; i < o.shifts.size(); ++i) {
+    const Complex p = o.shifts[i];
+    require(std::isfinite(p.real()) && std::isfinite(p.imag()) && p.real() < 0.0,
+            "LR-ADI: given shift ", i, " is ", p, "; every shift needs Re p < 0");
+    if (std::abs(p.imag()) <= kRealTol * std::abs(p)) continue;
+    const bool paired = i + 1 < o.shifts.size() &&
+                        std::abs(o.shifts[i + 1] - std::conj(p)) <= kRealTol * std::abs(p);
+    require(paired, "LR-ADI: given shift ", i, " is ", p,
+            " but the next shift is not its conjugate; complex shifts come in consecutive "
+            "pairs (p, conj(p))");
+    ++i;
   }
 }
 
@@ -421,7 +422,8 @@ class ShiftSource {
   ShiftSource(LtiOperator& sys, bool transposed, const AdiOptions& o, Index m)
       : sys_(sys), transposed_(transposed), o_(o), strategy_(resolve(o.strategy, sys)) {
     columns_ = o.projection_columns > 0 ? o.projection_columns : std::min<Index>(8 * m, 64);
-    if (strategy_ == ShiftStrategy::given) {
+    if (strategy_ == ShiftStrategy::given ||
+        (strategy_ == ShiftStrategy::penzl && !o.shifts.empty())) {
       for (std::size_t i = 0; i < o.shifts.size(); ++i) {
         const Complex p = o.shifts[i];
         if (std::abs(p.imag()) <= kRealTol * std::abs(p)) {
@@ -438,6 +440,16 @@ class ShiftSource {
 
   /// The strategy in use (automatic resolved).
   ShiftStrategy strategy() const { return strategy_; }
+  /// penzl and given: the cycle, pairs as both members; empty for projection shifts.
+  std::vector<Complex> cycle() const {
+    std::vector<Complex> out;
+    if (strategy_ == ShiftStrategy::projection) return out;
+    for (Complex p : cycle_) {
+      out.push_back(p);
+      if (p.imag() != 0.0) out.push_back(std::conj(p));
+    }
+    return out;
+  }
 
   Complex next(const FactorBuffer& Z, const Matrix& W) {
     if (next_ < cycle_.size()) return cycle_[next_++];
@@ -523,6 +535,7 @@ AdiResult low_rank_adi(LtiOperator& sys, GramianKind kind, const AdiOptions& opt
   const auto shift_t0 = Clock::now();
   ShiftSource shifts(sys, obs, options, m);
   result.strategy = shifts.strategy();
+  result.shift_cycle = shifts.cycle();
   result.shift_seconds += seconds_since(shift_t0);
   FactorBuffer Z(n, 16 * m);
   const bool E_identity = sys.E_is_identity();

@@ -59,8 +59,11 @@ struct AdiOptions {
   Index penzl_shifts = 20;                 ///< number of Penzl shifts l0
   Index penzl_arnoldi_steps = 40;          ///< Arnoldi steps on E^{-1} A (k_+)
   Index penzl_inverse_arnoldi_steps = 25;  ///< Arnoldi steps on A^{-1} E (k_-)
-  std::vector<Complex> shifts;  ///< for ShiftStrategy::given; every Re p < 0, pairs complete
-                                ///< (a complex p is followed by its conjugate)
+  /// For ShiftStrategy::given: the cycle. For penzl (also as automatic's choice): if not
+  /// empty, the cycle instead of a new heuristic (AdiResult::shift_cycle of an earlier run on
+  /// the same pencil or its transpose, which has the same spectrum). Every Re p < 0, pairs
+  /// complete (a complex p is followed by its conjugate).
+  std::vector<Complex> shifts;
   /// Projection shifts: the pencil is projected on the span of the residual factor W and of the
   /// last projection_columns columns of Z; 0 chooses min(8 m, 64) for m inputs (or outputs),
   /// the columns of the last 8 steps (on the chain fewer steps than with 4 or 16 m columns).
@@ -93,8 +96,10 @@ struct AdiResult {
   std::vector<double> residual_history;                ///< relative residual after each step
   std::vector<Complex> shifts;                         ///< the shift of each step
   ShiftStrategy strategy = ShiftStrategy::projection;  ///< the strategy used (never automatic)
-  double seconds = 0.0;                                ///< wall time
-  double shift_seconds = 0.0;                          ///< of which computing shifts
+  /// penzl and given: the cycle of shifts, pairs as both members (for AdiOptions::shifts).
+  std::vector<Complex> shift_cycle;
+  double seconds = 0.0;        ///< wall time
+  double shift_seconds = 0.0;  ///< of which computing shifts
 };
 
 /// LR-ADI for the Gramian `kind` of `sys` (see reduction/gramian.hpp).

@@ -290,6 +290,27 @@ TEST(LowRankAdi, SymmetricPencilGramiansMatchKroneckerReference) {
   }
 }
 
+TEST(LowRankAdi, PenzlCycleCarriesOverToTheTransposedPencil) {
+  // The transposed pencil has the same spectrum: the observability run given the controllability
+  // run's cycle uses exactly those shifts and still meets the reference. Projection shifts report
+  // no cycle; given ones report theirs.
+  const SecondOrderSystem so = fe_chain(12);
+  SecondOrderLtiOperator op(so);
+  const AdiResult c = low_rank_adi(op, GramianKind::controllability, options(ShiftStrategy::penzl));
+  ASSERT_FALSE(c.shift_cycle.empty());
+  EXPECT_TRUE(has_complex_shift(c));
+  AdiOptions o = options(ShiftStrategy::penzl);
+  o.shifts = c.shift_cycle;
+  const AdiResult ob = low_rank_adi(op, GramianKind::observability, o);
+  check_run(op, GramianKind::observability, ob, kronecker_gramian(op, GramianKind::observability),
+            "Penzl cycle carried over");
+  EXPECT_EQ(ob.shift_cycle, c.shift_cycle);
+  for (std::size_t i = 0; i < ob.shifts.size(); ++i)
+    EXPECT_EQ(ob.shifts[i], c.shift_cycle[i % c.shift_cycle.size()]) << "step " << i;
+  EXPECT_TRUE(low_rank_adi(op, GramianKind::controllability, options(ShiftStrategy::projection))
+                  .shift_cycle.empty());
+}
+
 TEST(LowRankAdi, AutomaticStrategyIsProjectionForUnsymmetricPencils) {
   const SecondOrderSystem so = chain(10, true);
   SecondOrderLtiOperator op(so);
