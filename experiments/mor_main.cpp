@@ -19,6 +19,7 @@
 
 #include "experiments/runner/experiment.hpp"
 #include "experiments/runner/export.hpp"
+#include "experiments/runner/method.hpp"
 #include "experiments/runner/multibody_run.hpp"
 #include "experiments/runner/sweep.hpp"
 #include "experiments/runner/sweep_run.hpp"
@@ -84,7 +85,7 @@ void print_multibody_summary(const mor::experiments::MultibodyExperimentConfig& 
   }
   if (s.reduced_order > 0) {
     std::printf("     reduced (%s): r = %lld, relative output error %.3g",
-                c.reduction.method.c_str(), static_cast<long long>(s.reduced_order),
+                std::string(c.reduction->name()).c_str(), static_cast<long long>(s.reduced_order),
                 s.reduced_error);
     if (s.h2_error_relative >= 0) std::printf(", relative H2 error %.3g", s.h2_error_relative);
     if (s.hinf_error >= 0) std::printf(", Hinf error %.3g", s.hinf_error);
@@ -108,8 +109,9 @@ void list_sweep(const mor::experiments::SweepConfig& c, int jobs) {
     const bool stored = mor::experiments::completed_point_file(c, p).has_value();
     if (!stored) total += p.cost_seconds;
     std::printf("  %-32s %9lld  %-13s %9.1fs %10.0f  %s%s\n", p.key.c_str(),
-                static_cast<long long>(p.config.model_size()), p.config.reduction.method.c_str(),
-                p.cost_seconds, p.memory_mib, stored ? "yes" : "no",
+                static_cast<long long>(p.config.model_size()),
+                std::string(p.config.reduction->name()).c_str(), p.cost_seconds, p.memory_mib,
+                stored ? "yes" : "no",
                 p.memory_mib > budget ? "  (above the budget: refused)" : "");
   }
   std::printf(
@@ -246,8 +248,9 @@ int main(int argc, char** argv) {
           std::printf(
               "     reduced (%s): r = %lld in %.3f s; reduced run %.3f s; relative output "
               "error %.3g",
-              config.reduction.method.c_str(), static_cast<long long>(s.reduced_order),
-              s.reduction_seconds, s.reduced_stats.seconds, s.output_error_relative);
+              std::string(config.reduction->name()).c_str(),
+              static_cast<long long>(s.reduced_order), s.reduction_seconds, s.reduced_stats.seconds,
+              s.output_error_relative);
           if (s.h2_error_relative >= 0)
             std::printf(", relative H2 error %.3g", s.h2_error_relative);
           if (s.hinf_error >= 0) std::printf(", Hinf error %.3g", s.hinf_error);

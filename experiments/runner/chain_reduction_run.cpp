@@ -44,9 +44,9 @@ struct TrainingData {
   double seconds = 0;
 };
 
-TrainingData collect_training(const ExperimentConfig& c, const MassSpringChain& chain,
-                              bool keep_positions, const std::atomic<bool>* stop) {
-  const ReductionSpec& red = c.reduction;
+TrainingData collect_training(const ExperimentConfig& c, const ChainProjectionOptions& red,
+                              const MassSpringChain& chain, bool keep_positions,
+                              const std::atomic<bool>* stop) {
   const Index N = chain.n();
   const bool nonlinear = !chain.is_linear();
   const auto t0 = Clock::now();
@@ -126,8 +126,8 @@ struct HyperReduction {
   double seconds = 0;
 };
 
-HyperReduction hyper_reduce(const ReductionSpec& red, Matrix F, const std::vector<Index>& orders,
-                            PodMethod method) {
+HyperReduction hyper_reduce(const ChainProjectionOptions& red, Matrix F,
+                            const std::vector<Index>& orders, PodMethod method) {
   const auto t0 = Clock::now();
   require(F.cols() > 0,
           "reduction: nonlinear = \"deim\" needs force snapshots from training "
@@ -167,10 +167,11 @@ void write_deim(io::ResultsWriter& out, const std::string& grp, const HyperReduc
 
 }  // namespace
 
-ChainReduction reduce_chain_and_record(const ExperimentConfig& c, const MassSpringChain& chain,
-                                       io::ResultsWriter& out, const std::atomic<bool>* stop) {
-  const ReductionSpec& red = c.reduction;
-  const bool pod_method = red.method == "pod";
+ChainReduction reduce_chain_and_record(const ExperimentConfig& c, const ChainProjectionOptions& red,
+                                       const MassSpringChain& chain, io::ResultsWriter& out,
+                                       const std::atomic<bool>* stop) {
+  const bool pod_method = !red.empirical;
+  const std::string method = red.empirical ? "empirical_bt" : "pod";
   const bool nonlinear = !chain.is_linear();
   const auto t_start = Clock::now();
   ChainReduction result;
@@ -187,16 +188,16 @@ ChainReduction reduce_chain_and_record(const ExperimentConfig& c, const MassSpri
   // 1. Training snapshots: the positions for POD, the forces for DEIM.
   TrainingData training;
   if (pod_method || use_deim) {
-    training = collect_training(c, chain, pod_method, stop);
+    training = collect_training(c, red, chain, pod_method, stop);
     result.training_snapshots = std::max(training.Q.cols(), training.G.cols());
-    require(result.training_snapshots > 0, "reduction.method = \"", red.method,
+    require(result.training_snapshots > 0, "reduction.method = \"", method,
             "\": the training data hold no snapshots");
     result.stages.emplace_back("snapshots_s", training.seconds);
   }
 
   const std::string grp = "/reduction";
   out.create_group(grp);
-  out.set_attribute(grp, "method", red.method);
+  out.set_attribute(grp, "method", method);
 
   // 2. The bases V (N x R) and W (empty: Galerkin), R >= every order wanted.
   Matrix V, W;

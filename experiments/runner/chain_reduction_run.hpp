@@ -40,13 +40,14 @@ struct ChainReduction {
   double seconds = 0;  ///< all stages
 };
 
-/// Reduces the chain as c.reduction says ("pod" or "empirical_bt") and writes /reduction (method,
-/// r, m, singular values, the DEIM indices and error constant, the offline cost per stage,
-/// optionally V and W).
+/// Reduces the chain as red says (POD or empirical balancing; training runs from c) and writes
+/// /reduction (method, r, m, singular values, the DEIM indices and error constant, the offline cost
+/// per stage, optionally V and W).
 /// @throws InvalidArgument for unusable training data (no snapshots, another N, an order above
 ///         the snapshot or Gramian rank); NumericalError if a training or Gramian run diverges;
 ///         Interrupted.
-ChainReduction reduce_chain_and_record(const ExperimentConfig& c, const MassSpringChain& chain,
-                                       io::ResultsWriter& out, const std::atomic<bool>* stop);
+ChainReduction reduce_chain_and_record(const ExperimentConfig& c, const ChainProjectionOptions& red,
+                                       const MassSpringChain& chain, io::ResultsWriter& out,
+                                       const std::atomic<bool>* stop);
 
 }  // namespace mor::experiments

@@ -20,6 +20,7 @@
 #include <toml++/toml.h>
 
 #include "experiments/runner/chain_reduction_run.hpp"
+#include "experiments/runner/method.hpp"
 #include "experiments/runner/model_kind.hpp"
 #include "experiments/runner/reduction_run.hpp"
 #include "experiments/runner/toml_reader.hpp"
@@ -66,58 +67,8 @@ std::string to_toml(const ExperimentConfig& c) {
     os << (i ? ", " : "") << toml_string(c.snapshot_fields[i]);
   os << "]\ncompression = " << c.compression << "\nplots = " << (c.plots ? "true" : "false")
      << "\n";
-  const ReductionSpec& red = c.reduction;
-  os << "\n[reduction]\nmethod = " << toml_string(red.method) << "\n";
-  if (red.method == "pod" || red.method == "empirical_bt") {
-    if (red.order > 0)
-      os << "order = " << red.order << "\n";
-    else if (red.method == "pod")
-      os << "energy = " << red.energy << "\n";
-    else
-      os << "tolerance = " << red.tolerance << "\n";
-    if (red.method == "empirical_bt") {
-      os << "amplitudes = [";
-      for (std::size_t i = 0; i < red.amplitudes.size(); ++i)
-        os << (i ? ", " : "") << red.amplitudes[i];
-      os << "]\n";
-      if (red.subspace_order > 0)
-        os << "subspace_order = " << red.subspace_order << "\n";
-      else
-        os << "subspace_energy = " << red.subspace_energy << "\n";
-      os << "gramian_horizon = " << red.gramian_horizon << "\n";
-    }
-    os << "pod_method = " << toml_string(red.pod_method)
-       << "\nnonlinear = " << toml_string(red.nonlinear)
-       << "\ndeim_method = " << toml_string(red.deim_method) << "\ndeim_order = " << red.deim_order
-       << "\ntraining_stride = " << red.training_stride << "\ntraining_files = [";
-    for (std::size_t i = 0; i < red.training_files.size(); ++i)
-      os << (i ? ", " : "") << toml_string(red.training_files[i].string());
-    if (red.method == "pod") {
-      os << "]\npod_snapshots = [";
-      for (std::size_t i = 0; i < red.pod_snapshots.size(); ++i)
-        os << (i ? ", " : "") << toml_string(red.pod_snapshots[i]);
-    }
-    os << "]\ncompare_orders = [";
-    for (std::size_t i = 0; i < red.compare_orders.size(); ++i)
-      os << (i ? ", " : "") << red.compare_orders[i];
-    os << "]\nstore_bases = " << (red.store_bases ? "true" : "false") << "\n";
-  } else if (red.method != "none") {
-    if (red.order > 0)
-      os << "order = " << red.order << "\n";
-    else
-      os << "tolerance = " << red.tolerance << "\n";
-    os << "projection = " << toml_string(red.projection) << "\n";
-    if (red.method == "sobt") os << "variant = " << toml_string(red.variant) << "\n";
-    os << "gramians = " << toml_string(red.gramians) << "\ndense_limit = " << red.dense_limit
-       << "\nadi_tolerance = " << red.adi_tolerance
-       << "\nadi_max_iterations = " << red.adi_max_iterations
-       << "\nshifts = " << toml_string(red.shifts)
-       << "\nlow_rank_solver = " << toml_string(red.low_rank_solver)
-       << "\nrksm_tolerance = " << red.rksm_tolerance
-       << "\nrksm_max_dimension = " << red.rksm_max_dimension
-       << "\nallow_unconverged = " << (red.allow_unconverged ? "true" : "false")
-       << "\nstore_bases = " << (red.store_bases ? "true" : "false") << "\n";
-  }
+  os << "\n[reduction]\nmethod = " << toml_string(std::string(c.reduction->name())) << "\n";
+  c.reduction->write_toml(os);
   const AnalysisSpec& a = c.analysis;
   os << "\n[analysis]\nh2 = " << (a.h2 ? "true" : "false")
      << "\nhinf = " << (a.hinf ? "true" : "false") << "\nbode_points = " << a.bode_points
@@ -289,156 +240,13 @@ ExperimentConfig parse_experiment(const std::string& text, const std::string& so
   }
   {
     TableReader r(table("reduction"), "reduction", source);
-    ReductionSpec& red = c.reduction;
-    red.method = r.text("method", red.method);
-    require(red.method == "none" || red.method == "bt" || red.method == "sobt" ||
-                red.method == "pod" || red.method == "empirical_bt",
-            r.where("method"), ": reduction.method '", red.method,
-            "' must be \"none\", \"bt\" (first-order balanced truncation), \"sobt\" "
-            "(second-order balanced truncation), \"pod\" (POD-Galerkin with hyper-reduction) "
-            "or \"empirical_bt\" (balancing by empirical Gramians with hyper-reduction)");
-    const bool empirical = red.method == "empirical_bt";
-    if (red.method == "pod" || empirical)
-      require(c.model->chain_parameters() != nullptr, r.where("method"), ": reduction.method = \"",
-              red.method, "\" is trained on simulations of the chain; model.type = \"",
-              c.model->kind(), "\" is linear: use \"bt\" or \"sobt\"");
-    if (red.method == "pod" || empirical) {
-      red.order = r.integer("order", 0);
-      if (empirical) {
-        red.tolerance = r.real("tolerance", 0.0);
-        red.amplitudes = r.reals("amplitudes", red.amplitudes);
-        red.subspace_order = r.integer("subspace_order", 0);
-        red.subspace_energy = r.real("subspace_energy", 0.0);
-        red.gramian_horizon = r.real("gramian_horizon", red.gramian_horizon);
-      } else {
-        red.energy = r.real("energy", 0.0);
-        red.pod_snapshots = r.strings("pod_snapshots", red.pod_snapshots);
-        require(!red.pod_snapshots.empty(), r.where("pod_snapshots"),
-                ": reduction.pod_snapshots must name \"p\", \"v\" or both");
-        for (const auto& f : red.pod_snapshots)
-          require(f == "p" || f == "v", r.where("pod_snapshots"),
-                  ": reduction.pod_snapshots entry '", f,
-                  "' must be \"p\" (positions) or \"v\" (velocities)");
-      }
-      red.pod_method = r.text("pod_method", red.pod_method);
-      red.nonlinear = r.text("nonlinear", red.nonlinear);
-      red.deim_method = r.text("deim_method", red.deim_method);
-      red.deim_order = r.integer("deim_order", red.deim_order);
-      red.training_stride = r.integer("training_stride", red.training_stride);
-      for (const auto& f : r.strings("training_files", {}))
-        red.training_files.push_back(resolve(f, base_dir));
-      for (const auto order : r.integers("compare_orders", {})) red.compare_orders.push_back(order);
-      red.store_bases = r.boolean("store_bases", red.store_bases);
-      try {
-        parse_pod_method(red.pod_method);
-        parse_nonlinear_treatment(red.nonlinear);
-        parse_deim_method(red.deim_method);
-      } catch (const InvalidArgument& e) {
-        throw InvalidArgument(concat(source, ": reduction: ", e.what()));
-      }
-      if (empirical) {
-        require((red.order > 0) != (red.tolerance > 0.0), source,
-                ": reduction: set exactly one of reduction.order (r >= 1) and "
-                "reduction.tolerance (> 0); got order = ",
-                red.order, ", tolerance = ", red.tolerance);
-        require(!red.amplitudes.empty(), r.where("amplitudes"),
-                ": reduction.amplitudes must not be empty");
-        for (double a : red.amplitudes)
-          require(std::isfinite(a) && a > 0.0, r.where("amplitudes"),
-                  ": reduction.amplitudes must be finite and > 0, got ", a);
-        require(red.subspace_order >= 0, r.where("subspace_order"),
-                ": reduction.subspace_order must be >= 1, got ", red.subspace_order);
-        require(red.subspace_order == 0 || red.subspace_energy == 0.0, source,
-                ": reduction: set at most one of reduction.subspace_order and "
-                "reduction.subspace_energy; got ",
-                red.subspace_order, " and ", red.subspace_energy);
-        require(red.subspace_energy >= 0.0 && red.subspace_energy <= 1.0,
-                r.where("subspace_energy"), ": reduction.subspace_energy must be in (0, 1], got ",
-                red.subspace_energy);
-        if (red.subspace_order == 0 && red.subspace_energy == 0.0)
-          red.subspace_energy = kDefaultSubspaceEnergy;
-        require(red.gramian_horizon >= 0.0 && std::isfinite(red.gramian_horizon),
-                r.where("gramian_horizon"),
-                ": reduction.gramian_horizon must be > 0 (or 0: the simulation's), got ",
-                red.gramian_horizon);
-      } else {
-        require((red.order > 0) != (red.energy > 0.0), source,
-                ": reduction: set exactly one of reduction.order (r >= 1) and reduction.energy "
-                "(in (0, 1]); got order = ",
-                red.order, ", energy = ", red.energy);
-        require(red.energy <= 1.0, r.where("energy"), ": reduction.energy must be in (0, 1], got ",
-                red.energy);
-      }
-      require(red.order >= 0, r.where("order"), ": reduction.order must be >= 1, got ", red.order);
-      for (Index order : red.compare_orders)
-        require(order >= 1 && order <= c.model_size(), r.where("compare_orders"),
-                ": reduction.compare_orders entries must be in [1, N = ", c.model_size(), "], got ",
-                order);
-      require(red.deim_order >= 0, r.where("deim_order"),
-              ": reduction.deim_order must be >= 1 (or 0: 2 r), got ", red.deim_order);
-      require(red.training_stride >= 1, r.where("training_stride"),
-              ": reduction.training_stride must be >= 1, got ", red.training_stride);
-      const bool needs_training =
-          !empirical || (c.chain().k_n != 0.0 &&
-                         parse_nonlinear_treatment(red.nonlinear) == NonlinearTreatment::deim);
-      require(!needs_training || !c.training.empty() || !red.training_files.empty(), source,
-              ": reduction.method = \"", red.method, "\" needs training data",
-              empirical ? " (force snapshots for DEIM)" : "",
-              ": [[training]] inputs or reduction.training_files");
-    } else if (red.method != "none") {
-      red.order = r.integer("order", 0);
-      red.tolerance = r.real("tolerance", 0.0);
-      red.projection = r.text("projection", red.method == "bt" ? "square_root" : "balancing_free");
-      if (red.method == "sobt") red.variant = r.text("variant", red.variant);
-      red.gramians = r.text("gramians", red.gramians);
-      red.dense_limit = r.integer("dense_limit", red.dense_limit);
-      red.adi_tolerance = r.real("adi_tolerance", red.adi_tolerance);
-      red.adi_max_iterations = r.integer("adi_max_iterations", red.adi_max_iterations);
-      red.shifts = r.text("shifts", red.shifts);
-      red.low_rank_solver = r.text("low_rank_solver", red.low_rank_solver);
-      red.rksm_tolerance = r.real("rksm_tolerance", red.rksm_tolerance);
-      red.rksm_max_dimension = r.integer("rksm_max_dimension", red.rksm_max_dimension);
-      red.allow_unconverged = r.boolean("allow_unconverged", red.allow_unconverged);
-      red.store_bases = r.boolean("store_bases", red.store_bases);
-      try {
-        if (red.method == "bt")
-          parse_bt_projection(red.projection);
-        else {
-          parse_second_order_projection(red.projection);
-          parse_second_order_bt_variant(red.variant);
-        }
-        parse_gramian_method(red.gramians);
-        parse_shift_strategy(red.shifts);
-        parse_low_rank_solver(red.low_rank_solver);
-      } catch (const InvalidArgument& e) {
-        throw InvalidArgument(concat(source, ": reduction: ", e.what()));
-      }
-      require((red.order > 0) != (red.tolerance > 0.0), source,
-              ": reduction: set exactly one of reduction.order (r >= 1) and "
-              "reduction.tolerance (> 0); got order = ",
-              red.order, ", tolerance = ", red.tolerance);
-      require(red.order >= 0, r.where("order"), ": reduction.order must be >= 1, got ", red.order);
-      require(red.adi_tolerance > 0.0, r.where("adi_tolerance"),
-              ": reduction.adi_tolerance must be > 0, got ", red.adi_tolerance);
-      require(red.adi_max_iterations >= 1, r.where("adi_max_iterations"),
-              ": reduction.adi_max_iterations must be >= 1, got ", red.adi_max_iterations);
-      require(red.rksm_tolerance > 0.0, r.where("rksm_tolerance"),
-              ": reduction.rksm_tolerance must be > 0, got ", red.rksm_tolerance);
-      require(red.rksm_max_dimension >= 1, r.where("rksm_max_dimension"),
-              ": reduction.rksm_max_dimension must be >= 1, got ", red.rksm_max_dimension);
-      if (!c.model->is_linear())
-        throw InvalidArgument(
-            concat(r.where("method"), ": reduction.method = \"", red.method,
-                   "\" reduces linear systems: set model.k_n = 0 (got k_n = ", c.chain().k_n, ")"));
-    }
-    r.finish(red.method == "none" ? " (reduction.method = \"none\" takes no other key)"
-             : red.method == "bt" ? " (variant needs method = \"sobt\")"
-             : red.method == "pod" || empirical
-                 ? concat(" for reduction.method = \"", red.method, "\"")
-                 : std::string());
-    require(red.method == "pod" || empirical || c.training.empty(), source,
-            ": [[training]] inputs are used by reduction.method = \"pod\" and "
-            "\"empirical_bt\" only");
+    c.reduction = read_reduction(r, source, base_dir);
+    c.reduction->check(c, r.where("method"));
+    require(
+        c.reduction->family() == ReductionMethod::Family::chain_projection || c.training.empty(),
+        source,
+        ": [[training]] inputs are used by reduction.method = \"pod\" and "
+        "\"empirical_bt\" only");
   }
   {
     TableReader r(table("analysis"), "analysis", source);
@@ -693,8 +501,9 @@ RunSummary run_experiment(const ExperimentConfig& c, const RunOptions& options) 
   out.set_attribute("/input", "description", input->describe());
 
   // Reduce first: a reduction that fails (bad order, unconverged ADI) costs no simulation.
-  const bool pod_reducing = c.reduction.method == "pod" || c.reduction.method == "empirical_bt";
-  const bool bt_reducing = c.reduction.method == "bt" || c.reduction.method == "sobt";
+  const std::string method(c.reduction->name());
+  const bool pod_reducing = c.reduction->family() == ReductionMethod::Family::chain_projection;
+  const bool bt_reducing = c.reduction->family() == ReductionMethod::Family::linear;
   const bool reducing = pod_reducing || bt_reducing;
   std::unique_ptr<LtiOperator> full_operator;  // bt, sobt: shared by reduction and analysis
   ReducedModel reduced;
@@ -708,22 +517,22 @@ RunSummary run_experiment(const ExperimentConfig& c, const RunOptions& options) 
   if (reducing) stage("reduction");
   if (bt_reducing) {
     full_operator = model->lti_operator();
-    reduced = reduce_and_record(c, *full_operator, model->second_order_system(), out);
+    reduced = c.reduction->reduce_linear(*full_operator, model->second_order_system(), out);
     summary.reduced_order = reduced.r;
     summary.reduction_seconds = reduced.seconds;
     summary.offline_stages = reduced.stages;
   } else if (pod_reducing) {
-    pod_reduced = reduce_chain_and_record(c, *model->chain(), out, options.stop_requested);
+    pod_reduced = c.reduction->reduce_chain(c, *model->chain(), out, options.stop_requested);
     summary.reduced_order = pod_reduced.main.r;
     summary.deim_samples = pod_reduced.main.m;
     summary.reduction_seconds = pod_reduced.seconds;
     summary.offline_stages = pod_reduced.stages;
     stage("reduced simulation");
     pod_traj = simulate_reduced(*pod_reduced.main.model, Matrix(), *input, o, state_stride, options,
-                                concat(c.reduction.method, ", r = ", pod_reduced.main.r));
+                                concat(method, ", r = ", pod_reduced.main.r));
     for (const auto& other : pod_reduced.others)
       other_trajs.push_back(simulate_reduced(*other.model, Matrix(), *input, o, 0, options,
-                                             concat(c.reduction.method, ", r = ", other.r)));
+                                             concat(method, ", r = ", other.r)));
   }
 
   out.create_group("/outputs");
@@ -809,8 +618,7 @@ RunSummary run_experiment(const ExperimentConfig& c, const RunOptions& options) 
   } else if (pod_reducing) {
     write_output_errors(out, y_full, pod_traj, model->n_outputs(), pod_reduced.main.r, summary);
     if (!other_trajs.empty())
-      write_error_against_order(out, c.reduction.method, y_full, pod_reduced, pod_traj, other_trajs,
-                                steps);
+      write_error_against_order(out, method, y_full, pod_reduced, pod_traj, other_trajs, steps);
     summary.state_error_relative =
         state_ref2 > 0.0 ? std::sqrt(state_err2 / state_ref2) : std::sqrt(state_err2);
     out.set_attribute("/error", "state_relative_l2", summary.state_error_relative);
@@ -839,7 +647,8 @@ RunSummary run_experiment(const ExperimentConfig& c, const RunOptions& options) 
                     static_cast<std::int64_t>(model->factorizations()));
   if (bt_reducing) {
     stage("analysis");
-    const AnalysisOutcome a = analyse_and_record(c, *full_operator, reduced, out);
+    const AnalysisOutcome a =
+        analyse_and_record(c.analysis, c.reduction->norm_options(), *full_operator, reduced, out);
     summary.h2_error_relative = a.h2_error_relative;
     summary.hinf_error = a.hinf_error;
   }

@@ -45,29 +45,15 @@ struct InputSpec {
 /// fraction of the impulse responses' energy (singular values down to about 1e-4 s_1).
 inline constexpr double kDefaultSubspaceEnergy = 1.0 - 1e-8;
 
-/// [reduction]: balanced truncation of the linear chain (k_n = 0), or POD-Galerkin or
-/// empirical balancing with hyper-reduction of the (nonlinear) chain, trained on [[training]]
-/// runs. method "none" simulates the full model only.
-struct ReductionSpec {
-  /// none, bt (first-order), sobt (second-order), pod, empirical_bt
-  std::string method = "none";
-  Index order = 0;  ///< r; or
-  /// bt: 2 sum_{i>r} sigma_i <= tolerance; sobt, empirical_bt: the same heuristic
-  double tolerance = 0.0;
-  std::string projection;              ///< bt: square_root | balancing_free; sobt: + galerkin
-  std::string variant = "pv";          ///< sobt: p, v, pv, vp
-  std::string gramians = "automatic";  ///< automatic, dense, low_rank
-  Index dense_limit = 1500;            ///< automatic: dense up to this many states
-  double adi_tolerance = 1e-10;
-  Index adi_max_iterations = 500;
-  std::string shifts = "projection";    ///< projection, penzl
-  std::string low_rank_solver = "adi";  ///< adi, rksm
-  double rksm_tolerance = 1e-10;
-  Index rksm_max_dimension = 1000;
-  bool allow_unconverged = false;
-  bool store_bases = false;  ///< write V and W (n x r each) to the results file
-  // method = "pod"
-  double energy = 0.0;                   ///< instead of order: captured snapshot energy in (0, 1]
+/// The options of the methods that project the (nonlinear) chain, trained on its simulations:
+/// POD-Galerkin (experiments/runner/methods/pod.cpp) and empirical balancing
+/// (methods/empirical_bt.cpp), both hyper-reduced by DEIM (experiments/runner/
+/// chain_reduction_run.hpp). Each method declares the keys it takes.
+struct ChainProjectionOptions {
+  bool empirical = false;  ///< empirical balancing (else POD)
+  Index order = 0;         ///< r; or
+  double energy = 0.0;     ///< pod: captured snapshot energy in (0, 1]; or
+  double tolerance = 0.0;  ///< empirical_bt: 2 sum_{i>r} sigma_i <= tolerance (a heuristic)
   std::string pod_method = "automatic";  ///< automatic, svd, snapshots, randomized
   std::string nonlinear = "deim";        ///< deim (hyper-reduced), tensor (exact), full (O(N))
   std::string deim_method = "qdeim";     ///< deim (greedy) or qdeim (pivoted QR)
@@ -79,15 +65,17 @@ struct ReductionSpec {
   /// pod: the snapshots of the basis, "p" (positions) and optionally "v" (velocities, side by
   /// side with the positions: one basis V for q, so the reduced model stays second order).
   std::vector<std::string> pod_snapshots = {"p"};
-  /// pod, empirical_bt: further orders r whose reduced models (from the same nested bases) are
-  /// simulated too, for the output error against r (/error_vs_r).
+  /// Further orders r whose reduced models (from the same nested bases) are simulated too, for
+  /// the output error against r (/error_vs_r).
   std::vector<Index> compare_orders;
-  // method = "empirical_bt" (reduction/empirical_gramians.hpp)
   std::vector<double> amplitudes = {0.25, 0.5, 1.0};  ///< impulse and initial-state sizes c_k
   Index subspace_order = 0;                           ///< d, the position subspace; or
   double subspace_energy = 0.0;                       ///< its captured energy (default 1 - 1e-8)
   double gramian_horizon = 0.0;  ///< s of every free response; 0: the simulation's horizon
+  bool store_bases = false;      ///< write V and W (n x r each) to the results file
 };
+
+class ReductionMethod;
 
 /// [analysis]: frequency-domain comparison of full and reduced models.
 struct AnalysisSpec {
@@ -114,7 +102,8 @@ struct ExperimentConfig {
   std::vector<InputSpec> training;
   IntegratorOptions integrator;
   SparseBackend solver = SparseBackend::cholmod;
-  ReductionSpec reduction;
+  /// [reduction]: a registered method (experiments/runner/method.hpp), read and validated.
+  std::shared_ptr<const ReductionMethod> reduction;
   AnalysisSpec analysis;
   Index snapshot_stride = 10;  ///< 0: no snapshots
   std::vector<std::string> snapshot_fields = {"p", "v"};

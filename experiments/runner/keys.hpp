@@ -78,6 +78,12 @@ class KeyReader {
     x.assign(v.begin(), v.end());
   }
   void operator()(const Key& k, std::vector<std::string>& x) { x = r_.strings(k.name, x); }
+  void operator()(const Key& k, std::vector<std::filesystem::path>& x) {
+    std::vector<std::string> given;
+    for (const auto& p : x) given.push_back(p.string());
+    x.clear();
+    for (const auto& p : r_.strings(k.name, given)) x.push_back(resolve(p, base_dir_));
+  }
   /// An inline table of strings, e.g. variables = { A = "A_rail" }.
   void operator()(const Key& k, std::map<std::string, std::string>& x) {
     const toml::table* t = r_.table(k.name);
@@ -134,6 +140,11 @@ class KeyWriter {
     }
     os_ << "]\n";
   }
+  void operator()(const Key& k, const std::vector<std::filesystem::path>& x) {
+    std::vector<std::string> s;
+    for (const auto& p : x) s.push_back(p.string());
+    (*this)(k, s);
+  }
   void operator()(const Key& k, const std::map<std::string, std::string>& x) {
     line(k) << inline_table(x) << "\n";
   }
@@ -179,6 +190,11 @@ class KeyRecorder {
     for (const auto& e : x) s += (s.empty() ? "" : ", ") + e;
     out_.set_attribute(group_, k.name, s);
   }
+  void operator()(const Key& k, const std::vector<std::filesystem::path>& x) {
+    std::vector<std::string> s;
+    for (const auto& p : x) s.push_back(p.string());
+    (*this)(k, s);
+  }
   void operator()(const Key& k, const std::map<std::string, std::string>& x) {
     if (!x.empty()) out_.set_attribute(group_, k.name, KeyWriter::inline_table(x));
   }
@@ -221,6 +237,12 @@ class KeyDocs {
         : std::is_same_v<T, double>    ? "array of numbers"
                                        : "array of integers",
         v);
+  }
+  void operator()(const Key& k, const std::vector<std::filesystem::path>& x) {
+    std::vector<std::string> s;
+    for (const auto& p : x) s.push_back(p.string());
+    (*this)(k, s);
+    rows_.back().type = "array of paths";
   }
   void operator()(const Key& k, const std::map<std::string, std::string>& x) {
     add(k, "table of strings", KeyWriter::inline_table(x));

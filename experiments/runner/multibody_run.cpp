@@ -34,7 +34,6 @@ std::string to_toml(const MultibodyExperimentConfig& c) {
   std::ostringstream os;
   os.precision(17);
   const CvodeOptions& o = c.cvode;
-  const ReductionSpec& red = c.reduction;
   const AnalysisSpec& a = c.analysis;
   os << "[experiment]\nname = " << toml_string(c.name)
      << "\ndescription = " << toml_string(c.description)
@@ -47,17 +46,8 @@ std::string to_toml(const MultibodyExperimentConfig& c) {
      << "\nt_end = " << c.linear_t_end << "\noutput_dt = " << c.linear_output_dt
      << "\n\n[input]\ntype = " << toml_string(c.input.type) << "\n";
   write_input(os, c.input);
-  os << "\n[reduction]\nmethod = \"" << red.method << "\"\n";
-  if (red.method != "none") {
-    if (red.tolerance > 0.0)
-      os << "tolerance = " << red.tolerance << "\n";
-    else
-      os << "order = " << red.order << "\n";
-  }
-  if (red.method == "bt" || red.method == "sobt")
-    os << "projection = " << toml_string(red.projection) << "\n";
-  if (red.method == "sobt") os << "variant = " << toml_string(red.variant) << "\n";
-  if (red.method == "modal") os << "selection = " << toml_string(c.modal_selection) << "\n";
+  os << "\n[reduction]\nmethod = " << toml_string(std::string(c.reduction->name())) << "\n";
+  c.reduction->write_toml(os);
   os << "\n[analysis]\nh2 = " << (a.h2 ? "true" : "false")
      << "\nhinf = " << (a.hinf ? "true" : "false") << "\nbode_points = " << a.bode_points
      << "\nomega_min = " << a.omega_min << "\nomega_max = " << a.omega_max
@@ -295,49 +285,7 @@ MultibodyExperimentConfig parse_multibody_experiment(const std::string& text,
   }
   {
     TableReader r(table("reduction"), "reduction", source);
-    ReductionSpec& red = c.reduction;
-    red.method = r.text("method", "none");
-    require(std::find(kReductionMethods.begin(), kReductionMethods.end(), red.method) !=
-                kReductionMethods.end(),
-            r.where("method"), ": reduction.method '", red.method,
-            "' is not known for multibody models (known: ", join(kReductionMethods), ")");
-    red.gramians = "dense";
-    if (red.method != "none") {
-      red.order = r.integer("order", 0);
-      red.tolerance = red.method == "modal" ? 0.0 : r.real("tolerance", 0.0);
-      require((red.order > 0) != (red.tolerance > 0.0), r.where("order"),
-              ": reduction needs exactly one of order (> 0)",
-              red.method == "modal" ? "" : " or tolerance (> 0)", ", got order = ", red.order,
-              red.method == "modal" ? "" : concat(", tolerance = ", red.tolerance));
-    }
-    if (red.method == "bt" || red.method == "sobt") {
-      red.projection = r.text("projection", "square_root");
-      try {
-        if (red.method == "bt")
-          parse_bt_projection(red.projection);
-        else
-          parse_second_order_projection(red.projection);
-      } catch (const InvalidArgument& e) {
-        throw InvalidArgument(concat(r.where("projection"), ": reduction: ", e.what()));
-      }
-    }
-    if (red.method == "sobt") {
-      red.variant = r.text("variant", red.variant);
-      try {
-        parse_second_order_bt_variant(red.variant);
-      } catch (const InvalidArgument& e) {
-        throw InvalidArgument(concat(r.where("variant"), ": reduction: ", e.what()));
-      }
-    }
-    if (red.method == "modal") {
-      c.modal_selection = r.text("selection", c.modal_selection);
-      try {
-        parse_modal_selection(c.modal_selection);
-      } catch (const InvalidArgument& e) {
-        throw InvalidArgument(concat(r.where("selection"), ": reduction: ", e.what()));
-      }
-    }
-    r.finish(concat(" for reduction.method = \"", red.method, "\""));
+    c.reduction = read_reduction(r, source, base_dir, kReductionMethods);
   }
   {
     TableReader r(table("analysis"), "analysis", source);
@@ -545,47 +493,9 @@ MultibodyRunSummary run_multibody_experiment(const MultibodyExperimentConfig& c,
     }
 
     // 3. The reduction of the linearised model.
-    const ReductionSpec& red = c.reduction;
-    if (red.method != "none") {
-      ReducedModel reduced;
-      if (red.method == "modal") {
-        ModalOptions mo;
-        mo.order = red.order;
-        mo.selection = parse_modal_selection(c.modal_selection);
-        const ModalResult res = modal_truncation(sys, mo);
-        reduced.r = res.r;
-        reduced.seconds = res.seconds;
-        reduced.second_order = res.reduced;
-        reduced.first_order.reset(new DenseLtiOperator(to_first_order(res.reduced)));
-        double abscissa = -std::numeric_limits<double>::infinity();
-        for (const Complex& l : reduced.first_order->poles())
-          abscissa = std::max(abscissa, l.real());
-        reduced.spectral_abscissa = abscissa;
-        const std::string rg = "/reduction";
-        out.create_group(rg);
-        out.set_attribute(rg, "method", red.method);
-        out.set_attribute(rg, "selection", c.modal_selection);
-        out.set_attribute(rg, "r", static_cast<std::int64_t>(res.r));
-        out.set_attribute(rg, "seconds", res.seconds);
-        out.set_attribute(rg, "spectral_abscissa", abscissa);
-        out.write_vector(rg + "/omega", res.omega);
-        out.write_vector(rg + "/dominance", res.dominance);
-        out.set_attribute(rg, "kept", to_int64(res.kept));
-        const auto& s = res.reduced;
-        for (const auto& [name, A] : {std::pair{"M", &s.M},
-                                      {"D", &s.D},
-                                      {"K", &s.K},
-                                      {"B", &s.B},
-                                      {"Cp", &s.Cp},
-                                      {"Cv", &s.Cv}})
-          out.write_matrix(rg + "/reduced/" + name, *A);
-        out.write_matrix(rg + "/V", res.V);
-      } else {
-        ExperimentConfig bt;
-        bt.reduction = red;
-        bt.analysis = c.analysis;
-        reduced = reduce_and_record(bt, sys, out);
-      }
+    if (c.reduction->family() == ReductionMethod::Family::linear) {
+      SecondOrderLtiOperator full(sys);
+      ReducedModel reduced = c.reduction->reduce_linear(full, &sys, out);
       summary.reduced_order = reduced.r;
       const Sampled red_run = simulate_linear(reduced.second_order, *input, lo);
       write_sampled(out, "/reduced", red_run);
@@ -593,10 +503,8 @@ MultibodyRunSummary run_multibody_experiment(const MultibodyExperimentConfig& c,
       out.set_attribute("/reduced", "relative_output_error", summary.reduced_error);
       out.set_attribute("/reduced", "steps", static_cast<std::int64_t>(red_run.stats.steps));
       out.set_attribute("/linear", "steps", static_cast<std::int64_t>(lin.stats.steps));
-      ExperimentConfig an;
-      an.reduction = red;
-      an.analysis = c.analysis;
-      const AnalysisOutcome a = analyse_and_record(an, sys, reduced, out);
+      const AnalysisOutcome a =
+          analyse_and_record(c.analysis, c.reduction->norm_options(), full, reduced, out);
       summary.h2_error_relative = a.h2_error_relative;
       summary.hinf_error = a.hinf_error;
     }

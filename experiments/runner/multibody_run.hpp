@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "experiments/runner/experiment.hpp"
+#include "experiments/runner/method.hpp"
 #include "src/integrators/cvode.hpp"
 
 namespace mor::experiments {
@@ -38,8 +39,8 @@ struct MultibodyExperimentConfig {
   double linear_t_end = 10.0;
   double linear_output_dt = 0.01;
   /// [reduction] method: none, bt, sobt, modal.
-  ReductionSpec reduction;
-  std::string modal_selection = "dominance";
+  /// A registered linear method (none, bt, sobt, modal), read through the registry.
+  std::shared_ptr<const ReductionMethod> reduction;
   AnalysisSpec analysis;
   /// [output]
   bool plots = true;

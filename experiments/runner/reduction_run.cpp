@@ -14,32 +14,7 @@ namespace mor::experiments {
 namespace {
 
 using detail::concat;
-AdiOptions adi_options(const ReductionSpec& red) {
-  AdiOptions a;
-  a.tolerance = red.adi_tolerance;
-  a.max_iterations = red.adi_max_iterations;
-  a.strategy = parse_shift_strategy(red.shifts);
-  return a;
-}
-
-GramianOptions gramian_options(const ReductionSpec& red) {
-  GramianOptions g;
-  g.method = parse_gramian_method(red.gramians);
-  g.dense_limit = red.dense_limit;
-  g.adi = adi_options(red);
-  g.solver = parse_low_rank_solver(red.low_rank_solver);
-  g.rksm.tolerance = red.rksm_tolerance;
-  g.rksm.max_dimension = red.rksm_max_dimension;
-  g.allow_unconverged = red.allow_unconverged;
-  return g;
-}
-
-OrderSelection selection(const ReductionSpec& red) {
-  OrderSelection s;
-  s.order = red.order;
-  s.tolerance = red.tolerance;
-  return s;
-}
+}  // namespace
 
 void record_gramians(io::ResultsWriter& out, const GramianDiagnostics& g) {
   const std::string grp = "/reduction";
@@ -74,6 +49,8 @@ void record_gramians(io::ResultsWriter& out, const GramianDiagnostics& g) {
   }
 }
 
+namespace {
+
 /// Frequencies of the least damped poles of the reduced model (up to kHints, Im > 0): peaks of
 /// the error narrower than the sweep's grid sit near them.
 Vector pole_hints(const DenseLtiOperator& red) {
@@ -90,109 +67,14 @@ Vector pole_hints(const DenseLtiOperator& red) {
 
 }  // namespace
 
-ReducedModel reduce_and_record(const ExperimentConfig& c, const SecondOrderSystem& sys,
-                               io::ResultsWriter& out) {
-  SecondOrderLtiOperator op(sys);
-  return reduce_and_record(c, op, &sys, out);
-}
-
-AnalysisOutcome analyse_and_record(const ExperimentConfig& c, const SecondOrderSystem& sys,
-                                   ReducedModel& reduced, io::ResultsWriter& out) {
-  SecondOrderLtiOperator op(sys);
-  return analyse_and_record(c, op, reduced, out);
-}
-
-ReducedModel reduce_and_record(const ExperimentConfig& c, LtiOperator& full,
-                               const SecondOrderSystem* second_order, io::ResultsWriter& out) {
-  const ReductionSpec& red = c.reduction;
-  ReducedModel model;
-  const std::string grp = "/reduction";
-  out.create_group(grp);
-  out.set_attribute(grp, "method", red.method);
-  out.set_attribute(grp, "projection", red.projection);
-  out.set_attribute(grp, "shifts", red.shifts);
-  out.set_attribute(grp, "adi_tolerance", red.adi_tolerance);
-  out.set_attribute(grp, "order_requested", static_cast<std::int64_t>(red.order));
-  out.set_attribute(grp, "tolerance", red.tolerance);
-  const auto t0 = Clock::now();
-  if (red.method == "bt") {
-    BtOptions o;
-    o.selection = selection(red);
-    o.projection = parse_bt_projection(red.projection);
-    o.gramians = gramian_options(red);
-    BtResult res = balanced_truncation(full, o);
-    model.seconds = seconds_since(t0);
-    model.r = res.r;
-    model.second_order = from_first_order(res.Er, res.Ar, res.Br, res.Cr, res.Dr);
-    model.first_order = std::make_unique<DenseLtiOperator>(res.Er, res.Ar, res.Br, res.Cr, res.Dr);
-    model.spectral_abscissa = res.spectral_abscissa;
-    out.set_attribute(grp, "r", static_cast<std::int64_t>(res.r));
-    out.set_attribute(grp, "spectral_abscissa", res.spectral_abscissa);
-    out.set_attribute(grp, "error_bound", res.error_bound);
-    out.set_attribute(grp, "bound_is_complete", static_cast<std::int64_t>(res.bound_is_complete));
-    out.set_attribute(grp, "projection_s", res.seconds_projection);
-    model.stages = {{"gramians_s", res.gramians.seconds}, {"projection_s", res.seconds_projection}};
-    out.write_vector(grp + "/hsv", res.hsv);
-    record_gramians(out, res.gramians);
-    out.write_matrix(grp + "/reduced/E", res.Er);
-    out.write_matrix(grp + "/reduced/A", res.Ar);
-    out.write_matrix(grp + "/reduced/B", res.Br);
-    out.write_matrix(grp + "/reduced/C", res.Cr);
-    out.write_matrix(grp + "/reduced/D", res.Dr);
-    if (red.store_bases) {
-      out.write_matrix(grp + "/V", res.V);
-      out.write_matrix(grp + "/W", res.W);
-    }
-  } else {
-    require(second_order != nullptr,
-            "reduction.method = \"sobt\" needs a second-order model; "
-            "this one is first order: use \"bt\"");
-    const SecondOrderSystem& sys = *second_order;
-    SecondOrderBtOptions o;
-    o.variant = parse_second_order_bt_variant(red.variant);
-    o.projection = parse_second_order_projection(red.projection);
-    o.selection = selection(red);
-    o.gramians = gramian_options(red);
-    SecondOrderBtResult res = second_order_balanced_truncation(sys, o);
-    model.seconds = seconds_since(t0);
-    model.r = res.r;
-    model.second_order = res.reduced;
-    const Index r = res.r;
-    const auto& s = res.reduced;
-    // Direct initialization from the prvalue: operators are neither copyable nor movable.
-    model.first_order.reset(new DenseLtiOperator(to_first_order(s)));
-    model.spectral_abscissa = res.spectral_abscissa;
-    out.set_attribute(grp, "variant", red.variant);
-    out.set_attribute(grp, "r", static_cast<std::int64_t>(r));
-    out.set_attribute(grp, "spectral_abscissa", res.spectral_abscissa);
-    out.set_attribute(grp, "projection_s", res.seconds_projection);
-    model.stages = {{"gramians_s", res.gramians.seconds}, {"projection_s", res.seconds_projection}};
-    out.write_vector(grp + "/hsv", res.hsv);
-    out.write_vector(grp + "/sv", res.sv);
-    record_gramians(out, res.gramians);
-    out.write_matrix(grp + "/reduced/M", s.M);
-    out.write_matrix(grp + "/reduced/D", s.D);
-    out.write_matrix(grp + "/reduced/K", s.K);
-    out.write_matrix(grp + "/reduced/B", s.B);
-    out.write_matrix(grp + "/reduced/Cp", s.Cp);
-    out.write_matrix(grp + "/reduced/Cv", s.Cv);
-    if (red.store_bases) {
-      out.write_matrix(grp + "/V", res.V);
-      out.write_matrix(grp + "/W", res.W);
-    }
-  }
-  out.set_attribute(grp, "seconds", model.seconds);
-  return model;
-}
-
-AnalysisOutcome analyse_and_record(const ExperimentConfig& c, LtiOperator& full,
-                                   ReducedModel& reduced, io::ResultsWriter& out) {
-  const AnalysisSpec& a = c.analysis;
+AnalysisOutcome analyse_and_record(const AnalysisSpec& a, const NormOptions& norms,
+                                   LtiOperator& full, ReducedModel& reduced,
+                                   io::ResultsWriter& out) {
   AnalysisOutcome outcome;
   const std::string grp = "/analysis";
   out.create_group(grp);
   DenseLtiOperator& red = *reduced.first_order;
-  const bool dense = full.n() <= c.reduction.dense_limit;
+  const bool dense = full.n() <= norms.dense_limit;
   // The level set eigen-solves a Hamiltonian of twice the error system's order per iteration:
   // worth it only while that is cheap.
   constexpr Index kLevelSetLimit = 400;
@@ -234,9 +116,8 @@ AnalysisOutcome analyse_and_record(const ExperimentConfig& c, LtiOperator& full,
           h2_full = h2_norm_dense(full);
           h2_err = h2_norm_dense(err);
         } else {
-          AdiOptions adi = adi_options(c.reduction);
-          h2_full = h2_norm_low_rank(full, adi).norm;
-          h2_err = h2_norm_low_rank(err, adi).norm;
+          h2_full = h2_norm_low_rank(full, norms.adi).norm;
+          h2_err = h2_norm_low_rank(err, norms.adi).norm;
         }
         outcome.h2_error_relative = h2_err / h2_full;
         out.set_attribute(grp, "h2_full", h2_full);

@@ -27,16 +27,15 @@ struct ReducedModel {
   double spectral_abscissa = 0;  ///< max Re lambda (< 0: stable)
 };
 
-/// Reduces the linear system `full` as c.reduction says and writes /reduction (diagnostics,
-/// HSVs, ADI histories, reduced matrices, optionally V and W). second_order is the same system
-/// in second-order form, which sobt needs (nullptr for a first-order model).
-/// @throws InvalidArgument, NumericalError as balanced_truncation; InvalidArgument for sobt
-///         without a second-order form.
-ReducedModel reduce_and_record(const ExperimentConfig& c, LtiOperator& full,
-                               const SecondOrderSystem* second_order, io::ResultsWriter& out);
-/// The same for a second-order system.
-ReducedModel reduce_and_record(const ExperimentConfig& c, const SecondOrderSystem& sys,
-                               io::ResultsWriter& out);
+/// Writes the Gramian diagnostics of a balanced truncation into /reduction (method, ranks,
+/// residuals, and the low-rank runs' histories and shifts).
+void record_gramians(io::ResultsWriter& out, const GramianDiagnostics& g);
+
+/// How the analysis computes norms: dense up to dense_limit states, LR-ADI beyond.
+struct NormOptions {
+  Index dense_limit = 1500;
+  AdiOptions adi;
+};
 
 struct AnalysisOutcome {
   double h2_error_relative = -1;  ///< -1: not computed
@@ -45,13 +44,11 @@ struct AnalysisOutcome {
 
 /// Frequency-domain comparison of the full system and the reduced model into /analysis:
 /// sigma_max of G, G_r and G - G_r on a log grid; ||G - G_r||_H2 / ||G||_H2; ||G - G_r||_Hinf
-/// (level set for n <= dense_limit, sweep otherwise); with analysis.hinf_full also ||G||_Hinf.
-/// A norm that cannot be computed (an unstable reduced model, an ADI that does not converge) is
-/// recorded with its reason instead.
-AnalysisOutcome analyse_and_record(const ExperimentConfig& c, LtiOperator& full,
-                                   ReducedModel& reduced, io::ResultsWriter& out);
-/// The same for a second-order system.
-AnalysisOutcome analyse_and_record(const ExperimentConfig& c, const SecondOrderSystem& sys,
-                                   ReducedModel& reduced, io::ResultsWriter& out);
+/// (level set for n <= 400, sweep otherwise); with a.hinf_full also ||G||_Hinf. A norm that
+/// cannot be computed (an unstable reduced model, an ADI that does not converge) is recorded
+/// with its reason instead.
+AnalysisOutcome analyse_and_record(const AnalysisSpec& a, const NormOptions& norms,
+                                   LtiOperator& full, ReducedModel& reduced,
+                                   io::ResultsWriter& out);
 
 }  // namespace mor::experiments

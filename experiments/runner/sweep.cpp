@@ -16,6 +16,7 @@
 
 #include <toml++/toml.h>
 
+#include "experiments/runner/method.hpp"
 #include "experiments/runner/model_kind.hpp"
 #include "experiments/runner/multibody_run.hpp"
 #include "experiments/runner/toml_reader.hpp"
@@ -97,23 +98,11 @@ double estimate_seconds(const ExperimentConfig& c) {
   const double steps = static_cast<double>(step_count(c.integrator));
   const bool explicit_scheme = c.integrator.scheme == Scheme::rk4;
   const double full = steps * N * (explicit_scheme ? 6e-9 : c.model->is_linear() ? 1.5e-8 : 4e-8);
-  const ReductionSpec& red = c.reduction;
-  double reduction = 0.0;
-  if (red.method == "bt" || red.method == "sobt") {
-    const double n = c.model->first_order() ? N : 2.0 * N;  // first-order states
-    const bool dense = red.gramians == "dense" ||
-                       (red.gramians == "automatic" && n <= static_cast<double>(red.dense_limit));
-    reduction = dense ? 5e-9 * n * n * n : 3e-5 * N;
+  double reduction = c.reduction->estimate_seconds(c, full);
+  if (c.reduction->family() == ReductionMethod::Family::linear) {
     const AnalysisSpec& a = c.analysis;
     reduction += (a.h2 ? 1.5e-5 * N : 0.0) + 1.3e-7 * N * static_cast<double>(a.bode_points) +
                  (a.hinf ? 2e-7 * N * static_cast<double>(a.hinf_grid) : 0.0);
-  } else if (red.method == "pod") {
-    const double runs = static_cast<double>(c.training.size());
-    const double snapshots =
-        runs * steps / static_cast<double>(std::max<Index>(1, red.training_stride));
-    reduction = runs * full + 5e-9 * N * snapshots * 2.0;
-  } else if (red.method == "empirical_bt") {
-    reduction = 20.0 * full;
   }
   return 0.05 + full + reduction;
 }
@@ -124,20 +113,8 @@ double estimate_seconds(const ExperimentConfig& c) {
 /// a working copy each; empirical balancing its impulse responses.
 double estimate_mib(const ExperimentConfig& c) {
   const double N = static_cast<double>(c.model_size());
-  const double steps = static_cast<double>(step_count(c.integrator));
   double bytes = 400.0 * N + 50e6;
-  const ReductionSpec& red = c.reduction;
-  if (red.method == "bt" || red.method == "sobt") {
-    const double n = c.model->first_order() ? N : 2.0 * N;
-    const bool dense = red.gramians == "dense" ||
-                       (red.gramians == "automatic" && n <= static_cast<double>(red.dense_limit));
-    bytes += dense ? 12.0 * 8.0 * n * n : 6144.0 * N;
-  } else if (red.method == "pod" || red.method == "empirical_bt") {
-    const double k = static_cast<double>(c.training.size()) *
-                     (steps / static_cast<double>(std::max<Index>(1, red.training_stride)) + 1.0);
-    bytes += 2.0 * 2.0 * 8.0 * N * k;
-    if (red.method == "empirical_bt") bytes += 8.0 * N * 400.0;
-  }
+  bytes += c.reduction->estimate_bytes(c);
   return bytes / (1024.0 * 1024.0);
 }
 
@@ -361,8 +338,9 @@ void check_memory_budget(const SweepConfig& c, int concurrent_points) {
     if (p.memory_mib <= budget) continue;
     throw InvalidArgument(concat(
         c.source, ": point '", p.key, "' needs about ", std::llround(p.memory_mib),
-        " MiB (estimate for N = ", p.config.model_size(), ", method ", p.config.reduction.method,
-        "), above the memory budget of ", std::llround(budget), " MiB per point",
+        " MiB (estimate for N = ", p.config.model_size(), ", method ",
+        std::string(p.config.reduction->name()), "), above the memory budget of ",
+        std::llround(budget), " MiB per point",
         c.memory_budget_mib > 0 ? std::string(" (sweep.memory_budget_mib)")
                                 : concat(" (90% of ", std::llround(physical_memory_mib()),
                                          " MiB over ", concurrent_points, " points at once)"),
@@ -398,7 +376,7 @@ RunSummary run_sweep_point(const SweepConfig& c, const SweepPoint& p, const RunO
     out.set_attribute(g, "series", p.series);
     out.set_attribute(g, "sweep", c.name);
     out.set_attribute(g, "configuration", p.configuration);
-    out.set_attribute(g, "method", p.config.reduction.method);
+    out.set_attribute(g, "method", std::string(p.config.reduction->name()));
     out.set_attribute(g, "N", static_cast<std::int64_t>(p.config.model_size()));
     out.set_attribute(g, "r", static_cast<std::int64_t>(s.reduced_order));
     out.set_attribute(g, "m", static_cast<std::int64_t>(s.deim_samples));
@@ -543,7 +521,7 @@ void write_sweep_results(const SweepConfig& c, const std::vector<PointOutcome>& 
     keys[i] = p.key;
     studies[i] = p.study;
     series[i] = p.series;
-    methods[i] = p.config.reduction.method;
+    methods[i] = std::string(p.config.reduction->name());
     column("N").numbers[i] = static_cast<double>(p.config.model_size());
     for (const auto& [axis, value] : p.axes) column("grid." + axis).texts[i] = value;
     files[i] = completed_point_file(c, p);

@@ -141,6 +141,15 @@ class TableReader {
           " (known keys: ", join(known_), ")"));
     }
   }
+  /// The table's keys that were not read (yet), in the table's order.
+  std::vector<std::string> unread_keys() const {
+    std::vector<std::string> out;
+    if (!table_) return out;
+    for (const auto& [k, node] : *table_)
+      if (std::find(known_.begin(), known_.end(), std::string(k.str())) == known_.end())
+        out.emplace_back(k.str());
+    return out;
+  }
   /// True if the table has the key (whether or not it was read).
   bool given(const std::string& key) const { return table_ && table_->contains(key); }
   std::string where(const std::string& key) const {

@@ -1,0 +1,104 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// Reduction methods: the seam between an experiment file's [reduction] table and the runner. A
+// method is one file (experiments/runner/methods/<method>.cpp) that declares its options once
+// (experiments/runner/keys.hpp), reads and validates them, and reduces; plus one X() entry in
+// the registry (methods.cpp). The runner never branches on method names: it asks the method's
+// family what a reduced model is (a linear reduced model it simulates and analyses, or a
+// projected nonlinear chain it simulates and compares state by state).
+#pragma once
+
+#include <atomic>
+#include <filesystem>
+#include <iosfwd>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "experiments/runner/chain_reduction_run.hpp"
+#include "experiments/runner/keys.hpp"
+#include "experiments/runner/reduction_run.hpp"
+
+namespace mor::experiments {
+
+class ReductionMethod {
+ public:
+  enum class Family {
+    none,              ///< the full model only
+    linear,            ///< an LTI reduced model of an LTI full model (BT, SOBT, modal)
+    chain_projection,  ///< a projected (hyper-reduced) nonlinear chain (POD, empirical BT)
+  };
+  virtual ~ReductionMethod() = default;
+  /// The name [reduction] method spells.
+  virtual std::string_view name() const = 0;
+  virtual Family family() const = 0;
+  /// The effective [reduction] keys after method = "...", as TOML lines.
+  virtual void write_toml(std::ostream& os) const = 0;
+  /// The requested order r (0: chosen by a tolerance or an energy).
+  virtual Index order() const { return 0; }
+  /// Checks against the rest of the experiment (model, training runs), after it is read.
+  /// @throws InvalidArgument naming `where` (file and line), the key and the value.
+  virtual void check(const ExperimentConfig& c, const std::string& where) const {
+    (void)c, (void)where;
+  }
+  /// Rough offline wall time (seconds, one core) and extra peak memory (bytes), for sweeps;
+  /// full_seconds is the estimated full simulation.
+  virtual double estimate_seconds(const ExperimentConfig& c, double full_seconds) const {
+    (void)c, (void)full_seconds;
+    return 0.0;
+  }
+  virtual double estimate_bytes(const ExperimentConfig& c) const {
+    (void)c;
+    return 0.0;
+  }
+  /// How the analysis computes the norms of the full and the error system.
+  virtual NormOptions norm_options() const { return {}; }
+  /// Family linear: reduces `full` and writes /reduction. second_order is the same system in
+  /// second-order form (nullptr for a first-order model).
+  /// @throws InvalidArgument if the model does not fit (e.g. SOBT of a first-order model),
+  ///         NumericalError as the algorithms.
+  virtual ReducedModel reduce_linear(LtiOperator& full, const SecondOrderSystem* second_order,
+                                     io::ResultsWriter& out) const;
+  /// Family chain_projection: reduces the chain (training runs from c) and writes /reduction.
+  virtual ChainReduction reduce_chain(const ExperimentConfig& c, const MassSpringChain& chain,
+                                      io::ResultsWriter& out, const std::atomic<bool>* stop) const;
+};
+
+/// One registered method: its name, one line of doc, how to read its table and list its keys.
+struct MethodInfo {
+  std::string_view name;
+  std::string_view doc;
+  /// Reads the [reduction] keys (method already read). @throws InvalidArgument naming the key.
+  std::unique_ptr<ReductionMethod> (*read)(TableReader& r, const std::string& source,
+                                           const std::filesystem::path& base_dir);
+  void (*keys)(std::vector<KeyDoc>& rows);
+};
+
+/// Every registered method, in registration order (experiments/runner/methods.cpp).
+const std::vector<MethodInfo>& reduction_methods();
+const MethodInfo* find_reduction_method(std::string_view name);
+
+/// Reads a [reduction] table through the registry (method "none" when absent); `allowed`, if not
+/// empty, restricts the methods (e.g. the linear ones for multibody files).
+/// @throws InvalidArgument naming an unknown or disallowed method and the known ones.
+std::shared_ptr<const ReductionMethod> read_reduction(TableReader& r, const std::string& source,
+                                                      const std::filesystem::path& base_dir,
+                                                      const std::vector<std::string>& allowed = {});
+
+/// The context of TableReader::finish for a method's table: " for reduction.method = \"m\"",
+/// and, when a key the method does not take belongs to another method, which one.
+std::string method_keys_context(const TableReader& r, std::string_view method);
+
+/// Creates /reduction with the method's name (every method starts its record with it).
+void begin_reduction_record(io::ResultsWriter& out, std::string_view method);
+
+/// @throws InvalidArgument naming `where` unless the experiment's model is linear.
+void require_linear_model(const ExperimentConfig& c, const std::string& where,
+                          std::string_view method);
+
+/// The exactly-one-of rule of r and a tolerance, shared by the methods that choose r either way.
+/// @throws InvalidArgument naming both values.
+void require_order_or_tolerance(const TableReader& r, const std::string& source, Index order,
+                                double tolerance, const char* tolerance_key = "tolerance");
+
+}  // namespace mor::experiments

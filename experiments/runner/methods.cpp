@@ -1,0 +1,101 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// The registry of reduction methods: one X(...) entry per method, defined in
+// experiments/runner/methods/.
+#include <algorithm>
+
+#include "experiments/runner/method.hpp"
+#include "experiments/runner/model_kind.hpp"
+
+#define MOR_REDUCTION_METHODS(X) \
+  X(kNoReduction) X(kBtMethod) X(kSobtMethod) X(kModalMethod) X(kPodMethod) X(kEmpiricalBtMethod)
+
+namespace mor::experiments {
+
+#define MOR_DECLARE_METHOD(method) extern const MethodInfo method;
+MOR_REDUCTION_METHODS(MOR_DECLARE_METHOD)
+#undef MOR_DECLARE_METHOD
+
+const std::vector<MethodInfo>& reduction_methods() {
+#define MOR_LIST_METHOD(method) method,
+  static const std::vector<MethodInfo> methods = {MOR_REDUCTION_METHODS(MOR_LIST_METHOD)};
+#undef MOR_LIST_METHOD
+  return methods;
+}
+
+const MethodInfo* find_reduction_method(std::string_view name) {
+  const auto& methods = reduction_methods();
+  const auto it = std::find_if(methods.begin(), methods.end(),
+                               [&](const MethodInfo& m) { return m.name == name; });
+  return it == methods.end() ? nullptr : &*it;
+}
+
+std::shared_ptr<const ReductionMethod> read_reduction(TableReader& r, const std::string& source,
+                                                      const std::filesystem::path& base_dir,
+                                                      const std::vector<std::string>& allowed) {
+  const std::string name = r.text("method", "none");
+  std::vector<std::string> known;
+  for (const auto& m : reduction_methods())
+    if (allowed.empty() || std::find(allowed.begin(), allowed.end(), m.name) != allowed.end())
+      known.emplace_back(m.name);
+  const MethodInfo* method = std::find(known.begin(), known.end(), name) != known.end()
+                                 ? find_reduction_method(name)
+                                 : nullptr;
+  if (method == nullptr) {
+    const std::string near = suggestion(name, known);
+    throw InvalidArgument(detail::concat(r.where("method"), ": reduction.method '", name,
+                                         "' is not known", allowed.empty() ? "" : " here",
+                                         " (known: ", join(known), ")",
+                                         near.empty() ? "" : "; did you mean '" + near + "'?"));
+  }
+  return method->read(r, source, base_dir);
+}
+
+void require_order_or_tolerance(const TableReader& r, const std::string& source, Index order,
+                                double tolerance, const char* tolerance_key) {
+  require((order > 0) != (tolerance > 0.0), source,
+          ": reduction: set exactly one of reduction.order (r >= 1) and reduction.", tolerance_key,
+          " (> 0); got order = ", order, ", ", tolerance_key, " = ", tolerance);
+  require(order >= 0, r.where("order"), ": reduction.order must be >= 1, got ", order);
+}
+
+std::string method_keys_context(const TableReader& r, std::string_view method) {
+  for (const auto& key : r.unread_keys())
+    for (const auto& m : reduction_methods()) {
+      if (m.name == method) continue;
+      std::vector<KeyDoc> rows;
+      m.keys(rows);
+      for (const auto& row : rows)
+        if (row.name == key)
+          return detail::concat(" for reduction.method = \"", method, "\" (", key,
+                                " needs method = \"", m.name, "\")");
+    }
+  return detail::concat(" for reduction.method = \"", method, "\"");
+}
+
+void begin_reduction_record(io::ResultsWriter& out, std::string_view method) {
+  out.create_group("/reduction");
+  out.set_attribute("/reduction", "method", std::string(method));
+}
+
+void require_linear_model(const ExperimentConfig& c, const std::string& where,
+                          std::string_view method) {
+  if (c.model->is_linear()) return;
+  const ChainParameters* p = c.model->chain_parameters();
+  throw InvalidArgument(detail::concat(
+      where, ": reduction.method = \"", method,
+      "\" reduces linear systems: set model.k_n = 0 (got k_n = ", p ? p->k_n : 0.0, ")"));
+}
+
+ReducedModel ReductionMethod::reduce_linear(LtiOperator&, const SecondOrderSystem*,
+                                            io::ResultsWriter&) const {
+  throw InvalidArgument(
+      detail::concat("reduction.method = \"", name(), "\" does not give a linear reduced model"));
+}
+
+ChainReduction ReductionMethod::reduce_chain(const ExperimentConfig&, const MassSpringChain&,
+                                             io::ResultsWriter&, const std::atomic<bool>*) const {
+  throw InvalidArgument(
+      detail::concat("reduction.method = \"", name(), "\" does not project the chain"));
+}
+
+}  // namespace mor::experiments

@@ -1,0 +1,128 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// Method "bt": first-order balanced truncation of any stable LTI model (the linear chain, a model
+// file, a linearised multibody model), square-root or balancing-free, with dense or low-rank
+// Gramians (reduction/balanced_truncation.hpp). Its reduced model is first order.
+#include <ostream>
+
+#include "experiments/runner/method.hpp"
+#include "experiments/runner/methods/gramian_keys.hpp"
+#include "src/core/timing.hpp"
+
+namespace mor::experiments {
+namespace {
+
+constexpr Choice<BtProjection> kProjections[] = {{"square_root", BtProjection::square_root},
+                                                 {"balancing_free", BtProjection::balancing_free}};
+
+struct BtKeys {
+  Index order = 0;
+  double tolerance = 0.0;
+  BtProjection projection = BtProjection::square_root;
+  GramianKeys gramians;
+  bool store_bases = false;
+};
+
+template <class O, class V>
+void bt_keys(O& o, V& v) {
+  v(Key{"order", "", "r (set this or tolerance)"}, o.order);
+  v(Key{"tolerance", "", "the smallest r with 2 sum_{i>r} sigma_i <= tolerance (or order)"},
+    o.tolerance);
+  v.choice(Key{"projection", "",
+               "square_root (balanced realisation, W^T E V = I) or balancing_free (orthonormal "
+               "V, W)"},
+           o.projection, kProjections);
+  gramian_keys(o.gramians, v);
+  v(Key{"store_bases", "", "write V and W (n x r) to the results file"}, o.store_bases);
+}
+
+class BtMethod final : public ReductionMethod {
+ public:
+  explicit BtMethod(BtKeys o) : o_(std::move(o)) {}
+  std::string_view name() const override { return "bt"; }
+  Family family() const override { return Family::linear; }
+  void write_toml(std::ostream& os) const override {
+    KeyWriter w(os);
+    bt_keys(o_, w);
+  }
+  Index order() const override { return o_.order; }
+  void check(const ExperimentConfig& c, const std::string& where) const override {
+    require_linear_model(c, where, name());
+  }
+  double estimate_seconds(const ExperimentConfig& c, double) const override {
+    return linear_estimate_seconds(c, o_.gramians);
+  }
+  double estimate_bytes(const ExperimentConfig& c) const override {
+    return linear_estimate_bytes(c, o_.gramians);
+  }
+  NormOptions norm_options() const override { return {o_.gramians.dense_limit, o_.gramians.adi()}; }
+  ReducedModel reduce_linear(LtiOperator& full, const SecondOrderSystem*,
+                             io::ResultsWriter& out) const override {
+    BtOptions o;
+    o.selection.order = o_.order;
+    o.selection.tolerance = o_.tolerance;
+    o.projection = o_.projection;
+    o.gramians = o_.gramians.options();
+    const auto t0 = Clock::now();
+    BtResult res = balanced_truncation(full, o);
+    ReducedModel model;
+    model.seconds = seconds_since(t0);
+    model.r = res.r;
+    model.second_order = from_first_order(res.Er, res.Ar, res.Br, res.Cr, res.Dr);
+    model.first_order = std::make_unique<DenseLtiOperator>(res.Er, res.Ar, res.Br, res.Cr, res.Dr);
+    model.spectral_abscissa = res.spectral_abscissa;
+    model.stages = {{"gramians_s", res.gramians.seconds}, {"projection_s", res.seconds_projection}};
+    const std::string grp = "/reduction";
+    begin_reduction_record(out, name());
+    KeyRecorder rec(out, grp);
+    bt_keys(o_, rec);
+    out.set_attribute(grp, "r", static_cast<std::int64_t>(res.r));
+    out.set_attribute(grp, "spectral_abscissa", res.spectral_abscissa);
+    out.set_attribute(grp, "error_bound", res.error_bound);
+    out.set_attribute(grp, "bound_is_complete", static_cast<std::int64_t>(res.bound_is_complete));
+    out.set_attribute(grp, "projection_s", res.seconds_projection);
+    out.write_vector(grp + "/hsv", res.hsv);
+    record_gramians(out, res.gramians);
+    for (const auto& [name, X] : {std::pair<const char*, const Matrix*>{"E", &res.Er},
+                                  {"A", &res.Ar},
+                                  {"B", &res.Br},
+                                  {"C", &res.Cr},
+                                  {"D", &res.Dr}})
+      out.write_matrix(grp + "/reduced/" + name, *X);
+    if (o_.store_bases) {
+      out.write_matrix(grp + "/V", res.V);
+      out.write_matrix(grp + "/W", res.W);
+    }
+    out.set_attribute(grp, "seconds", model.seconds);
+    return model;
+  }
+
+ private:
+  BtKeys o_;
+};
+
+std::unique_ptr<ReductionMethod> read_bt(TableReader& r, const std::string& source,
+                                         const std::filesystem::path& base_dir) {
+  BtKeys o;
+  KeyReader reader(r, "reduction", base_dir);
+  bt_keys(o, reader);
+  r.finish(method_keys_context(r, "bt"));
+  require_order_or_tolerance(r, source, o.order, o.tolerance);
+  o.gramians.validate(r);
+  return std::make_unique<BtMethod>(std::move(o));
+}
+
+void bt_method_keys(std::vector<KeyDoc>& rows) {
+  BtKeys o;
+  KeyDocs docs(rows, "reduction");
+  bt_keys(o, docs);
+}
+
+}  // namespace
+
+extern const MethodInfo kBtMethod{
+    "bt",
+    "first-order balanced truncation (square-root or balancing-free; dense or low-rank "
+    "Gramians) of a stable LTI model; error bound 2 sum_{i>r} sigma_i",
+    &read_bt, &bt_method_keys};
+
+}  // namespace mor::experiments

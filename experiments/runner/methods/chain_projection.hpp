@@ -1,0 +1,102 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// What the projection methods of the chain (pod.cpp, empirical_bt.cpp) share: the hyper-reduction
+// and training keys, the checks against the experiment, the cost estimates and the reduction
+// itself (experiments/runner/chain_reduction_run.hpp).
+#pragma once
+
+#include <cmath>
+#include <ostream>
+
+#include "experiments/runner/method.hpp"
+#include "experiments/runner/model_kind.hpp"
+#include "reduction/deim.hpp"
+#include "reduction/pod.hpp"
+#include "reduction/reduced_chain.hpp"
+
+namespace mor::experiments {
+
+/// The keys after the method's own: hyper-reduction, training data, compared orders.
+template <class O, class V>
+void hyper_reduction_keys(O& o, V& v) {
+  v(Key{"pod_method", "", "automatic, svd, snapshots (method of snapshots) or randomized"},
+    o.pod_method);
+  v(Key{"nonlinear", "",
+        "the cubic force: deim (hyper-reduced), tensor (exact, O(r^4)) or full (O(N))"},
+    o.nonlinear);
+  v(Key{"deim_method", "", "deim (greedy) or qdeim (pivoted QR)"}, o.deim_method);
+  v(Key{"deim_order", "", "m interpolation points; 0: 2 r"}, o.deim_order);
+  v(Key{"training_stride", "", "steps between training snapshots"}, o.training_stride);
+  v(Key{"training_files", "",
+        "results files whose /snapshots/p are training data too (relative to the experiment "
+        "file)"},
+    o.training_files);
+}
+
+/// Checks the hyper-reduction keys. @throws InvalidArgument naming the key.
+inline void check_hyper_reduction(const TableReader& r, const std::string& source,
+                                  const ChainProjectionOptions& o) {
+  try {
+    parse_pod_method(o.pod_method);
+    parse_nonlinear_treatment(o.nonlinear);
+    parse_deim_method(o.deim_method);
+  } catch (const InvalidArgument& e) {
+    throw InvalidArgument(detail::concat(source, ": reduction: ", e.what()));
+  }
+  require(o.order >= 0, r.where("order"), ": reduction.order must be >= 1, got ", o.order);
+  require(o.deim_order >= 0, r.where("deim_order"),
+          ": reduction.deim_order must be >= 1 (or 0: 2 r), got ", o.deim_order);
+  require(o.training_stride >= 1, r.where("training_stride"),
+          ": reduction.training_stride must be >= 1, got ", o.training_stride);
+}
+
+class ChainProjectionMethod : public ReductionMethod {
+ public:
+  explicit ChainProjectionMethod(ChainProjectionOptions o) : o_(std::move(o)) {}
+  Family family() const override { return Family::chain_projection; }
+  Index order() const override { return o_.order; }
+  void check(const ExperimentConfig& c, const std::string& where) const override {
+    require(c.model->chain_parameters() != nullptr, where, ": reduction.method = \"", name(),
+            "\" is trained on simulations of the chain; model.type = \"", c.model->kind(),
+            "\" is linear: use \"bt\" or \"sobt\"");
+    const Index N = c.model_size();
+    for (Index order : o_.compare_orders)
+      require(order >= 1 && order <= N, where,
+              ": reduction.compare_orders entries must be in [1, N = ", N, "], got ", order);
+    const bool needs_training =
+        !o_.empirical || (c.chain().k_n != 0.0 &&
+                          parse_nonlinear_treatment(o_.nonlinear) == NonlinearTreatment::deim);
+    require(!needs_training || !c.training.empty() || !o_.training_files.empty(), where,
+            ": reduction.method = \"", name(), "\" needs training data",
+            o_.empirical ? " (force snapshots for DEIM)" : "",
+            ": [[training]] inputs or reduction.training_files");
+  }
+  double estimate_seconds(const ExperimentConfig& c, double full_seconds) const override {
+    if (o_.empirical) return 20.0 * full_seconds;
+    const double N = static_cast<double>(c.model_size());
+    const double runs = static_cast<double>(c.training.size());
+    const double steps = static_cast<double>(step_count(c.integrator));
+    const double snapshots =
+        runs * steps / static_cast<double>(std::max<Index>(1, o_.training_stride));
+    return runs * full_seconds + 5e-9 * N * snapshots * 2.0;
+  }
+  double estimate_bytes(const ExperimentConfig& c) const override {
+    // Two snapshot matrices (positions and forces) of N x k with a working copy each; empirical
+    // balancing also holds its impulse responses.
+    const double N = static_cast<double>(c.model_size());
+    const double steps = static_cast<double>(step_count(c.integrator));
+    const double k = static_cast<double>(c.training.size()) *
+                     (steps / static_cast<double>(std::max<Index>(1, o_.training_stride)) + 1.0);
+    return 2.0 * 2.0 * 8.0 * N * k + (o_.empirical ? 8.0 * N * 400.0 : 0.0);
+  }
+  ChainReduction reduce_chain(const ExperimentConfig& c, const MassSpringChain& chain,
+                              io::ResultsWriter& out,
+                              const std::atomic<bool>* stop) const override {
+    return reduce_chain_and_record(c, o_, chain, out, stop);
+  }
+  const ChainProjectionOptions& options() const { return o_; }
+
+ protected:
+  ChainProjectionOptions o_;
+};
+
+}  // namespace mor::experiments

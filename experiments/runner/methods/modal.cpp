@@ -1,0 +1,127 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// Method "modal": modal truncation of a second-order LTI model with symmetric M (definite) and K
+// (reduction/modal_truncation.hpp): rigid modes first, then by dominance or lowest frequency.
+// The reduction for undamped or rigid models, where balanced truncation has no Gramians.
+#include <limits>
+#include <ostream>
+
+#include "experiments/runner/method.hpp"
+#include "experiments/runner/model_kind.hpp"
+#include "reduction/modal_truncation.hpp"
+
+namespace mor::experiments {
+namespace {
+
+constexpr Choice<ModalSelection> kSelections[] = {
+    {"dominance", ModalSelection::dominance},
+    {"lowest_frequency", ModalSelection::lowest_frequency}};
+
+struct ModalKeys {
+  Index order = 0;
+  ModalSelection selection = ModalSelection::dominance;
+};
+
+template <class O, class V>
+void modal_keys(O& o, V& v) {
+  v(Key{"order", "", "r, the modes kept (1 <= r <= n)"}, o.order);
+  v.choice(Key{"selection", "", "after the rigid modes: the most dominant or the lowest"},
+           o.selection, kSelections);
+}
+
+std::vector<std::int64_t> to_int64(const std::vector<Index>& v) {
+  return std::vector<std::int64_t>(v.begin(), v.end());
+}
+
+class ModalMethod final : public ReductionMethod {
+ public:
+  explicit ModalMethod(ModalKeys o) : o_(o) {}
+  std::string_view name() const override { return "modal"; }
+  Family family() const override { return Family::linear; }
+  void write_toml(std::ostream& os) const override {
+    KeyWriter w(os);
+    modal_keys(o_, w);
+  }
+  Index order() const override { return o_.order; }
+  void check(const ExperimentConfig& c, const std::string& where) const override {
+    require_linear_model(c, where, name());
+    require(!c.model->first_order(), where,
+            ": reduction.method = \"modal\" needs a second-order "
+            "model; model.type = \"",
+            c.model->kind(), "\" is first order");
+  }
+  double estimate_seconds(const ExperimentConfig& c, double) const override {
+    const double n = static_cast<double>(c.model_size());
+    return 1e-8 * n * n * n;  // a dense symmetric eigenproblem
+  }
+  double estimate_bytes(const ExperimentConfig& c) const override {
+    const double n = static_cast<double>(c.model_size());
+    return 6.0 * 8.0 * n * n;
+  }
+  ReducedModel reduce_linear(LtiOperator&, const SecondOrderSystem* sys,
+                             io::ResultsWriter& out) const override {
+    require(sys != nullptr, "reduction.method = \"modal\" needs a second-order model");
+    ModalOptions mo;
+    mo.order = o_.order;
+    mo.selection = o_.selection;
+    const ModalResult res = modal_truncation(*sys, mo);
+    ReducedModel reduced;
+    reduced.r = res.r;
+    reduced.seconds = res.seconds;
+    reduced.second_order = res.reduced;
+    reduced.first_order.reset(new DenseLtiOperator(to_first_order(res.reduced)));
+    reduced.stages = {{"modes_s", res.seconds}};
+    double abscissa = -std::numeric_limits<double>::infinity();
+    for (const Complex& l : reduced.first_order->poles()) abscissa = std::max(abscissa, l.real());
+    reduced.spectral_abscissa = abscissa;
+    const std::string grp = "/reduction";
+    begin_reduction_record(out, name());
+    KeyRecorder rec(out, grp);
+    modal_keys(o_, rec);
+    out.set_attribute(grp, "r", static_cast<std::int64_t>(res.r));
+    out.set_attribute(grp, "seconds", res.seconds);
+    out.set_attribute(grp, "spectral_abscissa", abscissa);
+    out.write_vector(grp + "/omega", res.omega);
+    out.write_vector(grp + "/dominance", res.dominance);
+    out.set_attribute(grp, "kept", to_int64(res.kept));
+    const auto& s = res.reduced;
+    for (const auto& [name, X] : {std::pair<const char*, const Matrix*>{"M", &s.M},
+                                  {"D", &s.D},
+                                  {"K", &s.K},
+                                  {"B", &s.B},
+                                  {"Cp", &s.Cp},
+                                  {"Cv", &s.Cv}})
+      out.write_matrix(grp + "/reduced/" + name, *X);
+    out.write_matrix(grp + "/V", res.V);
+    return reduced;
+  }
+
+ private:
+  ModalKeys o_;
+};
+
+std::unique_ptr<ReductionMethod> read_modal(TableReader& r, const std::string&,
+                                            const std::filesystem::path& base_dir) {
+  ModalKeys o;
+  KeyReader reader(r, "reduction", base_dir);
+  modal_keys(o, reader);
+  r.finish(method_keys_context(r, "modal"));
+  require(o.order >= 1, r.where("order"),
+          ": reduction.method = \"modal\" needs order >= 1 (the modes kept), got ", o.order);
+  return std::make_unique<ModalMethod>(o);
+}
+
+void modal_method_keys(std::vector<KeyDoc>& rows) {
+  ModalKeys o;
+  KeyDocs docs(rows, "reduction");
+  modal_keys(o, docs);
+}
+
+}  // namespace
+
+extern const MethodInfo kModalMethod{
+    "modal",
+    "modal truncation of a second-order model with symmetric M and K (rigid modes first, then "
+    "by dominance or lowest frequency)",
+    &read_modal, &modal_method_keys};
+
+}  // namespace mor::experiments

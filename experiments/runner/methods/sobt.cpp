@@ -1,0 +1,149 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// Method "sobt": structure-preserving second-order balanced truncation (Reis & Stykel 2008) of a
+// second-order LTI model (the linear chain, a second-order model file, a linearised multibody
+// model): the reduced model is again M_r q'' + D_r q' + K_r q = B_r u
+// (reduction/balanced_truncation.hpp).
+#include <ostream>
+
+#include "experiments/runner/method.hpp"
+#include "experiments/runner/methods/gramian_keys.hpp"
+#include "src/core/timing.hpp"
+
+namespace mor::experiments {
+namespace {
+
+constexpr Choice<SecondOrderProjection> kProjections[] = {
+    {"square_root", SecondOrderProjection::square_root},
+    {"balancing_free", SecondOrderProjection::balancing_free},
+    {"galerkin", SecondOrderProjection::galerkin}};
+constexpr Choice<SecondOrderBtVariant> kVariants[] = {{"p", SecondOrderBtVariant::p},
+                                                      {"v", SecondOrderBtVariant::v},
+                                                      {"pv", SecondOrderBtVariant::pv},
+                                                      {"vp", SecondOrderBtVariant::vp}};
+
+struct SobtKeys {
+  Index order = 0;
+  double tolerance = 0.0;
+  SecondOrderProjection projection = SecondOrderProjection::balancing_free;
+  SecondOrderBtVariant variant = SecondOrderBtVariant::pv;
+  GramianKeys gramians;
+  bool store_bases = false;
+};
+
+template <class O, class V>
+void sobt_keys(O& o, V& v) {
+  v(Key{"order", "", "r (set this or tolerance)"}, o.order);
+  v(Key{"tolerance", "",
+        "the smallest r with 2 sum_{i>r} sv_i <= tolerance over the variant's singular values "
+        "(a heuristic: no bound exists)"},
+    o.tolerance);
+  v.choice(Key{"projection", "",
+               "square_root, balancing_free, or galerkin (W = V: keeps M_r, D_r, K_r symmetric "
+               "definite, so a passive model stays stable)"},
+           o.projection, kProjections);
+  v.choice(
+      Key{"variant", "", "the Gramian pair ranking the coordinates (as pyMOR's SOBTp/v/pv/vp)"},
+      o.variant, kVariants);
+  gramian_keys(o.gramians, v);
+  v(Key{"store_bases", "", "write V and W (n x r) to the results file"}, o.store_bases);
+}
+
+class SobtMethod final : public ReductionMethod {
+ public:
+  explicit SobtMethod(SobtKeys o) : o_(std::move(o)) {}
+  std::string_view name() const override { return "sobt"; }
+  Family family() const override { return Family::linear; }
+  void write_toml(std::ostream& os) const override {
+    KeyWriter w(os);
+    sobt_keys(o_, w);
+  }
+  Index order() const override { return o_.order; }
+  void check(const ExperimentConfig& c, const std::string& where) const override {
+    require_linear_model(c, where, name());
+    require(!c.model->first_order(), where,
+            ": reduction.method = \"sobt\" needs a second-order "
+            "model; model.type = \"",
+            c.model->kind(), "\" is first order: use \"bt\"");
+  }
+  double estimate_seconds(const ExperimentConfig& c, double) const override {
+    return linear_estimate_seconds(c, o_.gramians);
+  }
+  double estimate_bytes(const ExperimentConfig& c) const override {
+    return linear_estimate_bytes(c, o_.gramians);
+  }
+  NormOptions norm_options() const override { return {o_.gramians.dense_limit, o_.gramians.adi()}; }
+  ReducedModel reduce_linear(LtiOperator&, const SecondOrderSystem* sys,
+                             io::ResultsWriter& out) const override {
+    require(sys != nullptr, "reduction.method = \"sobt\" needs a second-order model");
+    SecondOrderBtOptions o;
+    o.variant = o_.variant;
+    o.projection = o_.projection;
+    o.selection.order = o_.order;
+    o.selection.tolerance = o_.tolerance;
+    o.gramians = o_.gramians.options();
+    const auto t0 = Clock::now();
+    SecondOrderBtResult res = second_order_balanced_truncation(*sys, o);
+    ReducedModel model;
+    model.seconds = seconds_since(t0);
+    model.r = res.r;
+    model.second_order = res.reduced;
+    // Direct initialization from the prvalue: operators are neither copyable nor movable.
+    model.first_order.reset(new DenseLtiOperator(to_first_order(res.reduced)));
+    model.spectral_abscissa = res.spectral_abscissa;
+    model.stages = {{"gramians_s", res.gramians.seconds}, {"projection_s", res.seconds_projection}};
+    const std::string grp = "/reduction";
+    begin_reduction_record(out, name());
+    KeyRecorder rec(out, grp);
+    sobt_keys(o_, rec);
+    out.set_attribute(grp, "r", static_cast<std::int64_t>(res.r));
+    out.set_attribute(grp, "spectral_abscissa", res.spectral_abscissa);
+    out.set_attribute(grp, "projection_s", res.seconds_projection);
+    out.write_vector(grp + "/hsv", res.hsv);
+    out.write_vector(grp + "/sv", res.sv);
+    record_gramians(out, res.gramians);
+    const auto& s = res.reduced;
+    for (const auto& [name, X] : {std::pair<const char*, const Matrix*>{"M", &s.M},
+                                  {"D", &s.D},
+                                  {"K", &s.K},
+                                  {"B", &s.B},
+                                  {"Cp", &s.Cp},
+                                  {"Cv", &s.Cv}})
+      out.write_matrix(grp + "/reduced/" + name, *X);
+    if (o_.store_bases) {
+      out.write_matrix(grp + "/V", res.V);
+      out.write_matrix(grp + "/W", res.W);
+    }
+    out.set_attribute(grp, "seconds", model.seconds);
+    return model;
+  }
+
+ private:
+  SobtKeys o_;
+};
+
+std::unique_ptr<ReductionMethod> read_sobt(TableReader& r, const std::string& source,
+                                           const std::filesystem::path& base_dir) {
+  SobtKeys o;
+  KeyReader reader(r, "reduction", base_dir);
+  sobt_keys(o, reader);
+  r.finish(method_keys_context(r, "sobt"));
+  require_order_or_tolerance(r, source, o.order, o.tolerance);
+  o.gramians.validate(r);
+  return std::make_unique<SobtMethod>(std::move(o));
+}
+
+void sobt_method_keys(std::vector<KeyDoc>& rows) {
+  SobtKeys o;
+  KeyDocs docs(rows, "reduction");
+  sobt_keys(o, docs);
+}
+
+}  // namespace
+
+extern const MethodInfo kSobtMethod{
+    "sobt",
+    "second-order balanced truncation (Reis & Stykel 2008; variants p, v, pv, vp): the reduced "
+    "model stays M_r q'' + D_r q' + K_r q = B_r u",
+    &read_sobt, &sobt_method_keys};
+
+}  // namespace mor::experiments
