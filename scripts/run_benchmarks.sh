@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 # Benchmarks: install what is missing, build, run the Google Benchmark suites of experiments/bench,
 # write results/bench/<suite>.json (and the console output to <suite>.log), then regenerate the
-# README's tables from those files with experiments/bench_tables.py.
+# tables of docs/benchmarks.md from those files with experiments/bench_tables.py.
 #
 #   bash scripts/run_benchmarks.sh [suite ...]
 #
@@ -20,7 +20,7 @@
 # Environment:
 #   MOR_BENCH_FILTER=regex   only the benchmarks matching it (--benchmark_filter), for a quick
 #                            check: the JSON goes to results/bench/filtered/, the tables are
-#                            printed and the README is left alone (a partial table would
+#                            printed and docs/benchmarks.md is left alone (a partial table would
 #                            replace the whole one)
 #   MOR_BENCH_REPETITIONS=k  repetitions instead of 3
 #   MOR_BUILD_DIR            the build tree (default build/)
@@ -77,9 +77,9 @@ for s in "${suites[@]}"; do
 done
 
 if [ -n "${MOR_BENCH_FILTER:-}" ]; then
-  echo "== tables (filtered run: README not updated)"
+  echo "== tables (filtered run: docs/benchmarks.md not updated)"
   /usr/bin/python3 experiments/bench_tables.py "${written[@]}"
 else
-  echo "== tables: README.md"
-  /usr/bin/python3 experiments/bench_tables.py --update README.md "${written[@]}"
+  echo "== tables: docs/benchmarks.md"
+  /usr/bin/python3 experiments/bench_tables.py --update docs/benchmarks.md "${written[@]}"
 fi
