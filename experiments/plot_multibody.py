@@ -12,25 +12,23 @@ plot_results.py. Writes into the output directory:
   modes.png              modal truncation: omega_i and the dominance of every mode, kept ones
                          marked;
   animation.gif          the bodies' motion (matplotlib's Pillow writer), at output.animation_fps.
+Each function takes the run as read by python/mor_results.py (a MultibodyRun).
 """
 import numpy as np
 import matplotlib.pyplot as plt
 from matplotlib import animation
 
 
-def _names(group, key, count):
-    value = group.attrs.get(key, "")
-    if isinstance(value, bytes):
-        value = value.decode()
-    names = [n for n in str(value).split(",") if n]
+def _names(attrs, key, count):
+    names = [n for n in str(attrs.get(key, "")).split(",") if n]
     return names if len(names) == count else [f"y{k + 1}" for k in range(count)]
 
 
-def plot_benchmark(f, out_dir, title, save):
-    b = f["benchmark"]
-    t, y = b["t"][:, 0], b["y"][()]
-    names = _names(f["model"], "output_names", y.shape[1])
-    exact = "y_exact" in b
+def plot_benchmark(run, out_dir, title, save):
+    b = run.benchmark
+    t, y = run.benchmark_t, run.benchmark_y
+    names = _names(run.model, "output_names", y.shape[1])
+    exact = run.y_exact is not None
     fig, axes = plt.subplots(2 if exact else 1, 1, sharex=True, figsize=(9, 6 if exact else 4),
                              squeeze=False)
     ax = axes[0, 0]
@@ -39,11 +37,11 @@ def plot_benchmark(f, out_dir, title, save):
     ax.set_ylabel("output")
     ax.grid(alpha=0.3)
     ax.legend(fontsize="small")
-    cpu = b.attrs.get("cpu_seconds", float("nan"))
-    ax.set_title(f"{title}\nCVODE {b.attrs.get('method', '?')}, rtol {b.attrs.get('rtol'):g}: "
-                 f"{int(b.attrs.get('steps', 0))} steps, CPU {cpu:.3g} s", fontsize="medium")
+    cpu = b.get("cpu_seconds", float("nan"))
+    ax.set_title(f"{title}\nCVODE {b.get('method', '?')}, rtol {b.get('rtol'):g}: "
+                 f"{int(b.get('steps', 0))} steps, CPU {cpu:.3g} s", fontsize="medium")
     if exact:
-        e = np.abs(y - b["y_exact"][()])
+        e = np.abs(y - run.y_exact)
         ax_e = axes[1, 0]
         for k in range(y.shape[1]):
             ax_e.semilogy(t, np.where(e[:, k] > 0, e[:, k], np.nan), lw=1,
@@ -56,11 +54,10 @@ def plot_benchmark(f, out_dir, title, save):
     save(fig, out_dir, "benchmark_outputs.png")
 
 
-def plot_energy(f, out_dir, title, save):
-    b = f["benchmark"]
-    t = b["t"][:, 0]
-    bal = np.abs(b["energy_balance"][:, 0])
-    res = b["constraint_residual"][:, 0]
+def plot_energy(run, out_dir, title, save):
+    t = run.benchmark_t
+    bal = np.abs(run.energy_balance)
+    res = run.constraint_residual
     fig, ax = plt.subplots(figsize=(9, 4))
     ax.semilogy(t, np.where(bal > 0, bal, np.nan), lw=1, label="|E - E(0) - W| (J)")
     if np.any(res > 0):
@@ -68,7 +65,7 @@ def plot_energy(f, out_dir, title, save):
     ax.set_xlabel("time t (s)")
     ax.grid(alpha=0.3, which="both")
     ax.legend(fontsize="small")
-    ax.set_title(f"{title}\nenergy bookkeeping, E(0) = {b.attrs.get('energy_initial', 0):.6g} J",
+    ax.set_title(f"{title}\nenergy bookkeeping, E(0) = {run.benchmark.get('energy_initial', 0):.6g} J",
                  fontsize="medium")
     save(fig, out_dir, "energy.png")
 
@@ -90,11 +87,11 @@ def _overlay(t, ya, yb, names, label_a, label_b, label_diff, ylabel):
     return fig, ax
 
 
-def plot_linear(f, out_dir, title, save):
-    g = f["linear"]
-    t, yl = g["response/t"][()], g["response/y"][()]
-    yn = g["nonlinear_response/y"][()]
-    fig, ax = _overlay(t, yn, yl, _names(g, "output_names", yl.shape[1]), "nonlinear",
+def plot_linear(run, out_dir, title, save):
+    g = run.linear
+    t, yl = g.response_t, g.response_y
+    yn = g.nonlinear_y
+    fig, ax = _overlay(t, yn, yl, _names(g.attrs, "output_names", yl.shape[1]), "nonlinear",
                        "linearised", "nonlinear - linear", "deviation from the operating point")
     rel = g.attrs.get("relative_difference", float("nan"))
     ratio = g.attrs.get("difference_ratio", float("nan"))
@@ -103,22 +100,23 @@ def plot_linear(f, out_dir, title, save):
     save(fig, out_dir, "linear.png")
 
 
-def plot_reduced(f, out_dir, title, save):
-    t, y = f["linear/response/t"][()], f["linear/response/y"][()]
-    yr = f["reduced/y"][()]
-    r = f["reduction"].attrs.get("r", "?")
-    fig, ax = _overlay(t, y, yr, _names(f["linear"], "output_names", y.shape[1]),
-                       f"linearised, n = {f['linear/M'].shape[0]}", f"reduced, r = {r}",
+def plot_reduced(run, out_dir, title, save):
+    t, y = run.linear.response_t, run.linear.response_y
+    yr = run.reduced_y
+    red = run.reduction.attrs if run.reduction else {}
+    r = red.get("r", "?")
+    fig, ax = _overlay(t, y, yr, _names(run.linear.attrs, "output_names", y.shape[1]),
+                       f"linearised, n = {run.linear.matrices['M'].shape[0]}", f"reduced, r = {r}",
                        "full - reduced", "output")
-    rel = f["reduced"].attrs.get("relative_output_error", float("nan"))
-    ax.set_title(f"{title}\n{f['reduction'].attrs.get('method', '?')}: relative output error "
+    rel = run.reduced.get("relative_output_error", float("nan"))
+    ax.set_title(f"{title}\n{red.get('method', '?')}: relative output error "
                  f"{rel:.3g}", fontsize="medium")
     save(fig, out_dir, "reduced_outputs.png")
 
 
-def plot_modes(f, out_dir, title, save):
-    red = f["reduction"]
-    w, mu = red["omega"][()], red["dominance"][()]
+def plot_modes(run, out_dir, title, save):
+    red = run.reduction
+    w, mu = red.omega, red.dominance
     kept = np.atleast_1d(red.attrs.get("kept", []))
     fig, ax = plt.subplots(figsize=(9, 4))
     finite = np.isfinite(mu) & (mu > 0)
@@ -136,13 +134,12 @@ def plot_modes(f, out_dir, title, save):
     save(fig, out_dir, "modes.png")
 
 
-def make_animation(f, out_dir, title):
+def make_animation(run, out_dir, title):
     """animation.gif: the segments between the bodies' points, resampled at the file's fps."""
-    b, a = f["benchmark"], f["animation"]
-    t = b["t"][:, 0]
-    P = a["points"][()].reshape(len(t), -1, 3)  # (time, point, xyz), column-major 3 x n
-    segments = a["segments"][()].astype(int)
-    fps = float(a.attrs.get("fps", 20.0))
+    t = run.benchmark_t
+    P = run.animation_points.reshape(len(t), -1, 3)  # (time, point, xyz), column-major 3 x n
+    segments = run.animation_segments.astype(int)
+    fps = float(run.animation.get("fps", 20.0))
     frames = np.arange(t[0], t[-1] + 0.5 / fps, 1.0 / fps)
     idx = np.clip(np.searchsorted(t, frames), 0, len(t) - 1)
     planar = np.allclose(P[:, :, 2], 0.0)
@@ -186,20 +183,20 @@ def make_animation(f, out_dir, title):
     print(path)
 
 
-def plot(f, out_dir, save, plot_hsv, plot_bode):
-    model = f["model"]
-    title = f"{f.attrs.get('experiment_name', '')}: {model.attrs.get('title', '?')}"
-    plot_benchmark(f, out_dir, title, save)
-    plot_energy(f, out_dir, title, save)
-    if "linear/nonlinear_response" in f:
-        plot_linear(f, out_dir, title, save)
-    if "reduced/y" in f:
-        plot_reduced(f, out_dir, title, save)
-    if "reduction/hsv" in f:
-        plot_hsv(f, out_dir, title)
-    if "reduction/dominance" in f:
-        plot_modes(f, out_dir, title, save)
-    if "analysis/omega" in f:
-        plot_bode(f, out_dir, title)
-    if "animation/points" in f and f["animation"].attrs.get("format", "gif") == "gif":
-        make_animation(f, out_dir, title)
+def plot(run, out_dir, save, plot_hsv, plot_bode):
+    """Every plot of a mor_results.MultibodyRun; plot_hsv and plot_bode are plot_results.py's."""
+    title = f"{run.provenance.get('experiment_name', '')}: {run.model.get('title', '?')}"
+    plot_benchmark(run, out_dir, title, save)
+    plot_energy(run, out_dir, title, save)
+    if run.linear is not None and run.linear.nonlinear_y is not None:
+        plot_linear(run, out_dir, title, save)
+    if run.reduced_y is not None:
+        plot_reduced(run, out_dir, title, save)
+    if run.reduction is not None and "hsv" in run.reduction.singular_values:
+        plot_hsv(run, out_dir, title)
+    if run.reduction is not None and run.reduction.dominance is not None:
+        plot_modes(run, out_dir, title, save)
+    if run.analysis is not None and run.analysis.omega is not None:
+        plot_bode(run, out_dir, title)
+    if run.animation_points is not None and run.animation.get("format", "gif") == "gif":
+        make_animation(run, out_dir, title)

@@ -32,6 +32,7 @@ plot_multibody.py instead.
 Prints the path of each written PNG on stdout. Exits with 2 and a one-line message on stderr
 if the file cannot be read or is not a "mor-results" file.
 
+The file is read through python/mor_results.py (the one place that knows the HDF5 paths).
 Needs Debian's python3-matplotlib, python3-h5py and python3-numpy (hence /usr/bin/python3).
 """
 import argparse
@@ -42,9 +43,11 @@ from pathlib import Path
 import matplotlib
 
 matplotlib.use("Agg")
-import h5py  # noqa: E402
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "python"))
+import mor_results  # noqa: E402
 
 MAX_TIMES, MAX_MASSES = 1000, 2000  # largest heat map read from a snapshot dataset
 DPI = 120
@@ -58,24 +61,20 @@ def fail(message):
     sys.exit(2)
 
 
-def attr(obj, name, default="?"):
-    """Attribute `name` of an HDF5 object (str for strings), or `default` if it is missing."""
-    if obj is None or name not in obj.attrs:
+def attr(attrs, name, default="?"):
+    """Attribute `name` of a dict of attributes (mor_results), or `default` if it is missing
+    (or the dict is None)."""
+    if attrs is None or name not in attrs:
         return default
-    value = obj.attrs[name]
-    if isinstance(value, bytes):
-        return value.decode("utf-8", "replace")
-    if isinstance(value, np.ndarray) and value.shape == ():
-        return value.item()
-    return value
+    return attrs[name]
 
 
-def title_of(f):
+def title_of(run):
     """Figure title from the model, simulation and input attributes."""
-    model, sim, inp = f.get("model"), f.get("simulation"), f.get("input")
+    model, sim, inp = run.model, run.simulation, run.input
     dt = attr(sim, "dt")
     dt = f"{dt:g}" if isinstance(dt, (float, int, np.floating, np.integer)) else dt
-    name = attr(f, "experiment_name", "")
+    name = attr(run.provenance, "experiment_name", "")
     head = f"{name}: " if name else ""
     return (f"{head}{attr(model, 'type')}, N = {attr(model, 'N')}, "
             f"{attr(sim, 'integrator')}, dt = {dt}\ninput: {attr(inp, 'description')}")
@@ -95,10 +94,9 @@ def save(fig, out_dir, name):
     print(path)
 
 
-def plot_outputs(f, out_dir, title):
-    t = f["outputs/t"][:, 0]
-    u, y = f["outputs/u"][()], f["outputs/y"][()]
-    model = f.get("model")
+def plot_outputs(run, out_dir, title):
+    t, u, y = run.t, run.u, run.y
+    model = run.model
     outputs = np.atleast_1d(attr(model, "outputs", np.arange(1, y.shape[1] + 1)))
     inputs = np.atleast_1d(attr(model, "inputs", np.arange(1, u.shape[1] + 1)))
     quantity = attr(model, "output_quantity", "output")
@@ -125,15 +123,14 @@ ACTIVE_FRACTION = 1e-3  # masses moving less than this fraction of the peak are 
 ACTIVE_SAMPLES = 8  # whole snapshot rows read to find where the chain moves
 
 
-def active_masses(dset):
+def active_masses(run, n_snap, n):
     """Index range [lo, hi) of the masses that move: a chain driven at one end for a time T
     only moves where its waves reach, which at large N is a small part of it. Reads at most
     ACTIVE_SAMPLES whole rows (the last one included), evenly spread over time."""
-    n_snap, n = dset.shape
     rows = sorted(set(np.linspace(0, n_snap - 1, min(ACTIVE_SAMPLES, n_snap)).round().astype(int)))
     envelope = np.zeros(n)
-    for r in rows:
-        envelope = np.maximum(envelope, np.nan_to_num(np.abs(dset[r, :]), nan=np.inf))
+    for row in run.snapshots("p", rows=rows):
+        envelope = np.maximum(envelope, np.nan_to_num(np.abs(row), nan=np.inf))
     peak = envelope.max()
     if not peak > 0:
         return 0, n
@@ -143,16 +140,15 @@ def active_masses(dset):
     return (lo, hi) if hi - lo < 0.8 * n else (0, n)
 
 
-def plot_snapshots_p(f, out_dir, title):
-    dset = f["snapshots/p"]
-    n_snap, n = dset.shape
+def plot_snapshots_p(run, out_dir, title):
+    n_snap, n = run.snapshot_shape("p")
     if n_snap == 0 or n == 0:
         print("plot_results.py: /snapshots/p is empty, skipped", file=sys.stderr)
         return
-    lo, hi = active_masses(dset)
+    lo, hi = active_masses(run, n_snap, n)
     rs, cs = math.ceil(n_snap / MAX_TIMES), math.ceil((hi - lo) / MAX_MASSES)
-    p = dset[::rs, lo:hi:cs]  # strided read: never the whole dataset
-    t = f["snapshots/t"][::rs, 0] if "snapshots/t" in f else np.arange(0, n_snap, rs, float)
+    p = run.snapshots("p", slice(None, None, rs), slice(lo, hi, cs))  # never the whole dataset
+    t = run.snapshot_t[::rs] if run.snapshot_t is not None else np.arange(0, n_snap, rs, float)
     # Cell edges: the last snapshot (at the final step) may be closer to its neighbour than the
     # others, so the time edges are midpoints rather than a uniform extent.
     step = t[1] - t[0] if len(t) > 1 else 1.0
@@ -176,9 +172,9 @@ def plot_snapshots_p(f, out_dir, title):
     save(fig, out_dir, "snapshots_p.png")
 
 
-def plot_energy(f, out_dir, title):
-    energy = f["snapshots/energy"][:, 0]
-    t = f["snapshots/t"][:, 0] if "snapshots/t" in f else np.arange(len(energy), dtype=float)
+def plot_energy(run, out_dir, title):
+    energy = run.energy
+    t = run.snapshot_t if run.snapshot_t is not None else np.arange(len(energy), dtype=float)
     fig, ax = plt.subplots(figsize=(9, 4.5))
     ax.plot(t, energy, lw=1)
     ax.set_xlabel("time t")
@@ -188,15 +184,17 @@ def plot_energy(f, out_dir, title):
     save(fig, out_dir, "energy.png")
 
 
-def plot_hsv(f, out_dir, title):
-    red = f["reduction"]
-    hsv = red["hsv"][()]
+def plot_hsv(run, out_dir, title):
+    """hsv.png of a Run or a MultibodyRun with Hankel singular values."""
+    red = run.reduction.attrs
+    values = run.reduction.singular_values
+    hsv = values["hsv"]
     r = int(attr(red, "r", 0))
     fig, ax = plt.subplots(figsize=(9, 5))
     i = np.arange(1, len(hsv) + 1)
     ax.semilogy(i, hsv / hsv[0], ".-", lw=1, ms=3, label="Hankel singular values sigma_i / sigma_1")
-    if "sv" in red:
-        sv = red["sv"][()]
+    if "sv" in values:
+        sv = values["sv"]
         ax.semilogy(np.arange(1, len(sv) + 1), sv / sv[0], ".-", lw=1, ms=3,
                     label=f"second-order ({attr(red, 'variant')}) singular values, normalised")
     if r > 0:
@@ -232,12 +230,12 @@ def finish_decay(ax, red, ylabel):
     ax.legend(fontsize="small")
 
 
-def plot_pod_singular_values(f, out_dir, title):
-    red = f["reduction"]
+def plot_pod_singular_values(run, out_dir, title):
+    red, values = run.reduction.attrs, run.reduction.singular_values
     fig, ax = plt.subplots(figsize=(9, 5))
-    decay(ax, red["pod_singular_values"][()], "positions q: s_i / s_1")
-    if "force_singular_values" in red:
-        decay(ax, red["force_singular_values"][()], "cubic force g(q): s_i / s_1")
+    decay(ax, values["pod_singular_values"], "positions q: s_i / s_1")
+    if "force_singular_values" in values:
+        decay(ax, values["force_singular_values"], "cubic force g(q): s_i / s_1")
     m = int(attr(red, "m", 0))
     if m > 0:
         ax.axvline(m, color="C1", ls=":", lw=1, label=f"DEIM samples m = {m}")
@@ -248,13 +246,13 @@ def plot_pod_singular_values(f, out_dir, title):
     save(fig, out_dir, "pod_sv.png")
 
 
-def plot_empirical_singular_values(f, out_dir, title):
-    red = f["reduction"]
+def plot_empirical_singular_values(run, out_dir, title):
+    red, values = run.reduction.attrs, run.reduction.singular_values
     fig, ax = plt.subplots(figsize=(9, 5))
-    decay(ax, red["empirical_singular_values"][()],
+    decay(ax, values["empirical_singular_values"],
           "empirical (position) singular values sigma_i / sigma_1")
-    if "subspace_singular_values" in red:
-        decay(ax, red["subspace_singular_values"][()],
+    if "subspace_singular_values" in values:
+        decay(ax, values["subspace_singular_values"],
               "impulse-response positions: s_i / s_1 (subspace POD)")
     finish_decay(ax, red, "normalised singular value")
     note = (f"{attr(red, 'simulations')} simulations, subspace d = "
@@ -264,15 +262,15 @@ def plot_empirical_singular_values(f, out_dir, title):
     save(fig, out_dir, "empirical_sv.png")
 
 
-def error_curve(f):
+def error_curve(run):
     """(r, relative L2 error, reduced step seconds, label) of /error_vs_r."""
-    g = f["error_vs_r"]
-    red = f.get("reduction")
-    label = f"{attr(g, 'method')} ({attr(red, 'nonlinear')}"
-    m = g["m"][()]
+    g = run.error_vs_r
+    red = run.reduction.attrs if run.reduction else None
+    label = f"{attr(g.attrs, 'method')} ({attr(red, 'nonlinear')}"
+    m = g.m
     if len(m) and m[-1] > 0:
         label += f", m = {int(m[0])}..{int(m[-1])}" if m[0] != m[-1] else f", m = {int(m[0])}"
-    return g["r"][()], g["relative_l2"][()], g["reduced_step_s"][()], label + ")"
+    return g.r, g.relative_l2, g.reduced_step_s, label + ")"
 
 
 def plot_error_vs_r(curves, out_dir, title):
@@ -291,23 +289,29 @@ def plot_error_vs_r(curves, out_dir, title):
     save(fig, out_dir, "error_vs_r.png")
 
 
-def open_results(path, what="results file"):
-    """The opened results file, or exit 2 with a one-line message."""
-    if not path.is_file():
-        fail(f"cannot read {what} '{path}': " +
-             ("not a regular file" if path.exists() else "no such file"))
+def load_results(path):
+    """The results file as a mor_results Run, Sweep or MultibodyRun, or exit 2 with a
+    one-line message."""
     try:
-        f = h5py.File(path, "r")
-    except (OSError, ValueError) as error:
-        fail(f"cannot read {what} '{path}': {' '.join(str(error).split())}")
-    if attr(f, "format", None) != "mor-results":
-        fail(f"'{path}' is not a mor results file (root attribute format = "
-             f"{attr(f, 'format', None)!r}, expected 'mor-results')")
-    version = attr(f, "format_version", 1)
-    if version != 1:
+        results = mor_results.load(path)
+    except mor_results.ResultsError as error:
+        fail(str(error))
+    except (OSError, KeyError, ValueError, TypeError) as error:
+        fail(f"cannot read results file '{path}': {' '.join(str(error).split())}")
+    version = attr(results.provenance, "format_version", mor_results.FORMAT_VERSION)
+    if version != mor_results.FORMAT_VERSION:
         print(f"{PROG}: warning: format_version {version!r} "
-              "(this script knows 1); plotting anyway", file=sys.stderr)
-    return f
+              f"(this script knows {mor_results.FORMAT_VERSION}); plotting anyway",
+              file=sys.stderr)
+    return results
+
+
+def load_run(path):
+    """A `mor run` file of the chain or a model from a file, or exit 2."""
+    run = load_results(path)
+    if isinstance(run, mor_results.Sweep):
+        fail(f"'{path}' is a sweep file: plot it with plot_sweep.py")
+    return run
 
 
 def make_dir(out_dir):
@@ -322,33 +326,34 @@ def compare(paths, out_dir):
         fail("--compare needs --out DIR")
     curves, titles = [], []
     for path in paths:
-        with open_results(path) as f:
-            if "error_vs_r" not in f:
-                fail(f"'{path}' has no /error_vs_r (run it with reduction.compare_orders)")
-            curves.append(error_curve(f))
-            titles.append(title_of(f).split(": ", 1)[-1])  # without the experiment name
+        run = load_run(path)
+        if getattr(run, "error_vs_r", None) is None:
+            fail(f"'{path}' has no /error_vs_r (run it with reduction.compare_orders)")
+        curves.append(error_curve(run))
+        titles.append(title_of(run).split(": ", 1)[-1])  # without the experiment name
     make_dir(out_dir)
     common = titles[0] if all(t == titles[0] for t in titles) else f"{len(paths)} results files"
     plot_error_vs_r(curves, out_dir, common)
     return 0
 
 
-def plot_bode(f, out_dir, title):
-    a = f["analysis"]
-    w = a["omega"][()]
+def plot_bode(run, out_dir, title):
+    """bode.png of a Run or a MultibodyRun with a frequency analysis."""
+    a, red = run.analysis.attrs, run.reduction.attrs if run.reduction else None
+    w = run.analysis.omega
     fig, ax = plt.subplots(figsize=(9, 5))
-    r = attr(f.get("reduction"), "r", "?")
-    ax.loglog(w, a["sigma_full"][()], lw=1.5, label="full model")
-    ax.loglog(w, a["sigma_reduced"][()], "--", lw=1.2, label=f"reduced model, r = {r}")
-    err = a["sigma_error"][()]
+    r = attr(red, "r", "?")
+    ax.loglog(w, run.analysis.sigma_full, lw=1.5, label="full model")
+    ax.loglog(w, run.analysis.sigma_reduced, "--", lw=1.2, label=f"reduced model, r = {r}")
+    err = run.analysis.sigma_error
     ax.loglog(w, np.where(err > 0, err, np.nan), lw=1, label="error sigma_max(G - G_r)")
     hinf = attr(a, "hinf_error", None)
-    bound = attr(f.get("reduction"), "error_bound", None)
+    bound = attr(red, "error_bound", None)
     notes = []
     if hinf is not None:
         ax.axhline(hinf, color="C2", ls=":", lw=1)
         notes.append(f"||G - G_r||_Hinf = {hinf:.3g} ({attr(a, 'hinf_method')})")
-    if bound is not None and attr(f.get("reduction"), "method") == "bt":
+    if bound is not None and attr(red, "method") == "bt":
         ax.axhline(bound, color="k", ls=":", lw=1, label="BT bound")
         notes.append(f"bound {bound:.3g}")
     h2 = attr(a, "h2_error_relative", None)
@@ -362,10 +367,9 @@ def plot_bode(f, out_dir, title):
     save(fig, out_dir, "bode.png")
 
 
-def plot_reduced_outputs(f, out_dir, title):
-    t = f["outputs/t"][:, 0]
-    y, yr, e = f["outputs/y"][()], f["reduced/outputs/y"][()], f["error/y"][()]
-    r = attr(f.get("reduction"), "r", "?")
+def plot_reduced_outputs(run, out_dir, title):
+    t, y, yr, e = run.t, run.y, run.reduced_y, run.error_y
+    r = attr(run.reduction.attrs if run.reduction else None, "r", "?")
     fig, (ax_y, ax_e) = plt.subplots(2, 1, sharex=True, figsize=(9, 6),
                                      gridspec_kw={"height_ratios": [2, 1]})
     for k in range(y.shape[1]):
@@ -378,7 +382,7 @@ def plot_reduced_outputs(f, out_dir, title):
     for ax in (ax_y, ax_e):
         ax.grid(alpha=0.3)
         ax.legend(fontsize="small", loc="best")
-    rel = attr(f.get("error"), "relative_l2", None)
+    rel = attr(run.error, "relative_l2", None)
     sub = f"; relative L2 output error {rel:.3g}" if rel is not None else ""
     ax_y.set_title(f"{title}\nfull against reduced{sub}", fontsize="medium")
     save(fig, out_dir, "reduced_outputs.png")
@@ -398,36 +402,36 @@ def main():
     if len(args.results) != 1:
         fail("one results file, or several with --compare")
     path = args.results[0]
-    with open_results(path) as f:
-        if "benchmark" in f:  # a multibody benchmark (experiments/plot_multibody.py)
-            import plot_multibody
-            out_dir = args.out if args.out else path.parent / f"{path.stem}_plots"
-            make_dir(out_dir)
-            plot_multibody.plot(f, out_dir, save, plot_hsv, plot_bode)
-            return 0
-        for name in ("outputs/t", "outputs/u", "outputs/y"):
-            if name not in f:
-                fail(f"'{path}' has no dataset /{name}")
-        out_dir = args.out if args.out else path.parent / f"{path.stem}_plots"
+    run = load_run(path)
+    out_dir = args.out if args.out else path.parent / f"{path.stem}_plots"
+    if isinstance(run, mor_results.MultibodyRun):  # experiments/plot_multibody.py
+        import plot_multibody
         make_dir(out_dir)
-        title = title_of(f)
-        plot_outputs(f, out_dir, title)
-        if "snapshots/p" in f:
-            plot_snapshots_p(f, out_dir, title)
-        if "snapshots/energy" in f:
-            plot_energy(f, out_dir, title)
-        if "reduction/hsv" in f:
-            plot_hsv(f, out_dir, title)
-        if "reduction/pod_singular_values" in f:
-            plot_pod_singular_values(f, out_dir, title)
-        if "reduction/empirical_singular_values" in f:
-            plot_empirical_singular_values(f, out_dir, title)
-        if "error_vs_r" in f:
-            plot_error_vs_r([error_curve(f)], out_dir, title)
-        if "analysis/omega" in f:
-            plot_bode(f, out_dir, title)
-        if "reduced/outputs/y" in f and "error/y" in f:
-            plot_reduced_outputs(f, out_dir, title)
+        plot_multibody.plot(run, out_dir, save, plot_hsv, plot_bode)
+        return 0
+    for name, value in (("outputs.u", run.u), ("outputs.y", run.y)):
+        if value is None:
+            fail(f"'{path}' has no dataset {mor_results.PATHS[name]}")
+    make_dir(out_dir)
+    title = title_of(run)
+    plot_outputs(run, out_dir, title)
+    if "p" in run.snapshot_fields:
+        plot_snapshots_p(run, out_dir, title)
+    if run.energy is not None:
+        plot_energy(run, out_dir, title)
+    values = run.reduction.singular_values if run.reduction else {}
+    if "hsv" in values:
+        plot_hsv(run, out_dir, title)
+    if "pod_singular_values" in values:
+        plot_pod_singular_values(run, out_dir, title)
+    if "empirical_singular_values" in values:
+        plot_empirical_singular_values(run, out_dir, title)
+    if run.error_vs_r is not None:
+        plot_error_vs_r([error_curve(run)], out_dir, title)
+    if run.analysis is not None and run.analysis.omega is not None:
+        plot_bode(run, out_dir, title)
+    if run.reduced_y is not None and run.error_y is not None:
+        plot_reduced_outputs(run, out_dir, title)
     return 0
 
 

@@ -29,6 +29,7 @@ fits, for the README.
 Exits with 2 and a one-line message on stderr if the file cannot be read or is not a
 "mor-results" file of kind "sweep".
 
+The file is read through python/mor_results.py (the one place that knows the HDF5 paths).
 Needs Debian's python3-matplotlib, python3-h5py and python3-numpy (hence /usr/bin/python3).
 """
 import argparse
@@ -39,12 +40,12 @@ from pathlib import Path
 import matplotlib
 
 matplotlib.use("Agg")
-import h5py  # noqa: E402
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 from matplotlib.lines import Line2D  # noqa: E402
 from matplotlib.ticker import FuncFormatter, LogLocator, MaxNLocator, NullFormatter  # noqa: E402
-from plot_results import attr, open_results, save  # noqa: E402  (beside this script)
+from plot_results import attr, load_results, save  # noqa: E402  (beside this script)
+import mor_results  # noqa: E402  (python/, put on the path by plot_results)
 
 # Colours of the cost columns, the same in every panel; other columns get those of Dark2.
 COST_COLOURS = {
@@ -75,38 +76,31 @@ def note(message):
     print(f"plot_sweep.py: {message}", file=sys.stderr)
 
 
-def read_column(dset, name, length):
-    """A 1-D dataset as a numpy array (object array of str for strings)."""
-    if dset.ndim != 1 or len(dset) != length:
-        fail(f"column '{name}' has shape {dset.shape}, expected ({length},)")
-    if h5py.check_string_dtype(dset.dtype) is not None:
-        return np.array(dset.asstr()[()], dtype=object)
-    return dset[()]
-
-
-def read_columns(group, required, where):
-    """{name: array} of the 1-D datasets of group, all of one length."""
-    datasets = {name: d for name, d in group.items() if isinstance(d, h5py.Dataset)}
+def checked_columns(columns, required, where):
+    """columns ({name: array}, from mor_results) after checking that the required ones are
+    there and every one is 1-D of one length."""
     for name in required:
-        if name not in datasets:
+        if name not in columns:
             fail(f"{where} has no column '{name}'")
-    length = len(datasets[required[0]]) if datasets[required[0]].ndim == 1 else -1
-    return {name: read_column(d, f"{where}/{name}", length) for name, d in datasets.items()}
+    length = len(columns[required[0]]) if columns[required[0]].ndim == 1 else -1
+    for name, values in columns.items():
+        if values.ndim != 1 or len(values) != length:
+            fail(f"column '{where}/{name}' has shape {values.shape}, expected ({length},)")
+    return columns
 
 
 class Sweep:
-    """The table, the fits and the root attributes of a sweep file."""
+    """The table, the fits and the root attributes of a sweep file (a mor_results.Sweep)."""
 
-    def __init__(self, f):
-        self.file = f
-        self.name = attr(f, "experiment_name", "")
-        self.description = attr(f, "experiment_description", "")
-        self.fit_min_N = attr(f, "fit_min_N", float("nan"))
-        self.tolerances = np.atleast_1d(attr(f, "tolerances", np.array([])))
-        if not isinstance(f.get("table"), h5py.Group):
-            fail("the file has no group /table")
-        self.table = read_columns(f["table"], ["key", "series", "status", "N"], "/table")
-        total = attr(f, "points_total", None)
+    def __init__(self, data):
+        self.data = data
+        self.provenance = data.provenance
+        self.name = attr(data.provenance, "experiment_name", "")
+        self.description = attr(data.provenance, "experiment_description", "")
+        self.fit_min_N = attr(data.provenance, "fit_min_N", float("nan"))
+        self.tolerances = np.atleast_1d(attr(data.provenance, "tolerances", np.array([])))
+        self.table = checked_columns(data.table, ["key", "series", "status", "N"], "/table")
+        total = attr(data.provenance, "points_total", None)
         if total is not None and total != len(self.table["key"]):
             fail(f"/table has {len(self.table['key'])} rows but points_total = {total}")
         self.rows = len(self.table["key"])
@@ -114,9 +108,10 @@ class Sweep:
         self.done = np.array([s == "done" for s in self.status], dtype=bool)
         self.N = self.table["N"].astype(float)
         self.fits = []
-        if isinstance(f.get("fits"), h5py.Group) and len(f["fits"]):
-            cols = read_columns(f["fits"], ["series", "column", "exponent", "coefficient",
-                                            "N_min", "N_max"], "/fits")
+        self._points = {}
+        if data.fits:
+            cols = checked_columns(data.fits, ["series", "column", "exponent", "coefficient",
+                                               "N_min", "N_max"], "/fits")
             for i in range(len(cols["series"])):
                 self.fits.append({k: v[i] for k, v in cols.items()})
         self.series = list(dict.fromkeys(self.table["series"][self.done]))
@@ -126,6 +121,15 @@ class Sweep:
             series_order.index(fit["series"]) if fit["series"] in series_order else math.inf,
             COST_ORDER.index(fit["column"]) if fit["column"] in COST_ORDER else len(COST_ORDER),
             str(fit["column"])))
+
+    def point(self, key):
+        """The run of a point (mor_results.Run), or None if the file has none; read once."""
+        if key not in self._points:
+            try:
+                self._points[key] = self.data.point(key)
+            except mor_results.ResultsError:
+                self._points[key] = None
+        return self._points[key]
 
     def col(self, name):
         """A float column (NaN where missing or not numeric)."""
@@ -155,7 +159,7 @@ class Sweep:
         out, k = [], 0
         while f"r_for_tol_{k}" in self.table:
             name = f"r_for_tol_{k}"
-            tol = attr(self.file["table"][name], "tolerance", None)
+            tol = attr(self.data.column_attrs.get(name), "tolerance", None)
             if tol is None and k < len(self.tolerances):
                 tol = self.tolerances[k]
             out.append((name, tol))
@@ -171,7 +175,7 @@ class Sweep:
             counts += f", {failed} failed"
         if pending:
             counts += f", {pending} pending"
-        if not attr(self.file, "complete", 1):
+        if not attr(self.provenance, "complete", 1):
             counts += " (sweep incomplete)"
         head = f"sweep {self.name}" + (f": {self.description}" if self.description else "")
         return f"{head}\n{counts}"
@@ -268,13 +272,14 @@ def plot_speedup_vs_N(sweep, out_dir, title):
     save(fig, out_dir, "speedup_vs_N.png")
 
 
-def error_curve(f, key):
+def error_curve(sweep, key):
     """(r, relative L2 error, m) of /points/<key>/error_vs_r, or None."""
-    g = f.get(f"points/{key}/error_vs_r")
-    if not isinstance(g, h5py.Group) or "r" not in g or "relative_l2" not in g:
+    run = sweep.point(key)
+    g = run.error_vs_r if run is not None else None
+    if g is None or g.r is None or g.relative_l2 is None:
         return None
-    r, err = g["r"][()].astype(float), g["relative_l2"][()].astype(float)
-    m = g["m"][()].astype(float) if "m" in g else np.zeros_like(r)
+    r, err = g.r.astype(float), g.relative_l2.astype(float)
+    m = g.m.astype(float) if g.m is not None else np.zeros_like(r)
     if r.ndim != 1 or r.shape != err.shape or m.shape != r.shape:
         note(f"/points/{key}/error_vs_r: r, relative_l2 and m differ in shape, left out")
         return None
@@ -292,7 +297,7 @@ def plot_error_vs_r(sweep, out_dir, title):
             points, curves = by_N.setdefault(sweep.N[i], ([], []))
             if np.isfinite(error[i]) and np.isfinite(r[i]):
                 points.append(i)
-            curve = error_curve(sweep.file, sweep.table["key"][i])
+            curve = error_curve(sweep, sweep.table["key"][i])
             if curve is not None:
                 curves.append((sweep.table["key"][i], sweep.table["series"][i], curve))
         by_N = {N: v for N, v in sorted(by_N.items()) if v[0] or v[1]}
@@ -415,13 +420,13 @@ def plot_singular_values(sweep, out_dir, title):
     method = sweep.table.get("method", np.array(sweep.table["series"]))
     panels = {}  # (method, what) -> [(N, key, values)]
     for i in np.flatnonzero(sweep.done):
-        red = sweep.file.get(f"points/{sweep.table['key'][i]}/reduction")
-        if not isinstance(red, h5py.Group):
+        run = sweep.point(sweep.table["key"][i])
+        if run is None or run.reduction is None:
             continue
         for name, what in DECAY_DATASETS:
-            d = red.get(name)
-            if isinstance(d, h5py.Dataset) and d.ndim == 1 and len(d) > 0:
-                values = d[()].astype(float)
+            d = run.reduction.singular_values.get(name)
+            if d is not None and d.ndim == 1 and len(d) > 0:
+                values = d.astype(float)
                 if values[0] > 0:
                     panels.setdefault((method[i], what), []).append(
                         (sweep.N[i], sweep.table["key"][i], values / values[0]))
@@ -527,12 +532,13 @@ def note_left_out(sweep, most=10):
 
 
 def open_sweep(path):
-    """The opened sweep file, or exit 2 with a one-line message."""
-    f = open_results(path, "sweep file")
-    if attr(f, "kind", None) != "sweep":
-        fail(f"'{path}' is not a sweep file (root attribute kind = {attr(f, 'kind', None)!r}, "
+    """The sweep file (a mor_results.Sweep), or exit 2 with a one-line message."""
+    data = load_results(path)
+    if not isinstance(data, mor_results.Sweep):
+        kind = attr(data.provenance, "kind", None)
+        fail(f"'{path}' is not a sweep file (root attribute kind = {kind!r}, "
              "expected 'sweep'; plot a `mor run` file with plot_results.py)")
-    return f
+    return data
 
 
 def main():
@@ -544,29 +550,29 @@ def main():
     parser.add_argument("--markdown", action="store_true",
                         help="also print markdown tables of the sweep and of the fits")
     args = parser.parse_args()
-    with open_sweep(args.sweep) as f:
+    data = open_sweep(args.sweep)
+    try:
+        sweep = Sweep(data)
+    except (OSError, KeyError, ValueError, TypeError) as error:
+        fail(f"cannot read sweep file '{args.sweep}': {' '.join(str(error).split())}")
+    note_left_out(sweep)
+    out_dir = args.out if args.out else args.sweep.parent / f"{args.sweep.stem}_plots"
+    if sweep.series:
         try:
-            sweep = Sweep(f)
-        except (OSError, KeyError, ValueError, TypeError) as error:
-            fail(f"cannot read sweep file '{args.sweep}': {' '.join(str(error).split())}")
-        note_left_out(sweep)
-        out_dir = args.out if args.out else args.sweep.parent / f"{args.sweep.stem}_plots"
-        if sweep.series:
-            try:
-                out_dir.mkdir(parents=True, exist_ok=True)
-            except OSError as error:
-                fail(f"cannot create output directory '{out_dir}': {error}")
-            title = sweep.title()
-            plot_cost_vs_N(sweep, out_dir, title)
-            plot_speedup_vs_N(sweep, out_dir, title)
-            plot_error_vs_r(sweep, out_dir, title)
-            plot_r_for_tolerance(sweep, out_dir, title)
-            plot_singular_values(sweep, out_dir, title)
-        else:
-            note(f"no point is done ({sweep.rows} in the table): no plots written")
-        print_fits(sweep)
-        if args.markdown:
-            print_markdown(sweep)
+            out_dir.mkdir(parents=True, exist_ok=True)
+        except OSError as error:
+            fail(f"cannot create output directory '{out_dir}': {error}")
+        title = sweep.title()
+        plot_cost_vs_N(sweep, out_dir, title)
+        plot_speedup_vs_N(sweep, out_dir, title)
+        plot_error_vs_r(sweep, out_dir, title)
+        plot_r_for_tolerance(sweep, out_dir, title)
+        plot_singular_values(sweep, out_dir, title)
+    else:
+        note(f"no point is done ({sweep.rows} in the table): no plots written")
+    print_fits(sweep)
+    if args.markdown:
+        print_markdown(sweep)
     return 0
 
 
