@@ -25,7 +25,7 @@ Points that are not done (pending or failed) are left out of the plots and liste
 a series with a single N is plotted without a fit; a plot without data is skipped with a note.
 Prints the path of each written PNG, then the fitted exponents as a text table, on stdout;
 with --markdown also a markdown table of the sweep (every point, in grid order) and one of the
-fits, for the README.
+fits, for docs/benchmarks.md.
 Exits with 2 and a one-line message on stderr if the file cannot be read or is not a
 "mor-results" file of kind "sweep".
 
