@@ -17,11 +17,13 @@
 
 #include <CLI/CLI.hpp>
 
+#include "experiments/runner/catalog.hpp"
 #include "experiments/runner/experiment.hpp"
 #include "experiments/runner/export.hpp"
 #include "experiments/runner/method.hpp"
 #include "experiments/runner/multibody_run.hpp"
 #include "experiments/runner/sweep.hpp"
+#include "experiments/runner/summary.hpp"
 #include "experiments/runner/sweep_run.hpp"
 #include "src/core/errors.hpp"
 #include "src/core/version.hpp"
@@ -54,6 +56,11 @@ int make_plots(const std::filesystem::path& results, const char* script_name = "
     return 4;
   }
   return 0;
+}
+
+/// Where plot_results.py puts the figures of a results file: <stem>_plots next to it.
+std::filesystem::path plots_dir(const std::filesystem::path& results) {
+  return results.parent_path() / (results.stem().string() + "_plots");
 }
 
 void print_multibody_summary(const mor::experiments::MultibodyExperimentConfig& c,
@@ -148,6 +155,10 @@ int main(int argc, char** argv) {
   run->add_flag("--no-plots", no_plots, "do not make the PNG plots");
   run->add_flag("--progress", progress, "show progress on stderr (default: when it is a terminal)");
   run->add_flag("-q,--quiet", quiet, "print nothing but errors");
+  bool dry_run = false;
+  run->add_flag("--dry-run", dry_run,
+                "check the experiment file, print the resolved configuration (every default "
+                "filled in) and the time and memory estimates, and run nothing");
 
   CLI::App* sweep = app.add_subcommand(
       "sweep",
@@ -181,6 +192,19 @@ int main(int argc, char** argv) {
   // The worker processes of a sweep run one point each (internal).
   sweep->add_option("--worker", worker_key)->group("");
   sweep->add_option("--progress-fd", progress_fd)->group("");
+
+  CLI::App* lister = app.add_subcommand(
+      "list", "List what mor knows: model kinds, reduction methods, integrators, input signals");
+  std::string list_topic;
+  lister->add_option("what", list_topic, "models, methods, integrators or inputs (default: all)");
+
+  CLI::App* keys = app.add_subcommand(
+      "keys", "Print every experiment-file key with its type, default, unit and meaning");
+  std::string keys_table;
+  bool keys_markdown = false;
+  keys->add_option("table", keys_table,
+                   "one table, e.g. simulation or reduction (default: all tables)");
+  keys->add_flag("--markdown", keys_markdown, "as Markdown (the text of docs/keys.md)");
 
   CLI::App* info = app.add_subcommand("info", "Summarise a results file (or a sweep's table)");
   std::string results_file;
@@ -224,45 +248,29 @@ int main(int argc, char** argv) {
       std::signal(SIGTERM, request_stop);
       if (mor::experiments::is_multibody_experiment(experiment_file, overrides)) {
         const auto config = mor::experiments::load_multibody_experiment(experiment_file, overrides);
+        if (dry_run) {
+          std::printf("%s\n# %s: valid; results would go to %s\n", config.toml.c_str(),
+                      experiment_file.c_str(), config.output.string().c_str());
+          return 0;
+        }
         const auto s = mor::experiments::run_multibody_experiment(config, options);
         if (!quiet) print_multibody_summary(config, s);
         if (config.plots && !no_plots) return make_plots(s.results);
         return 0;
       }
       const auto config = mor::experiments::load_experiment(experiment_file, overrides);
-      const auto s = mor::experiments::run_experiment(config, options);
-      if (!quiet) {
-        std::printf("mor: wrote %s\n", s.results.string().c_str());
-        std::printf(
-            "     N = %lld, %lld steps of %s (dt = %g), %lld outputs, %lld snapshots\n"
-            "     %.3f s total (setup %.3f s, stepping %.3f s, writing %.3f s), "
-            "%.2f ns per step per mass, peak memory %.0f MiB\n",
-            static_cast<long long>(config.model_size()), static_cast<long long>(s.stats.steps),
-            std::string(mor::to_string(config.integrator.scheme)).c_str(), config.integrator.dt,
-            static_cast<long long>(s.outputs), static_cast<long long>(s.snapshots), s.total_seconds,
-            s.setup_seconds, s.stats.seconds - s.write_seconds, s.write_seconds,
-            1e9 * (s.stats.seconds - s.write_seconds) / static_cast<double>(s.stats.steps) /
-                static_cast<double>(config.model_size()),
-            s.peak_rss_mb);
-        if (s.reduced_order > 0) {
-          std::printf(
-              "     reduced (%s): r = %lld in %.3f s; reduced run %.3f s; relative output "
-              "error %.3g",
-              std::string(config.reduction->name()).c_str(),
-              static_cast<long long>(s.reduced_order), s.reduction_seconds, s.reduced_stats.seconds,
-              s.output_error_relative);
-          if (s.h2_error_relative >= 0)
-            std::printf(", relative H2 error %.3g", s.h2_error_relative);
-          if (s.hinf_error >= 0) std::printf(", Hinf error %.3g", s.hinf_error);
-          if (s.state_error_relative >= 0)
-            std::printf(", relative state error %.3g", s.state_error_relative);
-          if (s.speedup_per_step > 0) std::printf(", %.3gx faster per step", s.speedup_per_step);
-          std::printf("\n");
-        }
-        std::fflush(stdout);
+      if (dry_run) {
+        mor::experiments::print_dry_run(config, stdout);
+        return 0;
       }
-      if (config.plots && !no_plots) return make_plots(s.results);
-      return 0;
+      const auto s = mor::experiments::run_experiment(config, options);
+      const bool plots = config.plots && !no_plots;
+      if (!quiet)
+        mor::experiments::print_run_summary(config, s, plots ? plots_dir(s.results) : "", stdout);
+      if (!plots) return 0;
+      // The overview figure (outputs, error over time, decay) first: it is what a run shows.
+      if (s.reduced_order > 0 && make_plots(s.results, "plot_overview.py") != 0) return 4;
+      return make_plots(s.results);
     }
     if (*sweep) {
       std::signal(SIGINT, request_stop);
@@ -331,6 +339,14 @@ int main(int argc, char** argv) {
                                                                          format, export_out)
                              : mor::experiments::export_results(source, format, export_out);
       for (const auto& f : files) std::printf("mor: wrote %s\n", f.string().c_str());
+      return 0;
+    }
+    if (*lister) {
+      mor::experiments::print_list(list_topic, std::cout);
+      return 0;
+    }
+    if (*keys) {
+      mor::experiments::print_keys(keys_table, keys_markdown, std::cout);
       return 0;
     }
     if (*info) {

@@ -20,6 +20,7 @@
 #include <toml++/toml.h>
 
 #include "experiments/runner/chain_reduction_run.hpp"
+#include "experiments/runner/experiment_keys.hpp"
 #include "experiments/runner/method.hpp"
 #include "experiments/runner/model_kind.hpp"
 #include "experiments/runner/reduction_run.hpp"
@@ -40,73 +41,59 @@ using detail::concat;
 
 /// The effective configuration, every default filled in, as TOML: stored in results files.
 
+SimulationTable simulation_table(const ExperimentConfig& c) {
+  const IntegratorOptions& o = c.integrator;
+  return {o.scheme,        o.dt,          o.t_end,       c.solver,
+          o.rho_infinity,  o.newton_rtol, o.newton_atol, o.newton_max_iterations,
+          o.reuse_jacobian};
+}
+
+OutputTable output_table(const ExperimentConfig& c) {
+  return {c.integrator.observe_stride, c.snapshot_stride, c.snapshot_fields, c.compression,
+          c.plots};
+}
+
 std::string to_toml(const ExperimentConfig& c) {
   std::ostringstream os;
   os.precision(17);
-  os << "[experiment]\nname = " << toml_string(c.name)
-     << "\ndescription = " << toml_string(c.description)
-     << "\noutput = " << toml_string(c.output.string())
-     << "\n\n[model]\ntype = " << toml_string(std::string(c.model->kind())) << "\n";
+  KeyWriter w(os);
+  os << "[experiment]\n";
+  ExperimentTable e{c.name, c.description, c.output.string()};
+  e.visit_keys(w);
+  os << "\n[model]\ntype = " << toml_string(std::string(c.model->kind())) << "\n";
   c.model->write_toml(os);
-  os << "\n[input]\ntype = " << toml_string(c.input.type) << "\n";
+  os << "\n[input]\n";
   write_input(os, c.input);
   for (const InputSpec& t : c.training) {
-    os << "\n[[training]]\ntype = " << toml_string(t.type) << "\n";
+    os << "\n[[training]]\n";
     write_input(os, t);
   }
-  const IntegratorOptions& o = c.integrator;
-  os << "\n[simulation]\nintegrator = \"" << to_string(o.scheme) << "\"\ndt = " << o.dt
-     << "\nt_end = " << o.t_end << "\nsolver = \"" << to_string(c.solver)
-     << "\"\nrho_infinity = " << o.rho_infinity << "\nnewton_rtol = " << o.newton_rtol
-     << "\nnewton_atol = " << o.newton_atol
-     << "\nnewton_max_iterations = " << o.newton_max_iterations
-     << "\nreuse_jacobian = " << (o.reuse_jacobian ? "true" : "false")
-     << "\n\n[output]\noutput_stride = " << o.observe_stride
-     << "\nsnapshot_stride = " << c.snapshot_stride << "\nsnapshot_fields = [";
-  for (std::size_t i = 0; i < c.snapshot_fields.size(); ++i)
-    os << (i ? ", " : "") << toml_string(c.snapshot_fields[i]);
-  os << "]\ncompression = " << c.compression << "\nplots = " << (c.plots ? "true" : "false")
-     << "\n";
+  os << "\n[simulation]\n";
+  simulation_table(c).visit_keys(w);
+  os << "\n[output]\n";
+  output_table(c).visit_keys(w);
   os << "\n[reduction]\nmethod = " << toml_string(std::string(c.reduction->name())) << "\n";
   c.reduction->write_toml(os);
-  const AnalysisSpec& a = c.analysis;
-  os << "\n[analysis]\nh2 = " << (a.h2 ? "true" : "false")
-     << "\nhinf = " << (a.hinf ? "true" : "false") << "\nbode_points = " << a.bode_points
-     << "\nomega_min = " << a.omega_min << "\nomega_max = " << a.omega_max
-     << "\nhinf_grid = " << a.hinf_grid << "\nhinf_full = " << (a.hinf_full ? "true" : "false")
-     << "\n";
+  os << "\n[analysis]\n";
+  AnalysisSpec a = c.analysis;
+  analysis_keys(a, w);
   return os.str();
 }
 
 }  // namespace
 
-/// The keys of one input table (after its type).
+/// The effective keys of one input table, its type first.
 void write_input(std::ostream& os, const InputSpec& in) {
-  if (in.type == "step") os << "amplitude = " << in.amplitude << "\nt_on = " << in.t_on << "\n";
-  if (in.type == "sine")
-    os << "amplitude = " << in.amplitude << "\nfrequency = " << in.frequency
-       << "\nphase = " << in.phase << "\noffset = " << in.offset << "\n";
-  if (in.type == "chirp")
-    os << "amplitude = " << in.amplitude << "\nf0 = " << in.f0 << "\nf1 = " << in.f1
-       << "\nt1 = " << in.t1 << "\n";
-  if (in.type == "multisine") {
-    os << "amplitude = " << in.amplitude << "\nseed = " << in.seed << "\nfrequencies = [";
-    for (std::size_t i = 0; i < in.frequencies.size(); ++i)
-      os << (i ? ", " : "") << in.frequencies[i];
-    os << "]\n";
-  }
-  if (in.type == "table") os << "file = " << toml_string(in.file.string()) << "\n";
+  os << "type = " << toml_string(in.type) << "\n";
+  KeyWriter w(os);
+  InputSpec copy = in;
+  signal_keys(copy, w);
 }
 
 AnalysisSpec read_analysis(TableReader& r) {
   AnalysisSpec a;
-  a.h2 = r.boolean("h2", a.h2);
-  a.hinf = r.boolean("hinf", a.hinf);
-  a.bode_points = r.integer("bode_points", a.bode_points);
-  a.omega_min = r.real("omega_min", a.omega_min);
-  a.omega_max = r.real("omega_max", a.omega_max);
-  a.hinf_grid = r.integer("hinf_grid", a.hinf_grid);
-  a.hinf_full = r.boolean("hinf_full", a.hinf_full);
+  KeyReader reader(r, "analysis", {});
+  analysis_keys(a, reader);
   r.finish();
   require(a.bode_points >= 0 && a.bode_points != 1, r.where("bode_points"),
           ": analysis.bode_points must be 0 (none) or >= 2, got ", a.bode_points);
@@ -122,35 +109,23 @@ InputSpec read_input(TableReader& r, const std::string& name, const std::string&
                      const std::filesystem::path& base_dir) {
   InputSpec in;
   in.type = r.text("type", in.type);
-  if (in.type == "zero") {
-  } else if (in.type == "step") {
-    in.amplitude = r.real("amplitude", in.amplitude);
-    in.t_on = r.real("t_on", in.t_on);
-  } else if (in.type == "sine") {
-    in.amplitude = r.real("amplitude", in.amplitude);
-    in.frequency = r.real("frequency", in.frequency);
-    in.phase = r.real("phase", in.phase);
-    in.offset = r.real("offset", in.offset);
-  } else if (in.type == "chirp") {
-    in.amplitude = r.real("amplitude", in.amplitude);
-    in.f0 = r.real("f0", in.f0);
-    in.f1 = r.real("f1", in.f1);
-    in.t1 = r.real("t1", in.t1);
-  } else if (in.type == "multisine") {
-    in.amplitude = r.real("amplitude", in.amplitude);
-    in.frequencies = r.reals("frequencies", {0.01, 0.02, 0.05, 0.1, 0.2});
-    in.seed = r.integer("seed", in.seed);
-    require(in.seed >= 0, r.where("seed"), ": ", name, ".seed must be >= 0, got ", in.seed);
-  } else if (in.type == "table") {
-    const std::string file = r.text("file", "");
-    require(!file.empty(), source, ": ", name, ".type = \"table\" needs ", name, ".file");
-    in.file = resolve(file, base_dir);
-  } else {
-    throw InvalidArgument(
-        concat(r.where("type"), ": ", name, ".type '", in.type,
-               "' is not a known signal (zero, step, sine, chirp, multisine, table)"));
+  const auto known = std::find_if(std::begin(kSignalTypes), std::end(kSignalTypes),
+                                  [&](const SignalType& t) { return t.name == in.type; });
+  if (known == std::end(kSignalTypes)) {
+    std::vector<std::string> names;
+    for (const auto& t : kSignalTypes) names.emplace_back(t.name);
+    const std::string near = suggestion(in.type, names);
+    throw InvalidArgument(concat(r.where("type"), ": ", name, ".type '", in.type,
+                                 "' is not a known signal (", join(names), ")",
+                                 near.empty() ? "" : "; did you mean '" + near + "'?"));
   }
+  KeyReader reader(r, name, base_dir);
+  signal_keys(in, reader);
   r.finish(" for input type '" + in.type + "'");
+  if (in.type == "multisine")
+    require(in.seed >= 0, r.where("seed"), ": ", name, ".seed must be >= 0, got ", in.seed);
+  if (in.type == "table")
+    require(!in.file.empty(), source, ": ", name, ".type = \"table\" needs ", name, ".file");
   return in;
 }
 
@@ -200,38 +175,42 @@ ExperimentConfig parse_experiment(const std::string& text, const std::string& so
   }
   {
     TableReader r(table("simulation"), "simulation", source);
-    IntegratorOptions& o = c.integrator;
-    try {
-      o.scheme = parse_scheme(r.text("integrator", "implicit_midpoint"));
-      c.solver = parse_sparse_backend(r.text("solver", "cholmod"));
-    } catch (const InvalidArgument& e) {
-      throw InvalidArgument(concat(source, ": simulation: ", e.what()));
-    }
-    o.dt = r.real("dt", 0.05);
-    o.t0 = 0.0;
-    o.t_end = r.real("t_end", 100.0);
-    o.rho_infinity = r.real("rho_infinity", o.rho_infinity);
-    o.newton_rtol = r.real("newton_rtol", o.newton_rtol);
-    o.newton_atol = r.real("newton_atol", o.newton_atol);
-    o.newton_max_iterations =
-        static_cast<int>(r.integer("newton_max_iterations", o.newton_max_iterations));
-    o.reuse_jacobian = r.boolean("reuse_jacobian", o.reuse_jacobian);
+    SimulationTable t;
+    KeyReader reader(r, "simulation", base_dir);
+    t.visit_keys(reader);
     r.finish();
+    require(t.newton_max_iterations >= 1 && t.newton_max_iterations <= 1000000,
+            r.where("newton_max_iterations"),
+            ": simulation.newton_max_iterations must be in 1..10^6, got ", t.newton_max_iterations);
+    IntegratorOptions& o = c.integrator;
+    o.scheme = t.integrator;
+    c.solver = t.solver;
+    o.dt = t.dt;
+    o.t0 = 0.0;
+    o.t_end = t.t_end;
+    o.rho_infinity = t.rho_infinity;
+    o.newton_rtol = t.newton_rtol;
+    o.newton_atol = t.newton_atol;
+    o.newton_max_iterations = static_cast<int>(t.newton_max_iterations);
+    o.reuse_jacobian = t.reuse_jacobian;
   }
   {
     TableReader r(table("output"), "output", source);
-    c.integrator.observe_stride = r.integer("output_stride", 1);
-    c.snapshot_stride = r.integer("snapshot_stride", c.snapshot_stride);
+    OutputTable t;
     const bool first_order = c.model->first_order();
-    c.snapshot_fields = r.strings("snapshot_fields",
-                                  first_order ? std::vector<std::string>{"x"} : c.snapshot_fields);
-    c.compression = static_cast<int>(r.integer("compression", c.compression));
-    c.plots = r.boolean("plots", c.plots);
+    if (first_order) t.snapshot_fields = {"x"};
+    KeyReader reader(r, "output", base_dir);
+    t.visit_keys(reader);
     r.finish();
+    c.integrator.observe_stride = t.output_stride;
+    c.snapshot_stride = t.snapshot_stride;
+    c.snapshot_fields = t.snapshot_fields;
+    c.plots = t.plots;
     require(c.snapshot_stride >= 0, r.where("snapshot_stride"),
             ": output.snapshot_stride must be >= 0 (0: no snapshots), got ", c.snapshot_stride);
-    require(c.compression >= 0 && c.compression <= 9, r.where("compression"),
-            ": output.compression must be a deflate level 0..9, got ", c.compression);
+    require(t.compression >= 0 && t.compression <= 9, r.where("compression"),
+            ": output.compression must be a deflate level 0..9, got ", t.compression);
+    c.compression = static_cast<int>(t.compression);
     for (const auto& f : c.snapshot_fields)
       require(first_order ? f == "x" : f == "p" || f == "v", r.where("snapshot_fields"),
               ": output.snapshot_fields entry '", f, "' must be ",

@@ -36,7 +36,7 @@ struct InputSpec {
   double offset = 0.0;                    ///< sine
   double t_on = 0.0;                      ///< step
   double f0 = 0.0, f1 = 0.5, t1 = 100.0;  ///< chirp
-  std::vector<double> frequencies;        ///< multisine, Hz
+  std::vector<double> frequencies = {0.01, 0.02, 0.05, 0.1, 0.2};  ///< multisine, Hz
   std::int64_t seed = 1;                  ///< multisine
   std::filesystem::path file;             ///< table (relative to the experiment file)
 };

@@ -211,12 +211,15 @@ class KeyRecorder {
 /// One row of the key reference.
 struct KeyDoc {
   std::string table, name, type, default_value, unit, doc;
+  /// The key exists only in this variant of the table, e.g. type = "sine"; "" for always.
+  std::string variant;
 };
 
 /// Collects the key reference of one table (the defaults are the visited struct's values).
 class KeyDocs {
  public:
-  KeyDocs(std::vector<KeyDoc>& rows, std::string table) : rows_(rows), table_(std::move(table)) {}
+  KeyDocs(std::vector<KeyDoc>& rows, std::string table, std::string variant = "")
+      : rows_(rows), table_(std::move(table)), variant_(std::move(variant)) {}
   void operator()(const Key& k, double x) { add(k, "number", detail::concat(x)); }
   void operator()(const Key& k, Index x) { add(k, "integer", detail::concat(x)); }
   void operator()(const Key& k, bool x) { add(k, "boolean", x ? "true" : "false"); }
@@ -255,10 +258,10 @@ class KeyDocs {
 
  private:
   void add(const Key& k, std::string type, std::string value) {
-    rows_.push_back({table_, k.name, std::move(type), std::move(value), k.unit, k.doc});
+    rows_.push_back({table_, k.name, std::move(type), std::move(value), k.unit, k.doc, variant_});
   }
   std::vector<KeyDoc>& rows_;
-  std::string table_;
+  std::string table_, variant_;
 };
 
 }  // namespace mor::experiments

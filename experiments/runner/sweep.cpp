@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "experiments/runner/sweep.hpp"
 
+#include "experiments/runner/estimates.hpp"
+
 #include <unistd.h>
 
 #include <algorithm>
@@ -88,35 +90,6 @@ struct Study {
   std::vector<Axis> axes;        ///< model.N first (if swept), then the grid's axes by key
   int line = 0;
 };
-
-/// Rough wall time of a point on one core of this machine (seconds), from the costs measured in
-/// README.md and by the default sweep: an implicit step of the chain costs about 15 ns per mass
-/// when it is linear and 40 when it is not (Newton), an RK4 step 6; low-rank BT about 30 us per
-/// mass; the analysis and training runs in proportion.
-double estimate_seconds(const ExperimentConfig& c) {
-  const double N = static_cast<double>(c.model_size());
-  const double steps = static_cast<double>(step_count(c.integrator));
-  const bool explicit_scheme = c.integrator.scheme == Scheme::rk4;
-  const double full = steps * N * (explicit_scheme ? 6e-9 : c.model->is_linear() ? 1.5e-8 : 4e-8);
-  double reduction = c.reduction->estimate_seconds(c, full);
-  if (c.reduction->family() == ReductionMethod::Family::linear) {
-    const AnalysisSpec& a = c.analysis;
-    reduction += (a.h2 ? 1.5e-5 * N : 0.0) + 1.3e-7 * N * static_cast<double>(a.bode_points) +
-                 (a.hinf ? 2e-7 * N * static_cast<double>(a.hinf_grid) : 0.0);
-  }
-  return 0.05 + full + reduction;
-}
-
-/// Rough peak memory of a point (MiB): the chain and its workspace (about 400 bytes per mass);
-/// low-rank BT about 6 KiB per mass (measured 5.4 to 5.6 KiB at N = 1e5 and 1e6), dense BT
-/// about a dozen n x n matrices; POD two snapshot matrices (positions and forces) of N x k with
-/// a working copy each; empirical balancing its impulse responses.
-double estimate_mib(const ExperimentConfig& c) {
-  const double N = static_cast<double>(c.model_size());
-  double bytes = 400.0 * N + 50e6;
-  bytes += c.reduction->estimate_bytes(c);
-  return bytes / (1024.0 * 1024.0);
-}
 
 double physical_memory_mib() {
   const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
@@ -296,8 +269,8 @@ SweepConfig parse_sweep(const std::string& text, const std::string& source,
         p.config.name = c.name + "/" + p.key;
         p.config.output = c.points_dir / (p.key + ".h5");
         p.config.plots = false;
-        p.cost_seconds = estimate_seconds(p.config);
-        p.memory_mib = estimate_mib(p.config);
+        p.cost_seconds = estimate_run_seconds(p.config);
+        p.memory_mib = estimate_run_mib(p.config);
         c.points.push_back(std::move(p));
       }
       // Next combination of the outer axes (odometer, last axis fastest).

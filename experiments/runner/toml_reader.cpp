@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "experiments/runner/toml_reader.hpp"
 
+#include "experiments/runner/experiment_keys.hpp"
+
 #include <algorithm>
 #include <fstream>
 #include <numeric>
@@ -100,10 +102,14 @@ std::string toml_string(const std::string& s) {
 
 void read_experiment_table(TableReader& r, const std::string& source, std::string& name,
                            std::string& description, std::filesystem::path& output) {
-  name = r.text("name", name);
-  description = r.text("description", "");
-  output = r.text("output", "");
+  ExperimentTable t;
+  t.name = name;
+  KeyReader reader(r, "experiment", {});
+  t.visit_keys(reader);
   r.finish();
+  name = t.name;
+  description = t.description;
+  output = t.output;
   require(!name.empty(), source, ": experiment.name must not be empty");
   if (output.empty()) output = std::filesystem::path("results") / (name + ".h5");
 }

@@ -1,0 +1,205 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "experiments/runner/catalog.hpp"
+
+#include <algorithm>
+#include <map>
+#include <ostream>
+
+#include "experiments/runner/experiment_keys.hpp"
+#include "experiments/runner/method.hpp"
+#include "experiments/runner/model_kind.hpp"
+#include "models/multibody.hpp"
+
+namespace mor::experiments {
+
+std::vector<KeyDoc> experiment_key_reference() {
+  std::vector<KeyDoc> rows;
+  const auto variant_of = [&](std::size_t from, const std::string& variant) {
+    for (std::size_t i = from; i < rows.size(); ++i)
+      if (rows[i].variant.empty()) rows[i].variant = variant;
+  };
+  {
+    ExperimentTable t;
+    KeyDocs docs(rows, "experiment");
+    t.visit_keys(docs);
+  }
+  {
+    std::string kinds;
+    for (const auto& kind : model_kinds())
+      kinds += (kinds.empty() ? "" : ", ") + std::string(kind.name);
+    rows.push_back({"model", "type", "one of " + kinds, "\"mass_spring_chain\"", "",
+                    "the model kind (`mor list models`); multibody benchmarks have files of their "
+                    "own",
+                    ""});
+  }
+  for (const auto& kind : model_kinds()) {
+    const std::size_t from = rows.size();
+    kind.keys(rows);
+    variant_of(from, detail::concat("type = \"", kind.name, "\""));
+  }
+  std::string signals;
+  for (const auto& type : kSignalTypes)
+    signals += (signals.empty() ? "" : ", ") + std::string(type.name);
+  for (const char* table : {"input", "training"}) {
+    rows.push_back({table, "type", "one of " + signals, "\"sine\"", "",
+                    std::string(table) == "input"
+                        ? "the input signal of the simulated run (`mor list inputs`)"
+                        : "a training input of pod and empirical_bt (one [[training]] table each)",
+                    ""});
+    for (const auto& type : kSignalTypes) {
+      InputSpec in;
+      in.type = std::string(type.name);
+      KeyDocs docs(rows, table, detail::concat("type = \"", type.name, "\""));
+      signal_keys(in, docs);
+    }
+  }
+  {
+    SimulationTable t;
+    KeyDocs docs(rows, "simulation");
+    t.visit_keys(docs);
+  }
+  {
+    OutputTable t;
+    KeyDocs docs(rows, "output");
+    t.visit_keys(docs);
+  }
+  {
+    std::string methods;
+    for (const auto& method : reduction_methods())
+      methods += (methods.empty() ? "" : ", ") + std::string(method.name);
+    rows.push_back({"reduction", "method", "one of " + methods, "\"none\"", "",
+                    "the reduction method (`mor list methods`)", ""});
+  }
+  for (const auto& method : reduction_methods()) {
+    const std::size_t from = rows.size();
+    method.keys(rows);
+    variant_of(from, detail::concat("method = \"", method.name, "\""));
+  }
+  {
+    AnalysisSpec a;
+    KeyDocs docs(rows, "analysis");
+    analysis_keys(a, docs);
+  }
+  return rows;
+}
+
+namespace {
+
+struct Entry {
+  std::string name, doc;
+};
+
+std::vector<Entry> list_entries(const std::string& topic) {
+  std::vector<Entry> e;
+  if (topic == "models") {
+    for (const auto& k : model_kinds()) e.push_back({std::string(k.name), std::string(k.doc)});
+    for (const auto& id : multibody_model_ids())
+      e.push_back({id, "multibody benchmark " + make_multibody_model(id)->title() +
+                           " (experiment files of its own: CVODE, linearisation, linear "
+                           "reduction; e.g. experiments/" +
+                           (id == "pendulum"  ? "a01_pendulum"
+                            : id == "bricard" ? "a04_bricard"
+                            : id == "flyball" ? "a05_flyball"
+                                              : id) +
+                           ".toml)"});
+  } else if (topic == "methods") {
+    for (const auto& m : reduction_methods())
+      e.push_back({std::string(m.name), std::string(m.doc)});
+  } else if (topic == "integrators") {
+    e.push_back({"implicit_midpoint",
+                 "implicit midpoint rule: A-stable, second order, no numerical damping (default)"});
+    e.push_back({"generalized_alpha",
+                 "generalized-alpha (Chung and Hulbert 1993): second order, numerical damping of "
+                 "high frequencies set by simulation.rho_infinity"});
+    e.push_back({"rk4", "classical explicit Runge-Kutta, fourth order (stability limit on dt)"});
+  } else if (topic == "inputs") {
+    for (const auto& t : kSignalTypes) e.push_back({std::string(t.name), std::string(t.doc)});
+  }
+  return e;
+}
+
+std::string unit_text(const KeyDoc& k) {
+  return k.unit.empty() ? "" : " [" + k.unit + "]";
+}
+
+std::string markdown_cell(std::string s) {
+  std::string out;
+  for (char ch : s) out += ch == '|' ? std::string("\\|") : std::string(1, ch);
+  return out;
+}
+
+}  // namespace
+
+const std::vector<std::string>& list_topics() {
+  static const std::vector<std::string> topics = {"models", "methods", "integrators", "inputs"};
+  return topics;
+}
+
+void print_list(const std::string& topic, std::ostream& out) {
+  const auto& topics = list_topics();
+  if (!topic.empty() && std::find(topics.begin(), topics.end(), topic) == topics.end())
+    throw InvalidArgument(
+        detail::concat("mor list: '", topic, "' is not a list (known: ", join(topics), ")"));
+  for (const auto& t : topics) {
+    if (!topic.empty() && t != topic) continue;
+    const auto entries = list_entries(t);
+    std::size_t width = 0;
+    for (const auto& e : entries) width = std::max(width, e.name.size());
+    out << t << ":\n";
+    for (const auto& e : entries)
+      out << "  " << e.name << std::string(width + 2 - e.name.size(), ' ') << e.doc << "\n";
+    if (topic.empty() && t != topics.back()) out << "\n";
+  }
+}
+
+void print_keys(const std::string& table, bool markdown, std::ostream& out) {
+  const auto rows = experiment_key_reference();
+  std::vector<std::string> tables;
+  for (const auto& r : rows)
+    if (std::find(tables.begin(), tables.end(), r.table) == tables.end()) tables.push_back(r.table);
+  if (!table.empty() && std::find(tables.begin(), tables.end(), table) == tables.end())
+    throw InvalidArgument(detail::concat(
+        "mor keys: '", table, "' is not a table of experiment files (known: ", join(tables), ")"));
+  if (markdown)
+    out << "# Experiment-file keys\n\n"
+           "Generated by `mor keys --markdown` from the declarations the reader uses; a test\n"
+           "(`docs_keys`) fails when this page is stale. Every key is optional: the default\n"
+           "applies when it is absent. A key listed under a variant (e.g. `type = \"sine\"`)\n"
+           "exists only in that variant of its table. How experiment files work:\n"
+           "[experiment-files.md](experiment-files.md).\n";
+  for (const auto& t : tables) {
+    if (!table.empty() && t != table) continue;
+    const bool array = t == "training";
+    std::string variant = "\x01";
+    if (markdown)
+      out << "\n## " << (array ? "[[" : "[") << t << (array ? "]]" : "]") << "\n";
+    else
+      out << (array ? "[[" : "[") << t << (array ? "]]" : "]") << "\n";
+    std::size_t width = 0;
+    for (const auto& r : rows)
+      if (r.table == t) width = std::max(width, r.name.size());
+    for (const auto& r : rows) {
+      if (r.table != t) continue;
+      if (r.variant != variant) {
+        variant = r.variant;
+        if (markdown) {
+          out << "\n"
+              << (variant.empty() ? "Always" : "With `" + variant + "`") << ":\n\n"
+              << "| key | type | default | unit | meaning |\n|---|---|---|---|---|\n";
+        } else if (!variant.empty()) {
+          out << "  # " << variant << "\n";
+        }
+      }
+      if (markdown)
+        out << "| `" << r.name << "` | " << markdown_cell(r.type) << " | `"
+            << markdown_cell(r.default_value) << "` | " << markdown_cell(r.unit) << " | "
+            << markdown_cell(r.doc) << " |\n";
+      else
+        out << "  " << r.name << std::string(width + 2 - r.name.size(), ' ') << "= "
+            << r.default_value << "  (" << r.type << unit_text(r) << ") " << r.doc << "\n";
+    }
+    if (!markdown && table.empty()) out << "\n";
+  }
+}
+
+}  // namespace mor::experiments

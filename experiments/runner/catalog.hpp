@@ -1,0 +1,26 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// What `mor` can do, told from the registries and the key declarations themselves: `mor list`
+// (model kinds, reduction methods, integrators, input signals) and `mor keys` (every key of
+// an experiment file with its type, default, unit and doc; docs/keys.md is its Markdown form,
+// and a test keeps the two equal).
+#pragma once
+
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+namespace mor::experiments {
+
+/// The lists `mor list` knows: "models", "methods", "integrators", "inputs".
+const std::vector<std::string>& list_topics();
+
+/// Prints one list (or all, topic ""), one entry a line with its doc.
+/// @throws InvalidArgument naming an unknown topic and the known ones.
+void print_list(const std::string& topic, std::ostream& out);
+
+/// Prints the key reference of one table (e.g. "simulation", "reduction"; "" for all) as
+/// aligned text, or as the Markdown of docs/keys.md.
+/// @throws InvalidArgument naming an unknown table and the known ones.
+void print_keys(const std::string& table, bool markdown, std::ostream& out);
+
+}  // namespace mor::experiments

@@ -1,0 +1,30 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "experiments/runner/estimates.hpp"
+
+#include "experiments/runner/method.hpp"
+#include "experiments/runner/model_kind.hpp"
+
+namespace mor::experiments {
+
+double estimate_run_seconds(const ExperimentConfig& c) {
+  const double N = static_cast<double>(c.model_size());
+  const double steps = static_cast<double>(step_count(c.integrator));
+  const bool explicit_scheme = c.integrator.scheme == Scheme::rk4;
+  const double full = steps * N * (explicit_scheme ? 6e-9 : c.model->is_linear() ? 1.5e-8 : 4e-8);
+  double reduction = c.reduction ? c.reduction->estimate_seconds(c, full) : 0.0;
+  if (c.reduction && c.reduction->family() == ReductionMethod::Family::linear) {
+    const AnalysisSpec& a = c.analysis;
+    reduction += (a.h2 ? 1.5e-5 * N : 0.0) + 1.3e-7 * N * static_cast<double>(a.bode_points) +
+                 (a.hinf ? 2e-7 * N * static_cast<double>(a.hinf_grid) : 0.0);
+  }
+  return 0.05 + full + reduction;
+}
+
+double estimate_run_mib(const ExperimentConfig& c) {
+  const double N = static_cast<double>(c.model_size());
+  double bytes = 400.0 * N + 50e6;
+  if (c.reduction) bytes += c.reduction->estimate_bytes(c);
+  return bytes / (1024.0 * 1024.0);
+}
+
+}  // namespace mor::experiments

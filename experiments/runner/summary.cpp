@@ -1,0 +1,93 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "experiments/runner/summary.hpp"
+
+#include <string>
+
+#include <unistd.h>
+
+#include "experiments/runner/estimates.hpp"
+#include "experiments/runner/method.hpp"
+#include "experiments/runner/model_kind.hpp"
+
+namespace mor::experiments {
+
+namespace {
+
+std::string stage_name(std::string stage) {
+  if (stage.size() > 2 && stage.compare(stage.size() - 2, 2, "_s") == 0)
+    stage.resize(stage.size() - 2);
+  for (auto& ch : stage)
+    if (ch == '_') ch = ' ';
+  return stage;
+}
+
+}  // namespace
+
+void print_run_summary(const ExperimentConfig& c, const RunSummary& s,
+                       const std::filesystem::path& plots_dir, std::FILE* out) {
+  const auto ll = [](Index i) { return static_cast<long long>(i); };
+  const bool reduced = s.reduced_order > 0;
+  const double stepping = s.stats.seconds - s.write_seconds;
+  const double steps = static_cast<double>(s.stats.steps);
+  std::fprintf(out, "mor: %s%s%s\n", c.name.c_str(), c.description.empty() ? "" : ": ",
+               c.description.c_str());
+  const std::string kind(c.model->kind());
+  const ChainParameters* chain = c.model->chain_parameters();
+  if (chain != nullptr)
+    std::fprintf(out, "  model     %s, N = %lld masses (%lld states), %s\n", kind.c_str(),
+                 ll(chain->N), 2 * ll(chain->N), c.model->is_linear() ? "linear" : "nonlinear");
+  else
+    std::fprintf(out, "  model     %s, n = %lld%s\n", kind.c_str(), ll(c.model->size()),
+                 c.model->first_order() ? " states (first order)" : " (second order)");
+  std::fprintf(out, "  full      %lld steps of %s (dt = %g): %.3g s, %.3g ns per step per %s\n",
+               ll(s.stats.steps), std::string(to_string(c.integrator.scheme)).c_str(),
+               c.integrator.dt, stepping,
+               1e9 * stepping / steps / static_cast<double>(c.model_size()),
+               chain != nullptr ? "mass" : "state");
+  if (reduced) {
+    std::fprintf(out, "  reduced   %s, r = %lld", std::string(c.reduction->name()).c_str(),
+                 ll(s.reduced_order));
+    if (s.deim_samples > 0) std::fprintf(out, " (%lld DEIM points)", ll(s.deim_samples));
+    std::fprintf(out, ": %.3g s", s.reduced_stats.seconds);
+    if (s.speedup_per_step > 0) std::fprintf(out, ", %.3gx faster per step", s.speedup_per_step);
+    std::fprintf(out, "\n  offline   %.3g s", s.reduction_seconds);
+    const char* sep = ": ";
+    for (const auto& [stage, seconds] : s.offline_stages) {
+      std::fprintf(out, "%s%s %.3g s", sep, stage_name(stage).c_str(), seconds);
+      sep = ", ";
+    }
+    std::fprintf(out, "\n  error     relative output error %.3g%s", s.output_error_relative,
+                 c.training.empty() ? "" : " (input not seen in training)");
+    if (s.state_error_relative >= 0)
+      std::fprintf(out, ", relative state error %.3g", s.state_error_relative);
+    if (s.h2_error_relative >= 0)
+      std::fprintf(out, ", relative H2 error %.3g", s.h2_error_relative);
+    if (s.hinf_error >= 0) std::fprintf(out, ", Hinf error %.3g", s.hinf_error);
+    std::fprintf(out, "\n");
+  }
+  std::fprintf(out, "  total     %.3g s (setup %.3g s, writing %.3g s), peak memory %.0f MiB\n",
+               s.total_seconds, s.setup_seconds, s.write_seconds, s.peak_rss_mb);
+  std::fprintf(out, "  results   %s  (mor info %s)\n", s.results.string().c_str(),
+               s.results.string().c_str());
+  if (!plots_dir.empty()) std::fprintf(out, "  figures   %s/\n", plots_dir.string().c_str());
+  std::fflush(out);
+}
+
+void print_dry_run(const ExperimentConfig& c, std::FILE* out) {
+  std::fprintf(out, "%s\n", c.toml.c_str());
+  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+  const double memory_mib = pages > 0 && page > 0
+                                ? static_cast<double>(pages) * static_cast<double>(page) / 1048576.0
+                                : 0.0;
+  std::fprintf(out,
+               "# %s: valid. Model %s of size %lld; reduction %s.\n"
+               "# Estimates (rough, one core): about %.3g s, about %.0f MiB of memory (this "
+               "machine: %.0f MiB).\n"
+               "# Results would go to %s.\n",
+               c.source.c_str(), std::string(c.model->kind()).c_str(),
+               static_cast<long long>(c.model_size()), std::string(c.reduction->name()).c_str(),
+               estimate_run_seconds(c), estimate_run_mib(c), memory_mib, c.output.string().c_str());
+  std::fflush(out);
+}
+
+}  // namespace mor::experiments
