@@ -11,23 +11,26 @@ Writes DIR/overview.png (default DIR: <file stem>_plots next to RESULTS.h5) with
      compared several orders) and the normalised singular values of the method (Hankel singular
      values, POD or empirical ones), with the order used marked.
 A results file without a reduced model gets no overview (exit 0, a note on stderr). Errors (a
-missing or foreign file) exit 1 with a message. Uses Debian's matplotlib and h5py.
+missing or foreign file) exit 1 with a message. Reads the file through python/mor_results.py;
+uses Debian's matplotlib, h5py and numpy.
 """
 import argparse
 import sys
 from pathlib import Path
 
-import h5py
 import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-SINGULAR_VALUES = [  # (dataset, label), the first present is shown
-    ("/reduction/hsv", "Hankel singular values"),
-    ("/reduction/pod_singular_values", "POD singular values"),
-    ("/reduction/empirical_singular_values", "empirical singular values"),
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "python"))
+import mor_results  # noqa: E402
+
+SINGULAR_VALUES = [  # (mor_results singular_values name, label), the first present is shown
+    ("hsv", "Hankel singular values"),
+    ("pod_singular_values", "POD singular values"),
+    ("empirical_singular_values", "empirical singular values"),
 ]
 
 
@@ -36,46 +39,36 @@ def fail(message):
     sys.exit(1)
 
 
-def dataset(f, path):
-    obj = f.get(path)
-    return np.asarray(obj) if isinstance(obj, h5py.Dataset) else None
-
-
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("results", type=Path)
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()
     try:
-        f = h5py.File(args.results, "r")
-    except OSError as e:
-        fail(f"cannot open {args.results}: {e}")
-    with f:
-        t = dataset(f, "/outputs/t")
-        y = dataset(f, "/outputs/y")
-        yr = dataset(f, "/reduced/outputs/y")
-        if t is None or y is None:
-            fail(f"{args.results} has no /outputs/t and /outputs/y: not a results file of mor run")
-        if yr is None:
-            print(f"plot_overview.py: {args.results} has no reduced model; no overview",
-                  file=sys.stderr)
-            return
-        t = t.reshape(-1)
-        red = f["/reduction"].attrs if "/reduction" in f else {}
-        method = red.get("method", "?")
-        method = method.decode() if isinstance(method, bytes) else str(method)
-        r = int(red.get("r", yr.shape[1] if yr.ndim > 1 else 0))
-        name = f.attrs.get("name", args.results.stem)
-        name = name.decode() if isinstance(name, bytes) else str(name)
-        curve = None
-        if "/error_vs_r" in f:
-            curve = (dataset(f, "/error_vs_r/r"), dataset(f, "/error_vs_r/relative_l2"))
-        sv = None
-        for path, label in SINGULAR_VALUES:
-            values = dataset(f, path)
-            if values is not None and values.size > 0:
-                sv = (values.reshape(-1), label)
-                break
+        run = mor_results.load(args.results)
+    except mor_results.ResultsError as e:
+        fail(str(e))
+    if not isinstance(run, mor_results.Run) or run.y is None:
+        fail(f"{args.results} has no /outputs/t and /outputs/y: not a results file of mor run")
+    t, y, yr = run.t, run.y, run.reduced_y
+    if yr is None:
+        print(f"plot_overview.py: {args.results} has no reduced model; no overview",
+              file=sys.stderr)
+        return
+    red = run.reduction.attrs if run.reduction is not None else {}
+    method = str(red.get("method", "?"))
+    r = int(red.get("r", yr.shape[1] if yr.ndim > 1 else 0))
+    name = str(run.provenance.get("name", args.results.stem))
+    curve = None
+    if run.error_vs_r is not None:
+        curve = (run.error_vs_r.r, run.error_vs_r.relative_l2)
+    sv = None
+    values_of = run.reduction.singular_values if run.reduction is not None else {}
+    for key, label in SINGULAR_VALUES:
+        values = values_of.get(key)
+        if values is not None and values.size > 0:
+            sv = (values.reshape(-1), label)
+            break
 
     out = args.out or args.results.parent / f"{args.results.stem}_plots"
     out.mkdir(parents=True, exist_ok=True)
