@@ -12,7 +12,7 @@ PACKAGES=(
   g++ make cmake pkg-config git
   libeigen3-dev libspectra-dev libsuitesparse-dev libhdf5-dev
   libtomlplusplus-dev libcli11-dev libgtest-dev libbenchmark-dev libslicot-dev libsundials-dev
-  libopenmpi-dev openmpi-bin libmatio-dev libopenblas-dev liblapacke-dev ccache
+  libopenmpi-dev openmpi-bin libmatio-dev libopenblas-dev liblapacke-dev libdsdp-dev ccache
   python3 python3-numpy python3-scipy python3-matplotlib python3-h5py
 )
 
