@@ -6,8 +6,10 @@
 #include "experiments/runner/method.hpp"
 #include "experiments/runner/model_kind.hpp"
 
-#define MOR_REDUCTION_METHODS(X) \
-  X(kNoReduction) X(kBtMethod) X(kSobtMethod) X(kModalMethod) X(kPodMethod) X(kEmpiricalBtMethod)
+#define MOR_REDUCTION_METHODS(X)                                                  \
+  X(kNoReduction)                                                                 \
+  X(kBtMethod) X(kSobtMethod) X(kModalMethod) X(kPodMethod) X(kEmpiricalBtMethod) \
+      X(kDifferentialBalancingMethod)
 
 namespace mor::experiments {
 

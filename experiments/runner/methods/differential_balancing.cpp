@@ -1,0 +1,252 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// Method "differential_balancing": generalized differential balancing of the nonlinear chain
+// (Kawano & Scherpen 2015; reduction/differential_balancing.hpp). The Gramians P, Q are the
+// trace-minimal solutions (DSDP) of the differential Lyapunov inequalities over the region
+// ||Delta q||_2 <= rho, written as N + 2 vertex LMIs each. The runner simulates second-order
+// chains, so the reduced model given to it is the structure-preserving projection with the
+// position balancing of P_qq and Q_qq (V_q, W_q: N x r, Petrov-Galerkin), its cubic force exact
+// (tensor or full). The first-order GD truncation and its a priori bound 2 sum_{i>r} sigma_i are
+// recorded (/reduction/hankel_singular_values, /reduction/error_bound); see
+// docs/methods/differential_balancing.md for which model the bound covers.
+#include <cmath>
+#include <limits>
+#include <ostream>
+
+#include "experiments/runner/method.hpp"
+#include "experiments/runner/model_kind.hpp"
+#include "reduction/differential_balancing.hpp"
+#include "reduction/reduced_chain.hpp"
+#include "src/core/timing.hpp"
+
+namespace mor::experiments {
+namespace {
+
+using detail::concat;
+
+struct DifferentialBalancingOptions {
+  Index order = 0;
+  double tolerance = 0.0;
+  double rho = 1.0;
+  double epsilon = 1e-9;
+  double gap_tolerance = 1e-7;
+  Index max_iterations = 300;
+  double feasibility_tolerance = 1e-8;
+  Index max_masses = 40;
+  std::string nonlinear = "tensor";
+  std::vector<Index> compare_orders;
+  bool store_bases = false;
+};
+
+template <class O, class V>
+void dbal_keys(O& o, V& v) {
+  v(Key{"order", "", "r, the reduced number of positions (set this or tolerance)"}, o.order);
+  v(Key{"tolerance", "",
+        "the smallest r with 2 sum_{i>r} sigma_i <= tolerance over the position-balanced values "
+        "(or order)"},
+    o.tolerance);
+  v(Key{"rho", "m",
+        "the region ||Delta q||_2 <= rho where the differential Lyapunov inequalities hold "
+        "(inf: every state, infeasible for k_n > 0)"},
+    o.rho);
+  v(Key{"epsilon", "", "the Gramians' lower bound P, Q >= epsilon ||B B^T|| I (relative)"},
+    o.epsilon);
+  v(Key{"gap_tolerance", "", "DSDP's relative duality gap at which each SDP stops"},
+    o.gap_tolerance);
+  v(Key{"max_iterations", "", "DSDP iterations per Gramian"}, o.max_iterations);
+  v(Key{"feasibility_tolerance", "",
+        "largest eigenvalue of an inequality accepted, relative to 2 ||A_k|| ||P|| + ||B B^T||"},
+    o.feasibility_tolerance);
+  v(Key{"max_masses", "",
+        "refuse chains with more masses (the SDP has N (2 N + 1) unknowns; N = 40 takes minutes)"},
+    o.max_masses);
+  v(Key{"nonlinear", "", "the projected cubic force: tensor (exact, O(r^4)) or full (O(N r))"},
+    o.nonlinear);
+  v(Key{"compare_orders", "", "further orders from the same bases, for /error_vs_r"},
+    o.compare_orders);
+  v(Key{"store_bases", "", "write P, Q, V_q and W_q to the results file"}, o.store_bases);
+}
+
+DifferentialGramianOptions gramian_options(const DifferentialBalancingOptions& o) {
+  DifferentialGramianOptions g;
+  g.rho = o.rho;
+  g.epsilon = o.epsilon;
+  g.gap_tolerance = o.gap_tolerance;
+  g.max_iterations = static_cast<int>(o.max_iterations);
+  g.feasibility_tolerance = o.feasibility_tolerance;
+  return g;
+}
+
+class DifferentialBalancingMethod final : public ReductionMethod {
+ public:
+  explicit DifferentialBalancingMethod(DifferentialBalancingOptions o) : o_(std::move(o)) {}
+  std::string_view name() const override { return "differential_balancing"; }
+  Family family() const override { return Family::chain_projection; }
+  Index order() const override { return o_.order; }
+  void write_toml(std::ostream& os) const override {
+    KeyWriter w(os);
+    dbal_keys(o_, w);
+  }
+  void check(const ExperimentConfig& c, const std::string& where) const override {
+    require(c.model->chain_parameters() != nullptr, where,
+            ": reduction.method = \"differential_balancing\" balances the nonlinear chain; "
+            "model.type = \"",
+            c.model->kind(), "\" is not the chain: use \"bt\" or \"sobt\"");
+    const Index N = c.model_size();
+    require(N <= o_.max_masses, where, ": reduction.method = \"differential_balancing\" solves ",
+            "SDPs with N (2 N + 1) = ", N * (2 * N + 1), " unknowns for N = ", N,
+            " masses, above reduction.max_masses = ", o_.max_masses,
+            " (raise it knowingly: the cost grows like N^6)");
+    require(o_.order <= N, where, ": reduction.order must be <= N = ", N, ", got ", o_.order);
+    for (Index order : o_.compare_orders)
+      require(order >= 1 && order <= N, where,
+              ": reduction.compare_orders entries must be in [1, N = ", N, "], got ", order);
+  }
+  double estimate_seconds(const ExperimentConfig& c, double) const override {
+    // Two SDPs; measured about 2.5 s for both at N = 20 (docs/methods/differential_balancing.md),
+    // growing like the Schur matrix's Cholesky factor, (N (2 N + 1))^3.
+    const double N = static_cast<double>(c.model_size());
+    const double m = N * (2 * N + 1) / 820.0;
+    return 2.5 * m * m * m;
+  }
+  double estimate_bytes(const ExperimentConfig& c) const override {
+    const double N = static_cast<double>(c.model_size());
+    const double m = N * (2 * N + 1);
+    return 8.0 * m * m * 1.5 + 8.0 * m * 20.0 * (N + 3.0);
+  }
+  ChainReduction reduce_chain(const ExperimentConfig& c, const MassSpringChain& chain,
+                              io::ResultsWriter& out, const std::atomic<bool>*) const override;
+
+ private:
+  DifferentialBalancingOptions o_;
+};
+
+ChainReduction DifferentialBalancingMethod::reduce_chain(const ExperimentConfig&,
+                                                         const MassSpringChain& chain,
+                                                         io::ResultsWriter& out,
+                                                         const std::atomic<bool>*) const {
+  const auto t_start = Clock::now();
+  const DifferentialBalancing bal = differential_balancing(chain, gramian_options(o_));
+  const std::string grp = "/reduction";
+  begin_reduction_record(out, name());
+  auto record_solve = [&](const std::string& which, const GramianSolve& s) {
+    out.set_attribute(grp, which + "_status", std::string(to_string(s.status)));
+    out.set_attribute(grp, which + "_message", s.message);
+    out.set_attribute(grp, which + "_iterations", static_cast<std::int64_t>(s.iterations));
+    out.set_attribute(grp, which + "_max_relative_residual", s.max_relative_residual);
+    if (s.residuals.size() > 0) out.write_vector(grp + "/" + which + "_residuals", s.residuals);
+  };
+  record_solve("controllability", bal.controllability);
+  record_solve("observability", bal.observability);
+  out.set_attribute(grp, "rho", o_.rho);
+  out.set_attribute(grp, "epsilon", o_.epsilon);
+  out.set_attribute(grp, "gap_tolerance", o_.gap_tolerance);
+  out.set_attribute(grp, "sdp_unknowns", static_cast<std::int64_t>(bal.controllability.unknowns));
+  out.set_attribute(grp, "sdp_blocks",
+                    static_cast<std::int64_t>(bal.controllability.residuals.size() + 1));
+  if (!bal.solved()) {
+    const GramianSolve& bad =
+        bal.controllability.status != LmiStatus::solved ? bal.controllability : bal.observability;
+    throw NumericalError(concat("reduction.method = \"differential_balancing\": the ",
+                                &bad == &bal.controllability ? "controllability" : "observability",
+                                " Gramian is ", to_string(bad.status), " for rho = ", o_.rho, ": ",
+                                bad.message));
+  }
+  const Index N = chain.n();
+  Index r = o_.order;
+  if (r == 0) {  // the smallest r with 2 sum_{i>r} sigma_i^q <= tolerance
+    r = N;
+    double tail = 0.0;
+    for (Index k = N; k >= 1; --k) {
+      tail += 2.0 * bal.position_sigma[k - 1];
+      if (tail > o_.tolerance) break;
+      r = k - 1;
+    }
+    r = std::max<Index>(r, 1);
+  }
+  ChainReduction result;
+  result.stages.emplace_back("controllability_sdp_s", bal.controllability.seconds);
+  result.stages.emplace_back("observability_sdp_s", bal.observability.seconds);
+  result.stages.emplace_back("balancing_s", bal.seconds_balancing);
+  ReducedChainOptions ro;
+  ro.nonlinear =
+      chain.is_linear() ? NonlinearTreatment::full : parse_nonlinear_treatment(o_.nonlinear);
+  const auto t = Clock::now();
+  std::vector<Index> orders{r};
+  for (Index k : o_.compare_orders)
+    if (k != r) orders.push_back(k);
+  std::sort(orders.begin() + 1, orders.end());
+  orders.erase(std::unique(orders.begin() + 1, orders.end()), orders.end());
+  for (std::size_t i = 0; i < orders.size(); ++i) {
+    ReducedChainVariant v;
+    v.r = orders[i];
+    v.model = std::make_unique<ReducedChainModel>(chain, Matrix(bal.V_q.leftCols(v.r)),
+                                                  Matrix(bal.W_q.leftCols(v.r)), ro);
+    (i == 0 ? result.main : result.others.emplace_back()) = std::move(v);
+  }
+  result.stages.emplace_back("projection_s", seconds_since(t));
+  result.seconds = seconds_since(t_start);
+
+  Vector bound(bal.sigma.size() + 1);
+  for (Index k = 0; k <= bal.sigma.size(); ++k) bound[k] = bal.error_bound(k);
+  out.set_attribute(grp, "r", static_cast<std::int64_t>(r));
+  if (o_.order > 0)
+    out.set_attribute(grp, "order_requested", static_cast<std::int64_t>(o_.order));
+  else
+    out.set_attribute(grp, "tolerance", o_.tolerance);
+  out.set_attribute(grp, "nonlinear", std::string(to_string(ro.nonlinear)));
+  out.set_attribute(grp, "first_order_bound_at_2r", bal.error_bound(std::min(2 * r, 2 * N)));
+  out.write_vector(grp + "/hankel_singular_values", bal.sigma);
+  out.write_vector(grp + "/error_bound", bound);
+  out.write_vector(grp + "/position_singular_values", bal.position_sigma);
+  for (const auto& [stage, seconds] : result.stages) out.set_attribute(grp, stage, seconds);
+  out.set_attribute(grp, "seconds", result.seconds);
+  if (o_.store_bases) {
+    out.write_matrix(grp + "/P", bal.controllability.X);
+    out.write_matrix(grp + "/Q", bal.observability.X);
+    out.write_matrix(grp + "/V", Matrix(bal.V_q.leftCols(r)));
+    out.write_matrix(grp + "/W", Matrix(bal.W_q.leftCols(r)));
+  }
+  return result;
+}
+
+std::unique_ptr<ReductionMethod> read_differential_balancing(TableReader& r,
+                                                             const std::string& source,
+                                                             const std::filesystem::path& base) {
+  DifferentialBalancingOptions o;
+  KeyReader reader(r, "reduction", base);
+  dbal_keys(o, reader);
+  r.finish(method_keys_context(r, "differential_balancing"));
+  require_order_or_tolerance(r, source, o.order, o.tolerance);
+  require(o.rho > 0.0, r.where("rho"), ": reduction.rho must be > 0 (or inf), got ", o.rho);
+  require(o.epsilon > 0.0 && o.epsilon < 1.0, r.where("epsilon"),
+          ": reduction.epsilon must be in (0, 1), got ", o.epsilon);
+  require(o.gap_tolerance > 0.0 && o.gap_tolerance < 1.0, r.where("gap_tolerance"),
+          ": reduction.gap_tolerance must be in (0, 1), got ", o.gap_tolerance);
+  require(o.max_iterations >= 1 && o.max_iterations <= 100000, r.where("max_iterations"),
+          ": reduction.max_iterations must be in [1, 100000], got ", o.max_iterations);
+  require(o.feasibility_tolerance > 0.0, r.where("feasibility_tolerance"),
+          ": reduction.feasibility_tolerance must be > 0, got ", o.feasibility_tolerance);
+  require(o.max_masses >= 1, r.where("max_masses"), ": reduction.max_masses must be >= 1, got ",
+          o.max_masses);
+  require(o.nonlinear == "tensor" || o.nonlinear == "full", r.where("nonlinear"),
+          ": reduction.nonlinear must be \"tensor\" or \"full\" for differential_balancing "
+          "(no training runs for DEIM), got '",
+          o.nonlinear, "'");
+  return std::make_unique<DifferentialBalancingMethod>(std::move(o));
+}
+
+void differential_balancing_method_keys(std::vector<KeyDoc>& rows) {
+  DifferentialBalancingOptions o;
+  KeyDocs docs(rows, "reduction");
+  dbal_keys(o, docs);
+}
+
+}  // namespace
+
+extern const MethodInfo kDifferentialBalancingMethod{
+    "differential_balancing",
+    "generalized differential balancing of the nonlinear chain (SDP Gramians over a region of "
+    "spring elongations), position-balanced projection",
+    &read_differential_balancing, &differential_balancing_method_keys};
+
+}  // namespace mor::experiments
