@@ -195,17 +195,31 @@ def integrators_table(result):
     return [measured_line(result), ""] + table(header, rows)
 
 
+RAIL_SETTINGS = {"BM_rail_bt": "defaults (automatic shifts)",
+                 "BM_rail_bt_mess_settings": "M-M.E.S.S.'s ADI settings"}
+
+
 def balanced_truncation_table(result):
-    """Rows N: LR-ADI and whole-BT times, ADI steps, ranks, factor memory, peak RSS."""
-    adi, bt, dense = {}, {}, {}
-    # peak_rss_MiB is the process's high-water mark, and the suite runs in one process: a run
-    # whose value exceeds every earlier one raised it, so that value is the run's own peak.
-    # Other runs' peaks stayed below an earlier one and are unknown ("-"). (A skipped run reports
-    # no peak: a later run may then be credited with the skipped run's.)
+    """Rows N: LR-ADI and whole-BT times, ADI steps, ranks, factor memory, peak RSS; the dense
+    BT against SLICOT AB09AD; the rail's low-rank BT (BM_rail_bt*), when the JSON has them."""
+    adi, bt, dense, slicot, rail = {}, {}, {}, {}, []
+    # peak_rss_MiB of the chain runs is the process's high-water mark, and the suite runs in one
+    # process: a run whose value exceeds every earlier one raised it, so that value is the run's
+    # own peak. Other runs' peaks stayed below an earlier one and are unknown ("-"). (A skipped
+    # run reports no peak: a later run may then be credited with the skipped run's.) The rail
+    # runs reset the mark first and report their own peak; SLICOT's runs report none.
     raised, highest = set(), 0.0
     for run in result.runs:
+        if run.family in RAIL_SETTINGS:
+            rail.append(run)
+            continue
+        if run.family == "BM_slicot_ab09ad":
+            slicot[run.numbers[0]] = run
+            continue
+        if run.family not in ("BM_adi", "BM_bt", "BM_dense_bt"):
+            continue
         key = (run.family, run.numbers[0])
-        {"BM_adi": adi, "BM_bt": bt, "BM_dense_bt": dense}.get(run.family, {})[key[1]] = run
+        {"BM_adi": adi, "BM_bt": bt, "BM_dense_bt": dense}[run.family][key[1]] = run
         if run["peak_rss_MiB"] > highest:
             raised.add(key)
             highest = run["peak_rss_MiB"]
@@ -232,9 +246,32 @@ def balanced_truncation_table(result):
               "ADI steps (c / o)", "factor ranks", "factors", "peak RSS"]
     lines = [measured_line(result), ""] + table(header, rows)
     if dense:
+        def dense_cell(n, r):
+            cell = f"N = {n} in {duration(r.ms())}"
+            if n in slicot:
+                s = slicot[n].ms()
+                cell += f" (SLICOT AB09AD {duration(s)}: {s / r.ms():.2f}x ours)"
+            return cell
         lines += ["", "Dense square-root BT (Hammarling Gramians, same chain): "
-                  + ", ".join(f"N = {n} in {duration(r.ms())}" for n, r in sorted(dense.items()))
-                  + "."]
+                  + ", ".join(dense_cell(n, r) for n, r in sorted(dense.items())) + "."]
+    skipped_rail = {(n,): (family, message) for family in RAIL_SETTINGS
+                    for (n,), message in skipped_family(result, family).items()}
+    if rail or skipped_rail:
+        rows = [[str(r.numbers[0]), RAIL_SETTINGS[r.family], duration(r.ms()),
+                 f"{r['iterations_c']:.0f} / {r['iterations_o']:.0f}",
+                 f"{r['rank_c']:.0f} / {r['rank_o']:.0f}",
+                 f"{r['r']:.0f} ({sci(r['error_bound'])})",
+                 f"{duration(1e3 * r['seconds_adi_c'])} / {duration(1e3 * r['seconds_adi_o'])}",
+                 duration(1e3 * r["seconds_projection"]), mib(r["peak_rss_MiB"])]
+                for r in sorted(rail, key=lambda r: (r.numbers[0], r.family))]
+        rows += [[str(n), RAIL_SETTINGS[family],
+                  "skipped: " + re.sub(r"/\S*/data/", "data/", message), "", "", "", "", "", ""]
+                 for (n,), (family, message) in sorted(skipped_rail.items())]
+        lines += ["", "The rail (data/rail_<n>.mat), LR-ADI to 1e-10, square-root BT to the "
+                  "bound 1e-4:", ""]
+        lines += table(["n", "ADI settings", "whole BT", "ADI steps (c / o)", "factor ranks",
+                        "r (bound)", "ADI c / o (shifts included)", "SVD and projection",
+                        "peak RSS"], rows)
     return lines
 
 
