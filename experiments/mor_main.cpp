@@ -22,6 +22,7 @@
 #include "experiments/runner/export.hpp"
 #include "experiments/runner/method.hpp"
 #include "experiments/runner/multibody_run.hpp"
+#include "experiments/runner/results_layout.hpp"
 #include "experiments/runner/sweep.hpp"
 #include "experiments/runner/summary.hpp"
 #include "experiments/runner/sweep_run.hpp"
@@ -206,6 +207,12 @@ int main(int argc, char** argv) {
                    "one table, e.g. simulation or reduction (default: all tables)");
   keys->add_flag("--markdown", keys_markdown, "as Markdown (the text of docs/keys.md)");
 
+  CLI::App* layout = app.add_subcommand(
+      "layout", "Print the layout of results files: every HDF5 group and dataset, what it holds");
+  bool layout_markdown = false;
+  layout->add_flag("--markdown", layout_markdown,
+                   "as Markdown (the text of docs/results-layout.md)");
+
   CLI::App* info = app.add_subcommand("info", "Summarise a results file (or a sweep's table)");
   std::string results_file;
   info->add_option("results", results_file, "results file (.h5) written by mor run")->required();
@@ -343,6 +350,10 @@ int main(int argc, char** argv) {
     }
     if (*lister) {
       mor::experiments::print_list(list_topic, std::cout);
+      return 0;
+    }
+    if (*layout) {
+      mor::experiments::layout::print(layout_markdown, std::cout);
       return 0;
     }
     if (*keys) {

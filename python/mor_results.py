@@ -56,6 +56,7 @@ PATHS = {
     "simulation": "/simulation",  # attributes
     "input": "/input",  # attributes
     "timings": "/timings",  # attributes
+    "outputs": "/outputs",  # the full model's outputs
     "outputs.t": "/outputs/t",  # n_out x 1
     "outputs.u": "/outputs/u",  # n_out x m
     "outputs.y": "/outputs/y",  # n_out x p

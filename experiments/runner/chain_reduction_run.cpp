@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "experiments/runner/chain_reduction_run.hpp"
+#include "experiments/runner/results_layout.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -86,17 +87,17 @@ TrainingData collect_training(const ExperimentConfig& c, const ChainProjectionOp
   }
   for (const auto& file : red.training_files) {
     const io::ResultsReader reader(file);
-    require(reader.exists("/snapshots/p"), "training file '", file.string(),
+    require(reader.exists(layout::kSnapshotsP), "training file '", file.string(),
             "' has no position snapshots /snapshots/p (run it with snapshot_fields "
             "containing \"p\")");
-    const Matrix P = reader.read_rows_as_columns("/snapshots/p");
+    const Matrix P = reader.read_rows_as_columns(layout::kSnapshotsP);
     require(P.rows() == N, "training file '", file.string(), "' holds snapshots of N = ", P.rows(),
             " masses, the model has N = ", N);
     for (Index j = 0; j < P.cols(); ++j) add(Vector(P.col(j)));
     if (keep_positions && with_v) {
-      require(reader.exists("/snapshots/v"), "training file '", file.string(),
+      require(reader.exists(layout::kSnapshotsV), "training file '", file.string(),
               "' has no velocity snapshots /snapshots/v, which reduction.pod_snapshots asks for");
-      const Matrix Vs = reader.read_rows_as_columns("/snapshots/v");
+      const Matrix Vs = reader.read_rows_as_columns(layout::kSnapshotsV);
       for (Index j = 0; j < Vs.cols(); ++j) add_velocity(Vector(Vs.col(j)));
     }
   }
@@ -158,11 +159,11 @@ void write_deim(io::ResultsWriter& out, const std::string& grp, const HyperReduc
   out.set_attribute(grp, "m", static_cast<std::int64_t>(m));
   out.set_attribute(grp, "deim_method", std::string(to_string(d.method)));
   out.set_attribute(grp, "deim_error_constant", d.error_constant);
-  out.write_vector(grp + "/force_singular_values", h.pod_g.singular_values);
+  out.write_vector(layout::kReductionForceSv, h.pod_g.singular_values);
   Vector idx(m);
   for (Index i = 0; i < m; ++i)
     idx[i] = static_cast<double>(d.indices[static_cast<std::size_t>(i)]) + 1.0;
-  out.write_vector(grp + "/deim_masses", idx);  // 1-based mass indices, as in [model]
+  out.write_vector(layout::kReductionDeimMasses, idx);  // 1-based mass indices, as in [model]
 }
 
 }  // namespace
@@ -195,7 +196,7 @@ ChainReduction reduce_chain_and_record(const ExperimentConfig& c, const ChainPro
     result.stages.emplace_back("snapshots_s", training.seconds);
   }
 
-  const std::string grp = "/reduction";
+  const std::string& grp = layout::kReduction;
   out.create_group(grp);
   out.set_attribute(grp, "method", method);
 
@@ -235,7 +236,7 @@ ChainReduction reduce_chain_and_record(const ExperimentConfig& c, const ChainPro
     out.set_attribute(grp, "pod_snapshots", fields);
     out.set_attribute(grp, "captured_energy", pod_q.captured_energy);
     out.set_attribute(grp, "discarded_energy", pod_q.discarded_energy);
-    out.write_vector(grp + "/pod_singular_values", pod_q.singular_values);
+    out.write_vector(layout::kReductionPodSv, pod_q.singular_values);
   } else {
     EmpiricalBalancingOptions eo;
     eo.gramians.amplitudes = red.amplitudes;
@@ -280,8 +281,8 @@ ChainReduction reduce_chain_and_record(const ExperimentConfig& c, const ChainPro
     out.set_attribute(
         grp, "simulations",
         static_cast<std::int64_t>(eb.simulations_controllability + eb.simulations_observability));
-    out.write_vector(grp + "/empirical_singular_values", eb.sigma);
-    out.write_vector(grp + "/subspace_singular_values", eb.subspace_singular_values);
+    out.write_vector(layout::kReductionEmpiricalSv, eb.sigma);
+    out.write_vector(layout::kReductionSubspaceSv, eb.subspace_singular_values);
   }
 
   // 3. DEIM for every order, and the projections.
@@ -320,8 +321,8 @@ ChainReduction reduce_chain_and_record(const ExperimentConfig& c, const ChainPro
   out.set_attribute(grp, "seconds", result.seconds);
   if (hyper) write_deim(out, grp, *hyper);
   if (red.store_bases) {
-    out.write_matrix(grp + "/V", Matrix(V.leftCols(r_main)));
-    if (W.size() > 0) out.write_matrix(grp + "/W", Matrix(W.leftCols(r_main)));
+    out.write_matrix(layout::kReductionV, Matrix(V.leftCols(r_main)));
+    if (W.size() > 0) out.write_matrix(layout::kReductionW, Matrix(W.leftCols(r_main)));
   }
   return result;
 }

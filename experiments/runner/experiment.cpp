@@ -24,6 +24,7 @@
 #include "experiments/runner/method.hpp"
 #include "experiments/runner/model_kind.hpp"
 #include "experiments/runner/reduction_run.hpp"
+#include "experiments/runner/results_layout.hpp"
 #include "experiments/runner/toml_reader.hpp"
 #include "models/multibody.hpp"
 #include "reduction/deim.hpp"
@@ -356,9 +357,9 @@ OutputError output_error(const std::vector<double>& y_full, const std::vector<do
 void write_output_errors(io::ResultsWriter& out, const std::vector<double>& y_full,
                          const ReducedTrajectory& traj, Index p, Index r, RunSummary& summary) {
   const OutputError err = output_error(y_full, traj.y);
-  out.create_group("/reduced");
-  io::RowStream& s_y = out.open_row_stream("/reduced/outputs/y", p, 0);
-  io::RowStream& s_e = out.open_row_stream("/error/y", p, 0);
+  out.create_group(layout::kReduced);
+  io::RowStream& s_y = out.open_row_stream(layout::kReducedOutputsY, p, 0);
+  io::RowStream& s_e = out.open_row_stream(layout::kErrorY, p, 0);
   for (std::size_t row = 0; row * static_cast<std::size_t>(p) < y_full.size(); ++row) {
     const std::size_t at = row * static_cast<std::size_t>(p);
     const Eigen::Map<const Vector> yf(y_full.data() + at, p), yr(traj.y.data() + at, p);
@@ -367,11 +368,11 @@ void write_output_errors(io::ResultsWriter& out, const std::vector<double>& y_fu
   }
   summary.reduced_stats = traj.stats;
   summary.output_error_relative = err.relative_l2;
-  out.set_attribute("/reduced", "r", static_cast<std::int64_t>(r));
-  out.set_attribute("/reduced", "integration_s", traj.stats.seconds);
-  out.set_attribute("/error", "max_abs", err.max_abs);
-  out.set_attribute("/error", "relative_l2", summary.output_error_relative);
-  out.set_attribute("/error", "definition",
+  out.set_attribute(layout::kReduced, "r", static_cast<std::int64_t>(r));
+  out.set_attribute(layout::kReduced, "integration_s", traj.stats.seconds);
+  out.set_attribute(layout::kError, "max_abs", err.max_abs);
+  out.set_attribute(layout::kError, "relative_l2", summary.output_error_relative);
+  out.set_attribute(layout::kError, "definition",
                     std::string("y - y_r at /outputs/t; relative_l2 = ||y - y_r||_2 / ||y||_2 "
                                 "over all samples and outputs"));
 }
@@ -404,14 +405,14 @@ void write_error_against_order(io::ResultsWriter& out, const std::string& method
     max_abs[i] = row.e.max_abs;
     step[i] = row.step_s;
   }
-  out.create_group("/error_vs_r");
-  out.write_vector("/error_vs_r/r", r);
-  out.write_vector("/error_vs_r/m", m);
-  out.write_vector("/error_vs_r/relative_l2", rel);
-  out.write_vector("/error_vs_r/max_abs", max_abs);
-  out.write_vector("/error_vs_r/reduced_step_s", step);
-  out.set_attribute("/error_vs_r", "method", method);
-  out.set_attribute("/error_vs_r", "definition",
+  out.create_group(layout::kErrorVsR);
+  out.write_vector(layout::child(layout::kErrorVsR, "r"), r);
+  out.write_vector(layout::child(layout::kErrorVsR, "m"), m);
+  out.write_vector(layout::child(layout::kErrorVsR, "relative_l2"), rel);
+  out.write_vector(layout::child(layout::kErrorVsR, "max_abs"), max_abs);
+  out.write_vector(layout::child(layout::kErrorVsR, "reduced_step_s"), step);
+  out.set_attribute(layout::kErrorVsR, "method", method);
+  out.set_attribute(layout::kErrorVsR, "definition",
                     std::string("output error of the reduced model of order r (bases nested: "
                                 "the leading r columns of the widest), m DEIM samples (0: none); "
                                 "relative_l2 and max_abs as in /error; reduced_step_s its "
@@ -450,34 +451,37 @@ RunSummary run_experiment(const ExperimentConfig& c, const RunOptions& options) 
   io::ResultsWriter out(c.output);
   record_provenance(out, c.name, c.description, c.source, c.toml, options.command_line);
 
-  out.create_group("/model");
-  out.set_attribute("/model", "type", std::string(c.model->kind()));
+  out.create_group(layout::kModel);
+  out.set_attribute(layout::kModel, "type", std::string(c.model->kind()));
   c.model->record(out);
 
   const IntegratorOptions& o = c.integrator;
   const Index steps = step_count(o);
-  out.create_group("/simulation");
-  out.set_attribute("/simulation", "integrator", std::string(to_string(o.scheme)));
-  out.set_attribute("/simulation", "solver", model->solver_used());
-  out.set_attribute("/simulation", "dt", o.dt);
-  out.set_attribute("/simulation", "t0", o.t0);
-  out.set_attribute("/simulation", "t_end", o.t_end);
-  out.set_attribute("/simulation", "steps", static_cast<std::int64_t>(steps));
-  out.set_attribute("/simulation", "rho_infinity", o.rho_infinity);
-  out.set_attribute("/simulation", "newton_rtol", o.newton_rtol);
-  out.set_attribute("/simulation", "newton_atol", o.newton_atol);
-  out.set_attribute("/simulation", "reuse_jacobian", static_cast<std::int64_t>(o.reuse_jacobian));
-  out.set_attribute("/simulation", "output_stride", static_cast<std::int64_t>(o.observe_stride));
-  out.set_attribute("/simulation", "snapshot_stride", static_cast<std::int64_t>(c.snapshot_stride));
-  out.set_attribute("/simulation", "initial_state", std::string("rest (q = v = 0)"));
+  out.create_group(layout::kSimulation);
+  out.set_attribute(layout::kSimulation, "integrator", std::string(to_string(o.scheme)));
+  out.set_attribute(layout::kSimulation, "solver", model->solver_used());
+  out.set_attribute(layout::kSimulation, "dt", o.dt);
+  out.set_attribute(layout::kSimulation, "t0", o.t0);
+  out.set_attribute(layout::kSimulation, "t_end", o.t_end);
+  out.set_attribute(layout::kSimulation, "steps", static_cast<std::int64_t>(steps));
+  out.set_attribute(layout::kSimulation, "rho_infinity", o.rho_infinity);
+  out.set_attribute(layout::kSimulation, "newton_rtol", o.newton_rtol);
+  out.set_attribute(layout::kSimulation, "newton_atol", o.newton_atol);
+  out.set_attribute(layout::kSimulation, "reuse_jacobian",
+                    static_cast<std::int64_t>(o.reuse_jacobian));
+  out.set_attribute(layout::kSimulation, "output_stride",
+                    static_cast<std::int64_t>(o.observe_stride));
+  out.set_attribute(layout::kSimulation, "snapshot_stride",
+                    static_cast<std::int64_t>(c.snapshot_stride));
+  out.set_attribute(layout::kSimulation, "initial_state", std::string("rest (q = v = 0)"));
   out.set_attribute(
-      "/simulation", "state",
+      layout::kSimulation, "state",
       std::string(model->first_order() ? "first order: v is the state x of E x' = A x + B u, q its "
                                          "time integral"
                                        : "second order: q positions, v velocities"));
-  out.create_group("/input");
-  out.set_attribute("/input", "type", c.input.type);
-  out.set_attribute("/input", "description", input->describe());
+  out.create_group(layout::kInput);
+  out.set_attribute(layout::kInput, "type", c.input.type);
+  out.set_attribute(layout::kInput, "description", input->describe());
 
   // Reduce first: a reduction that fails (bad order, unconverged ADI) costs no simulation.
   const std::string method(c.reduction->name());
@@ -514,10 +518,10 @@ RunSummary run_experiment(const ExperimentConfig& c, const RunOptions& options) 
                                              concat(method, ", r = ", other.r)));
   }
 
-  out.create_group("/outputs");
-  io::RowStream& s_t = out.open_row_stream("/outputs/t", 1, 0);
-  io::RowStream& s_u = out.open_row_stream("/outputs/u", model->n_inputs(), 0);
-  io::RowStream& s_y = out.open_row_stream("/outputs/y", model->n_outputs(), 0);
+  out.create_group(layout::kOutputs);
+  io::RowStream& s_t = out.open_row_stream(layout::kOutputsT, 1, 0);
+  io::RowStream& s_u = out.open_row_stream(layout::kOutputsU, model->n_inputs(), 0);
+  io::RowStream& s_y = out.open_row_stream(layout::kOutputsY, model->n_outputs(), 0);
   const bool snapshots = c.snapshot_stride > 0 && !c.snapshot_fields.empty();
   const bool snap_p =
       snapshots && std::count(c.snapshot_fields.begin(), c.snapshot_fields.end(), "p");
@@ -527,13 +531,13 @@ RunSummary run_experiment(const ExperimentConfig& c, const RunOptions& options) 
       snapshots && std::count(c.snapshot_fields.begin(), c.snapshot_fields.end(), "x");
   io::RowStream *s_st = nullptr, *s_p = nullptr, *s_v = nullptr, *s_x = nullptr, *s_e = nullptr;
   if (snapshots) {
-    out.create_group("/snapshots");
-    s_st = &out.open_row_stream("/snapshots/t", 1, 0);
-    if (snap_p) s_p = &out.open_row_stream("/snapshots/p", N, c.compression);
-    if (snap_v) s_v = &out.open_row_stream("/snapshots/v", N, c.compression);
-    if (snap_x) s_x = &out.open_row_stream("/snapshots/x", N, c.compression);
+    out.create_group(layout::kSnapshots);
+    s_st = &out.open_row_stream(layout::kSnapshotsT, 1, 0);
+    if (snap_p) s_p = &out.open_row_stream(layout::kSnapshotsP, N, c.compression);
+    if (snap_v) s_v = &out.open_row_stream(layout::kSnapshotsV, N, c.compression);
+    if (snap_x) s_x = &out.open_row_stream(layout::kSnapshotsX, N, c.compression);
     if (model->energy(Vector::Zero(N), Vector::Zero(N)))
-      s_e = &out.open_row_stream("/snapshots/energy", 1, 0);
+      s_e = &out.open_row_stream(layout::kSnapshotsEnergy, 1, 0);
   }
 
   // The integrator observes at every multiple of gcd(output, snapshot stride); this observer
@@ -600,29 +604,29 @@ RunSummary run_experiment(const ExperimentConfig& c, const RunOptions& options) 
       write_error_against_order(out, method, y_full, pod_reduced, pod_traj, other_trajs, steps);
     summary.state_error_relative =
         state_ref2 > 0.0 ? std::sqrt(state_err2 / state_ref2) : std::sqrt(state_err2);
-    out.set_attribute("/error", "state_relative_l2", summary.state_error_relative);
-    out.set_attribute("/error", "state_relative_max", state_err_max);
-    out.set_attribute("/error", "state_stride", static_cast<std::int64_t>(state_stride));
-    out.set_attribute("/error", "state_definition",
+    out.set_attribute(layout::kError, "state_relative_l2", summary.state_error_relative);
+    out.set_attribute(layout::kError, "state_relative_max", state_err_max);
+    out.set_attribute(layout::kError, "state_stride", static_cast<std::int64_t>(state_stride));
+    out.set_attribute(layout::kError, "state_definition",
                       std::string("q - V q_r every state_stride steps; state_relative_l2 = "
                                   "||q - V q_r|| / ||q|| over all of them, state_relative_max = "
                                   "max over time of the pointwise relative error"));
   }
 
   const double stepping = summary.stats.seconds - write_seconds;
-  out.create_group("/timings");
-  out.set_attribute("/timings", "setup_s", summary.setup_seconds);
-  out.set_attribute("/timings", "integration_s", summary.stats.seconds);
-  out.set_attribute("/timings", "write_s", write_seconds);
-  out.set_attribute("/timings", "stepping_s", stepping);
-  out.set_attribute("/timings", "ns_per_step_per_dof",
+  out.create_group(layout::kTimings);
+  out.set_attribute(layout::kTimings, "setup_s", summary.setup_seconds);
+  out.set_attribute(layout::kTimings, "integration_s", summary.stats.seconds);
+  out.set_attribute(layout::kTimings, "write_s", write_seconds);
+  out.set_attribute(layout::kTimings, "stepping_s", stepping);
+  out.set_attribute(layout::kTimings, "ns_per_step_per_dof",
                     1e9 * stepping / static_cast<double>(steps) / static_cast<double>(N));
-  out.set_attribute("/timings", "steps", static_cast<std::int64_t>(summary.stats.steps));
-  out.set_attribute("/timings", "force_evaluations",
+  out.set_attribute(layout::kTimings, "steps", static_cast<std::int64_t>(summary.stats.steps));
+  out.set_attribute(layout::kTimings, "force_evaluations",
                     static_cast<std::int64_t>(summary.stats.force_evaluations));
-  out.set_attribute("/timings", "newton_iterations",
+  out.set_attribute(layout::kTimings, "newton_iterations",
                     static_cast<std::int64_t>(summary.stats.newton_iterations));
-  out.set_attribute("/timings", "factorizations",
+  out.set_attribute(layout::kTimings, "factorizations",
                     static_cast<std::int64_t>(model->factorizations()));
   if (bt_reducing) {
     stage("analysis");
@@ -632,20 +636,20 @@ RunSummary run_experiment(const ExperimentConfig& c, const RunOptions& options) 
     summary.hinf_error = a.hinf_error;
   }
   if (reducing) {
-    out.set_attribute("/timings", "reduction_s", summary.reduction_seconds);
-    out.set_attribute("/timings", "reduced_integration_s", summary.reduced_stats.seconds);
+    out.set_attribute(layout::kTimings, "reduction_s", summary.reduction_seconds);
+    out.set_attribute(layout::kTimings, "reduced_integration_s", summary.reduced_stats.seconds);
     // Full stepping time per step over the reduced model's (same integrator and options; the
     // reduced run has no writer, so its integration time is its stepping time).
     const double reduced_per_step =
         summary.reduced_stats.seconds / static_cast<double>(std::max<Index>(1, steps));
     summary.speedup_per_step =
         reduced_per_step > 0.0 ? (stepping / static_cast<double>(steps)) / reduced_per_step : 0.0;
-    out.set_attribute("/timings", "speedup_per_step", summary.speedup_per_step);
+    out.set_attribute(layout::kTimings, "speedup_per_step", summary.speedup_per_step);
   }
   summary.peak_rss_mb = peak_rss_mib();
-  out.set_attribute("/timings", "peak_rss_mib", summary.peak_rss_mb);
+  out.set_attribute(layout::kTimings, "peak_rss_mib", summary.peak_rss_mb);
   summary.total_seconds = std::chrono::duration<double>(Clock::now() - t_start).count();
-  out.set_attribute("/timings", "total_s", summary.total_seconds);
+  out.set_attribute(layout::kTimings, "total_s", summary.total_seconds);
   if (options.before_commit) options.before_commit(out, summary);
   stage("writing");
   out.commit();
@@ -678,8 +682,9 @@ void print_results_info(const std::filesystem::path& file, std::ostream& os) {
   };
   os << file.string() << "\n";
   show_attrs("/");
-  for (const std::string group : {"/model", "/simulation", "/input", "/reduction", "/reduced",
-                                  "/error", "/analysis", "/timings"}) {
+  for (const std::string group :
+       {layout::kModel, layout::kSimulation, layout::kInput, layout::kReduction, layout::kReduced,
+        layout::kError, layout::kAnalysis, layout::kTimings}) {
     if (!r.exists(group)) continue;
     os << group << "\n";
     show_attrs(group);
@@ -701,8 +706,8 @@ void print_results_info(const std::filesystem::path& file, std::ostream& os) {
       os << "\n";
     }
   };
-  for (const std::string group :
-       {"/outputs", "/snapshots", "/reduction", "/reduced", "/error", "/analysis"})
+  for (const std::string group : {layout::kOutputs, layout::kSnapshots, layout::kReduction,
+                                  layout::kReduced, layout::kError, layout::kAnalysis})
     if (r.exists(group)) walk(group);
 }
 

@@ -3,6 +3,7 @@
 
 #include "experiments/runner/experiment.hpp"
 #include "experiments/runner/model_kind.hpp"
+#include "experiments/runner/results_layout.hpp"
 #include "src/core/errors.hpp"
 #include "src/io/matrix_files.hpp"
 #include "src/io/results.hpp"
@@ -51,19 +52,20 @@ std::vector<std::filesystem::path> export_results(const std::filesystem::path& r
                                                   ExportFormat format,
                                                   const std::filesystem::path& out) {
   const io::ResultsReader r(results);
-  const std::string grp = "/reduction/reduced";
+  const std::string& grp = layout::kReductionReduced;
   require(r.exists(grp), results.string(), " holds no reduced linear model (no ", grp,
           "): export needs a run with reduction.method = \"bt\" or \"sobt\"");
   std::vector<io::NamedMatrix> vars;
   // The reduced matrices in the order their form lists them, then the bases and the values.
   for (const char* name : {"E", "A", "M", "D", "K", "B", "C", "Cp", "Cv"})
-    if (r.exists(grp + "/" + name)) vars.push_back({name, r.read_matrix(grp + "/" + name)});
+    if (r.exists(layout::child(grp, name)))
+      vars.push_back({name, r.read_matrix(layout::child(grp, name))});
   for (const char* name : {"V", "W"})
-    if (r.exists(std::string("/reduction/") + name))
-      vars.push_back({name, r.read_matrix(std::string("/reduction/") + name)});
+    if (r.exists(layout::child(layout::kReduction, name)))
+      vars.push_back({name, r.read_matrix(layout::child(layout::kReduction, name))});
   for (const char* name : {"hsv", "sv"})
-    if (r.exists(std::string("/reduction/") + name))
-      vars.push_back({name, Matrix(r.read_vector(std::string("/reduction/") + name))});
+    if (r.exists(layout::child(layout::kReduction, name)))
+      vars.push_back({name, Matrix(r.read_vector(layout::child(layout::kReduction, name)))});
   return write(vars, format, out);
 }
 

@@ -72,6 +72,10 @@ struct MethodInfo {
   std::unique_ptr<ReductionMethod> (*read)(TableReader& r, const std::string& source,
                                            const std::filesystem::path& base_dir);
   void (*keys)(std::vector<KeyDoc>& rows);
+  /// The smallest order r the method's stored spectrum says a relative tolerance tol needs
+  /// (for a sweep's r_for_tol_* columns), -1 if it never gets there; nullptr if the method has
+  /// no such rule.
+  std::int64_t (*order_for_tolerance)(const io::ResultsReader& r, double tol) = nullptr;
 };
 
 /// Every registered method, in registration order (experiments/runner/methods.cpp).
@@ -95,6 +99,14 @@ void begin_reduction_record(io::ResultsWriter& out, std::string_view method);
 /// @throws InvalidArgument naming `where` unless the experiment's model is linear.
 void require_linear_model(const ExperimentConfig& c, const std::string& where,
                           std::string_view method);
+
+/// Balanced truncation's rule over singular values s (descending): the smallest r with
+/// 2 sum_{i>r} s_i <= tol s_1 (the a priori H-infinity bound relative to s_1 <= ||G||_Hinf);
+/// -1 if none (or s is empty or s_1 is not positive).
+std::int64_t order_for_bound(const Vector& s, double tol);
+/// POD's rule: the smallest r with (sum_{i>r} s_i^2 / sum s_i^2)^(1/2) <= tol (the relative
+/// snapshot projection error); -1 if none.
+std::int64_t order_for_energy(const Vector& s, double tol);
 
 /// The exactly-one-of rule of r and a tolerance, shared by the methods that choose r either way.
 /// @throws InvalidArgument naming both values.

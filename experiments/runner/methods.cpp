@@ -2,9 +2,11 @@
 // The registry of reduction methods: one X(...) entry per method, defined in
 // experiments/runner/methods/.
 #include <algorithm>
+#include <cmath>
 
 #include "experiments/runner/method.hpp"
 #include "experiments/runner/model_kind.hpp"
+#include "experiments/runner/results_layout.hpp"
 
 #define MOR_REDUCTION_METHODS(X)                                                  \
   X(kNoReduction)                                                                 \
@@ -52,6 +54,36 @@ std::shared_ptr<const ReductionMethod> read_reduction(TableReader& r, const std:
   return method->read(r, source, base_dir);
 }
 
+namespace {
+
+/// The smallest k such that every tail sum_{i >= k} passes (the tails grow as k falls: walk
+/// down until one fails).
+template <class Passes>
+std::int64_t smallest_order(const Vector& s, Passes passes) {
+  std::int64_t r_needed = -1;
+  double tail = 0.0;
+  for (Index k = s.size(); k-- > 0;) {
+    tail += s(k);
+    if (!passes(tail)) break;
+    r_needed = k;
+  }
+  return r_needed;
+}
+
+}  // namespace
+
+std::int64_t order_for_bound(const Vector& s, double tol) {
+  if (s.size() == 0 || !(s(0) > 0)) return -1;
+  return smallest_order(s, [&](double tail) { return 2.0 * tail <= tol * s(0); });
+}
+
+std::int64_t order_for_energy(const Vector& s, double tol) {
+  const Vector s2 = s.array().square().matrix();
+  const double total = s2.sum();
+  if (!(total > 0)) return -1;
+  return smallest_order(s2, [&](double tail) { return std::sqrt(tail / total) <= tol; });
+}
+
 void require_order_or_tolerance(const TableReader& r, const std::string& source, Index order,
                                 double tolerance, const char* tolerance_key) {
   require((order > 0) != (tolerance > 0.0), source,
@@ -75,8 +107,8 @@ std::string method_keys_context(const TableReader& r, std::string_view method) {
 }
 
 void begin_reduction_record(io::ResultsWriter& out, std::string_view method) {
-  out.create_group("/reduction");
-  out.set_attribute("/reduction", "method", std::string(method));
+  out.create_group(layout::kReduction);
+  out.set_attribute(layout::kReduction, "method", std::string(method));
 }
 
 void require_linear_model(const ExperimentConfig& c, const std::string& where,

@@ -9,7 +9,9 @@
 #include <fstream>
 #include <sstream>
 
+#include "experiments/runner/experiment_keys.hpp"
 #include "experiments/runner/reduction_run.hpp"
+#include "experiments/runner/results_layout.hpp"
 #include "experiments/runner/toml_reader.hpp"
 #include "models/multibody.hpp"
 #include "reduction/lti_operator.hpp"
@@ -44,14 +46,15 @@ std::string to_toml(const MultibodyExperimentConfig& c) {
      << "\nmax_steps = " << o.max_steps << "\nreference_factor = " << c.reference_factor
      << "\n\n[linear]\nenabled = " << (c.linear ? "true" : "false")
      << "\nt_end = " << c.linear_t_end << "\noutput_dt = " << c.linear_output_dt
-     << "\n\n[input]\ntype = " << toml_string(c.input.type) << "\n";
+     << "\n\n[input]\n";
   write_input(os, c.input);
   os << "\n[reduction]\nmethod = " << toml_string(std::string(c.reduction->name())) << "\n";
   c.reduction->write_toml(os);
-  os << "\n[analysis]\nh2 = " << (a.h2 ? "true" : "false")
-     << "\nhinf = " << (a.hinf ? "true" : "false") << "\nbode_points = " << a.bode_points
-     << "\nomega_min = " << a.omega_min << "\nomega_max = " << a.omega_max
-     << "\nhinf_grid = " << a.hinf_grid << "\n\n[output]\nplots = " << (c.plots ? "true" : "false")
+  os << "\n[analysis]\n";
+  AnalysisSpec analysis = a;
+  KeyWriter writer(os);
+  analysis_keys(analysis, writer);
+  os << "\n[output]\nplots = " << (c.plots ? "true" : "false")
      << "\nanimation = " << toml_string(c.animation) << "\nanimation_fps = " << c.animation_fps
      << "\n";
   return os.str();
@@ -197,8 +200,9 @@ void write_names(io::ResultsWriter& out, const std::string& path, const std::str
 }
 
 void write_sampled(io::ResultsWriter& out, const std::string& path, const Sampled& s) {
-  out.write_vector(path + "/t", Eigen::Map<const Vector>(s.t.data(), Index(s.t.size())));
-  out.write_matrix(path + "/y", s.as_matrix());
+  out.write_vector(layout::child(path, "t"),
+                   Eigen::Map<const Vector>(s.t.data(), Index(s.t.size())));
+  out.write_matrix(layout::child(path, "y"), s.as_matrix());
 }
 
 }  // namespace
@@ -320,12 +324,12 @@ MultibodyRunSummary run_multibody_experiment(const MultibodyExperimentConfig& c,
   summary.title = model->title();
   io::ResultsWriter out(c.output);
   record_provenance(out, c.name, c.description, c.source, c.toml, options.command_line);
-  out.create_group("/model");
-  out.set_attribute("/model", "type", c.model);
-  out.set_attribute("/model", "title", model->title());
-  out.set_attribute("/model", "state_size", static_cast<std::int64_t>(model->state_size()));
-  out.set_attribute("/model", "horizon", model->horizon());
-  write_names(out, "/model", "output_names", model->output_names());
+  out.create_group(layout::kModel);
+  out.set_attribute(layout::kModel, "type", c.model);
+  out.set_attribute(layout::kModel, "title", model->title());
+  out.set_attribute(layout::kModel, "state_size", static_cast<std::int64_t>(model->state_size()));
+  out.set_attribute(layout::kModel, "horizon", model->horizon());
+  write_names(out, layout::kModel, "output_names", model->output_names());
 
   // 1. The benchmark run: timed alone (outputs only at the end), repeated for a stable figure.
   CvodeOptions timed = c.cvode;
@@ -346,38 +350,39 @@ MultibodyRunSummary run_multibody_experiment(const MultibodyExperimentConfig& c,
     } while (wall < kMinTimedSeconds && repeats < kMaxRepeats);
     summary.cpu_seconds = cpu / repeats;
     summary.wall_seconds = wall / repeats;
-    out.create_group("/benchmark");
-    out.set_attribute("/benchmark", "cpu_seconds", summary.cpu_seconds);
-    out.set_attribute("/benchmark", "wall_seconds", summary.wall_seconds);
-    out.set_attribute("/benchmark", "timed_repeats", static_cast<std::int64_t>(repeats));
+    out.create_group(layout::kBenchmark);
+    out.set_attribute(layout::kBenchmark, "cpu_seconds", summary.cpu_seconds);
+    out.set_attribute(layout::kBenchmark, "wall_seconds", summary.wall_seconds);
+    out.set_attribute(layout::kBenchmark, "timed_repeats", static_cast<std::int64_t>(repeats));
   }
   const CvodeOptions& o = c.cvode;
-  out.set_attribute("/benchmark", "method", std::string(to_string(o.method)));
-  out.set_attribute("/benchmark", "rtol", o.rtol);
-  out.set_attribute("/benchmark", "atol", o.atol);
-  out.set_attribute("/benchmark", "t_end", o.t_end);
-  out.set_attribute("/benchmark", "steps", static_cast<std::int64_t>(summary.cvode.steps));
-  out.set_attribute("/benchmark", "rhs_evaluations",
+  out.set_attribute(layout::kBenchmark, "method", std::string(to_string(o.method)));
+  out.set_attribute(layout::kBenchmark, "rtol", o.rtol);
+  out.set_attribute(layout::kBenchmark, "atol", o.atol);
+  out.set_attribute(layout::kBenchmark, "t_end", o.t_end);
+  out.set_attribute(layout::kBenchmark, "steps", static_cast<std::int64_t>(summary.cvode.steps));
+  out.set_attribute(layout::kBenchmark, "rhs_evaluations",
                     static_cast<std::int64_t>(summary.cvode.rhs_evaluations));
-  out.set_attribute("/benchmark", "jacobian_evaluations",
+  out.set_attribute(layout::kBenchmark, "jacobian_evaluations",
                     static_cast<std::int64_t>(summary.cvode.jacobian_evaluations));
-  out.set_attribute("/benchmark", "projections",
+  out.set_attribute(layout::kBenchmark, "projections",
                     static_cast<std::int64_t>(summary.cvode.projections));
 
   // The recorded run.
   const Index np = model->points(model->initial_state()).cols();
-  io::RowStream& s_t = out.open_row_stream("/benchmark/t", 1, 0);
-  io::RowStream& s_x = out.open_row_stream("/benchmark/x", model->state_size(), 0);
+  io::RowStream& s_t = out.open_row_stream(layout::kBenchmarkT, 1, 0);
+  io::RowStream& s_x = out.open_row_stream(layout::kBenchmarkX, model->state_size(), 0);
   io::RowStream& s_y =
-      out.open_row_stream("/benchmark/y", static_cast<Index>(model->output_names().size()), 0);
-  io::RowStream& s_e = out.open_row_stream("/benchmark/energy", 1, 0);
-  io::RowStream& s_b = out.open_row_stream("/benchmark/energy_balance", 1, 0);
-  io::RowStream& s_c = out.open_row_stream("/benchmark/constraint_residual", 1, 0);
+      out.open_row_stream(layout::kBenchmarkY, static_cast<Index>(model->output_names().size()), 0);
+  io::RowStream& s_e = out.open_row_stream(layout::kBenchmarkEnergy, 1, 0);
+  io::RowStream& s_b = out.open_row_stream(layout::kBenchmarkEnergyBalance, 1, 0);
+  io::RowStream& s_c = out.open_row_stream(layout::kBenchmarkConstraintResidual, 1, 0);
   io::RowStream* s_exact = nullptr;
   Vector y, y_exact;
   if (model->exact_outputs(0.0, y_exact))
-    s_exact = &out.open_row_stream("/benchmark/y_exact", y_exact.size(), 0);
-  io::RowStream* s_points = np > 0 ? &out.open_row_stream("/animation/points", 3 * np, 0) : nullptr;
+    s_exact = &out.open_row_stream(layout::kBenchmarkYExact, y_exact.size(), 0);
+  io::RowStream* s_points =
+      np > 0 ? &out.open_row_stream(layout::kAnimationPoints, 3 * np, 0) : nullptr;
   Sampled recorded;
   double exact_error = 0.0;
   Vector x = model->initial_state();
@@ -409,10 +414,10 @@ MultibodyRunSummary run_multibody_experiment(const MultibodyExperimentConfig& c,
   summary.energy_balance_error = stats.energy_balance_error;
   summary.constraint_residual = stats.constraint_residual;
   if (s_exact) summary.exact_error = exact_error;
-  out.set_attribute("/benchmark", "energy_initial", stats.energy_initial);
-  out.set_attribute("/benchmark", "energy_balance_error", stats.energy_balance_error);
-  out.set_attribute("/benchmark", "constraint_residual", stats.constraint_residual);
-  out.set_attribute("/benchmark", "exact_error", summary.exact_error);
+  out.set_attribute(layout::kBenchmark, "energy_initial", stats.energy_initial);
+  out.set_attribute(layout::kBenchmark, "energy_balance_error", stats.energy_balance_error);
+  out.set_attribute(layout::kBenchmark, "constraint_residual", stats.constraint_residual);
+  out.set_attribute(layout::kBenchmark, "exact_error", summary.exact_error);
   if (np > 0) {
     Matrix seg(static_cast<Index>(model->segments().size()), 2);
     Index k = 0;
@@ -420,9 +425,9 @@ MultibodyRunSummary run_multibody_experiment(const MultibodyExperimentConfig& c,
       seg(k, 0) = a;
       seg(k++, 1) = b;
     }
-    out.write_matrix("/animation/segments", seg);
-    out.set_attribute("/animation", "fps", c.animation_fps);
-    out.set_attribute("/animation", "format", c.animation);
+    out.write_matrix(layout::kAnimationSegments, seg);
+    out.set_attribute(layout::kAnimation, "fps", c.animation_fps);
+    out.set_attribute(layout::kAnimation, "format", c.animation);
   }
 
   // The accuracy reached: against the same run at tighter tolerances, on the same times.
@@ -442,8 +447,8 @@ MultibodyRunSummary run_multibody_experiment(const MultibodyExperimentConfig& c,
     for (std::size_t i = 0; i < recorded.y.size(); ++i)
       d = std::max(d, (recorded.y[i] - on_grid.y[i]).cwiseAbs().maxCoeff());
     summary.reference_difference = d;
-    out.set_attribute("/benchmark", "reference_rtol", tight.rtol);
-    out.set_attribute("/benchmark", "reference_difference", d);
+    out.set_attribute(layout::kBenchmark, "reference_rtol", tight.rtol);
+    out.set_attribute(layout::kBenchmark, "reference_difference", d);
   }
 
   // 2. The linearised model.
@@ -452,7 +457,7 @@ MultibodyRunSummary run_multibody_experiment(const MultibodyExperimentConfig& c,
     validate(sys);
     const DenseSecondOrderSystem dense = to_dense(sys);
     summary.linear_order = sys.n();
-    const std::string g = "/linear";
+    const std::string g = layout::kLinear;
     out.create_group(g);
     for (const auto& [name, A] : {std::pair{"M", &dense.M},
                                   {"D", &dense.D},
@@ -460,13 +465,13 @@ MultibodyRunSummary run_multibody_experiment(const MultibodyExperimentConfig& c,
                                   {"B", &dense.B},
                                   {"Cp", &dense.Cp},
                                   {"Cv", &dense.Cv}})
-      out.write_matrix(g + "/" + name, *A);
+      out.write_matrix(layout::child(g, name), *A);
     write_names(out, g, "input_names", model->linear_input_names());
     write_names(out, g, "output_names", model->linear_output_names());
     {
       const Eigen::EigenSolver<Matrix> es(LinearOde(dense).J, false);
-      out.write_vector(g + "/poles_real", es.eigenvalues().real());
-      out.write_vector(g + "/poles_imag", es.eigenvalues().imag());
+      out.write_vector(layout::kLinearPolesReal, es.eigenvalues().real());
+      out.write_vector(layout::kLinearPolesImag, es.eigenvalues().imag());
     }
     const auto input = make_signal(c.input, sys.n_inputs());
     out.set_attribute(g, "input", input->describe());
@@ -475,7 +480,7 @@ MultibodyRunSummary run_multibody_experiment(const MultibodyExperimentConfig& c,
     lo.t_end = c.linear_t_end;
     lo.output_dt = c.linear_output_dt;
     const Sampled lin = simulate_linear(dense, *input, lo);
-    write_sampled(out, g + "/response", lin);
+    write_sampled(out, layout::child(g, "response"), lin);
     if (const auto lp = model->linearisation_point()) {
       // Same input at a and a/2 into the nonlinear model: the differences fall like a^2.
       const Sampled nl = resample(simulate_nonlinear_driven(*model, *lp, *input, 1.0, lo), lin.t);
@@ -483,7 +488,7 @@ MultibodyRunSummary run_multibody_experiment(const MultibodyExperimentConfig& c,
           resample(simulate_nonlinear_driven(*model, *lp, *input, 0.5, lo), lin.t);
       Sampled lin_half = lin;
       for (auto& v : lin_half.y) v *= 0.5;
-      write_sampled(out, g + "/nonlinear_response", nl);
+      write_sampled(out, layout::child(g, "nonlinear_response"), nl);
       summary.linear_difference = relative_difference(nl, lin);
       const double half = relative_difference(nl_half, lin_half);
       summary.linear_ratio = half > 0.0 ? summary.linear_difference / half : -1.0;
@@ -498,11 +503,11 @@ MultibodyRunSummary run_multibody_experiment(const MultibodyExperimentConfig& c,
       ReducedModel reduced = c.reduction->reduce_linear(full, &sys, out);
       summary.reduced_order = reduced.r;
       const Sampled red_run = simulate_linear(reduced.second_order, *input, lo);
-      write_sampled(out, "/reduced", red_run);
+      write_sampled(out, layout::kReduced, red_run);
       summary.reduced_error = relative_difference(red_run, lin);
-      out.set_attribute("/reduced", "relative_output_error", summary.reduced_error);
-      out.set_attribute("/reduced", "steps", static_cast<std::int64_t>(red_run.stats.steps));
-      out.set_attribute("/linear", "steps", static_cast<std::int64_t>(lin.stats.steps));
+      out.set_attribute(layout::kReduced, "relative_output_error", summary.reduced_error);
+      out.set_attribute(layout::kReduced, "steps", static_cast<std::int64_t>(red_run.stats.steps));
+      out.set_attribute(layout::kLinear, "steps", static_cast<std::int64_t>(lin.stats.steps));
       const AnalysisOutcome a =
           analyse_and_record(c.analysis, c.reduction->norm_options(), full, reduced, out);
       summary.h2_error_relative = a.h2_error_relative;

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "experiments/runner/reduction_run.hpp"
+#include "experiments/runner/results_layout.hpp"
 
 #include <Eigen/SVD>
 #include <algorithm>
@@ -17,7 +18,7 @@ using detail::concat;
 }  // namespace
 
 void record_gramians(io::ResultsWriter& out, const GramianDiagnostics& g) {
-  const std::string grp = "/reduction";
+  const std::string& grp = layout::kReduction;
   out.set_attribute(grp, "gramian_method", std::string(to_string(g.method)));
   out.set_attribute(grp, "rank_c", static_cast<std::int64_t>(g.rank_c));
   out.set_attribute(grp, "rank_o", static_cast<std::int64_t>(g.rank_o));
@@ -32,20 +33,20 @@ void record_gramians(io::ResultsWriter& out, const GramianDiagnostics& g) {
   for (const auto& [name, run] : runs) {
     if (!run->has_value()) continue;
     const AdiResult& a = **run;
-    const std::string path = grp + "/" + std::string(to_string(g.solver)) + "_" + name;
+    const std::string path = layout::child(grp, std::string(to_string(g.solver)) + "_" + name);
     out.create_group(path);
     out.set_attribute(path, "status", std::string(to_string(a.status)));
     out.set_attribute(path, "message", a.message);
     out.set_attribute(path, "iterations", static_cast<std::int64_t>(a.iterations));
     out.set_attribute(path, "seconds", a.seconds);
     out.set_attribute(path, "shift_seconds", a.shift_seconds);
-    out.write_vector(path + "/residuals",
+    out.write_vector(layout::child(path, "residuals"),
                      Eigen::Map<const Vector>(a.residual_history.data(),
                                               static_cast<Index>(a.residual_history.size())));
     Matrix shifts(static_cast<Index>(a.shifts.size()), 2);
     for (std::size_t i = 0; i < a.shifts.size(); ++i)
       shifts.row(static_cast<Index>(i)) << a.shifts[i].real(), a.shifts[i].imag();
-    if (shifts.rows() > 0) out.write_matrix(path + "/shifts", shifts);
+    if (shifts.rows() > 0) out.write_matrix(layout::child(path, "shifts"), shifts);
   }
 }
 
@@ -71,7 +72,7 @@ AnalysisOutcome analyse_and_record(const AnalysisSpec& a, const NormOptions& nor
                                    LtiOperator& full, ReducedModel& reduced,
                                    io::ResultsWriter& out) {
   AnalysisOutcome outcome;
-  const std::string grp = "/analysis";
+  const std::string& grp = layout::kAnalysis;
   out.create_group(grp);
   DenseLtiOperator& red = *reduced.first_order;
   const bool dense = full.n() <= norms.dense_limit;
@@ -96,10 +97,10 @@ AnalysisOutcome analyse_and_record(const AnalysisSpec& a, const NormOptions& nor
       s_red(k) = smax(gr);
       s_err(k) = smax(g - gr);
     }
-    out.write_vector(grp + "/omega", omega);
-    out.write_vector(grp + "/sigma_full", s_full);
-    out.write_vector(grp + "/sigma_reduced", s_red);
-    out.write_vector(grp + "/sigma_error", s_err);
+    out.write_vector(layout::kAnalysisOmega, omega);
+    out.write_vector(layout::kAnalysisSigmaFull, s_full);
+    out.write_vector(layout::kAnalysisSigmaReduced, s_red);
+    out.write_vector(layout::kAnalysisSigmaError, s_err);
     out.set_attribute(grp, "bode_s", seconds_since(t0));
   }
 

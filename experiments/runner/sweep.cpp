@@ -21,6 +21,7 @@
 #include "experiments/runner/method.hpp"
 #include "experiments/runner/model_kind.hpp"
 #include "experiments/runner/multibody_run.hpp"
+#include "experiments/runner/results_layout.hpp"
 #include "experiments/runner/toml_reader.hpp"
 #include "src/core/errors.hpp"
 #include "src/io/results.hpp"
@@ -327,8 +328,9 @@ std::optional<fs::path> completed_point_file(const SweepConfig& c, const SweepPo
   if (!fs::is_regular_file(file, error)) return std::nullopt;
   try {
     const io::ResultsReader r(file);
-    if (!r.exists("/sweep_point")) return std::nullopt;
-    if (r.attribute_string("/sweep_point", "configuration") != p.configuration) return std::nullopt;
+    if (!r.exists(layout::kSweepPoint)) return std::nullopt;
+    if (r.attribute_string(layout::kSweepPoint, "configuration") != p.configuration)
+      return std::nullopt;
     return file;
   } catch (const IoError&) {
     return std::nullopt;  // unreadable or foreign: the point runs again and replaces it
@@ -338,7 +340,7 @@ std::optional<fs::path> completed_point_file(const SweepConfig& c, const SweepPo
 RunSummary run_sweep_point(const SweepConfig& c, const SweepPoint& p, const RunOptions& options) {
   RunOptions o = options;
   o.before_commit = [&](io::ResultsWriter& out, const RunSummary& s) {
-    const std::string g = "/sweep_point";
+    const std::string g = layout::kSweepPoint;
     const bool reduced = s.reduced_order > 0;
     auto or_nan = [](double v) { return v >= 0 ? v : kNaN; };
     const double steps = static_cast<double>(std::max<Index>(1, s.stats.steps));
@@ -377,39 +379,12 @@ RunSummary run_sweep_point(const SweepConfig& c, const SweepPoint& p, const RunO
 
 namespace {
 
-/// The order r a point's method needs for relative tolerance tol, from the point's own
-/// spectrum: BT, the smallest r with 2 sum_{i>r} sigma_i <= tol sigma_1 (the a priori H-inf
-/// bound relative to sigma_1 <= ||G||_Hinf; over the sigma_i the Gramian factors give); POD,
-/// the smallest r with (sum_{i>r} s_i^2 / sum s_i^2)^(1/2) <= tol (relative snapshot projection
-/// error). -1 if the stored spectrum never gets there (or there is none).
+/// The order r a point's method needs for relative tolerance tol, by the method's own rule over
+/// its stored spectrum (MethodInfo::order_for_tolerance); -1 if it has none or never gets there.
 std::int64_t order_for_tolerance(const io::ResultsReader& r, const std::string& method,
                                  double tol) {
-  // tail = sum_{i >= k} of the discarded values for r = k; it grows as k falls, so the
-  // smallest k that passes is found walking down until the test fails.
-  const auto smallest = [](const Vector& s, auto passes) -> std::int64_t {
-    std::int64_t r_needed = -1;
-    double tail = 0.0;
-    for (Index k = s.size(); k-- > 0;) {
-      tail += s(k);
-      if (!passes(tail)) break;
-      r_needed = k;
-    }
-    return r_needed;
-  };
-  const std::string hsv =
-      method == "empirical_bt" ? "/reduction/empirical_singular_values" : "/reduction/hsv";
-  if ((method == "bt" || method == "sobt" || method == "empirical_bt") && r.exists(hsv)) {
-    const Vector s = r.read_vector(hsv);
-    if (s.size() == 0 || !(s(0) > 0)) return -1;
-    return smallest(s, [&](double tail) { return 2.0 * tail <= tol * s(0); });
-  }
-  if (method == "pod" && r.exists("/reduction/pod_singular_values")) {
-    const Vector s2 = r.read_vector("/reduction/pod_singular_values").array().square().matrix();
-    const double total = s2.sum();
-    if (!(total > 0)) return -1;
-    return smallest(s2, [&](double tail) { return std::sqrt(tail / total) <= tol; });
-  }
-  return -1;
+  const MethodInfo* m = find_reduction_method(method);
+  return m != nullptr && m->order_for_tolerance != nullptr ? m->order_for_tolerance(r, tol) : -1;
 }
 
 struct Column {
@@ -507,13 +482,13 @@ void write_sweep_results(const SweepConfig& c, const std::vector<PointOutcome>& 
     ++done;
     status[i] = "done";
     const io::ResultsReader r(*files[i]);
-    for (const std::string& name : r.attribute_names("/sweep_point")) {
+    for (const std::string& name : r.attribute_names(layout::kSweepPoint)) {
       const bool known = std::find(std::begin(kIntegerColumns), std::end(kIntegerColumns), name) !=
                              std::end(kIntegerColumns) ||
                          std::find(std::begin(kNumberColumns), std::end(kNumberColumns), name) !=
                              std::end(kNumberColumns);
       if (known || name.rfind("offline_", 0) == 0)
-        column(name).numbers[i] = r.attribute_double("/sweep_point", name);
+        column(name).numbers[i] = r.attribute_double(layout::kSweepPoint, name);
     }
     for (std::size_t k = 0; k < c.tolerances.size(); ++k) {
       const std::int64_t r_tol = order_for_tolerance(r, methods[i], c.tolerances[k]);
@@ -532,15 +507,15 @@ void write_sweep_results(const SweepConfig& c, const std::vector<PointOutcome>& 
   out.set_attribute("/", "fit_min_N", c.fit_min_N);
   out.set_attribute("/", "tolerances", c.tolerances);
   out.set_attribute("/", "points_dir", c.points_dir.string());
-  out.create_group("/table");
-  out.write_strings("/table/key", keys);
-  out.write_strings("/table/study", studies);
-  out.write_strings("/table/series", series);
-  out.write_strings("/table/method", methods);
-  out.write_strings("/table/status", status);
+  out.create_group(layout::kTable);
+  out.write_strings(layout::child(layout::kTable, "key"), keys);
+  out.write_strings(layout::child(layout::kTable, "study"), studies);
+  out.write_strings(layout::child(layout::kTable, "series"), series);
+  out.write_strings(layout::child(layout::kTable, "method"), methods);
+  out.write_strings(layout::child(layout::kTable, "status"), status);
   for (const std::string& name : order) {
     Column& col = numbers[name];
-    const std::string path = "/table/" + name;
+    const std::string path = layout::child(layout::kTable, name);
     if (name.rfind("grid.", 0) == 0) {
       // A numeric axis is stored as numbers, any other as strings.
       bool all_numbers = true;
@@ -568,7 +543,8 @@ void write_sweep_results(const SweepConfig& c, const std::vector<PointOutcome>& 
     }
   }
   for (std::size_t k = 0; k < c.tolerances.size(); ++k)
-    out.set_attribute(concat("/table/r_for_tol_", k), "tolerance", c.tolerances[k]);
+    out.set_attribute(concat(layout::child(layout::kTable, "r_for_tol_"), k), "tolerance",
+                      c.tolerances[k]);
 
   // Power laws per series and cost column ("..._s", and the per-step costs).
   std::vector<std::string> fit_series, fit_column;
@@ -603,24 +579,24 @@ void write_sweep_results(const SweepConfig& c, const std::vector<PointOutcome>& 
       fit_points.push_back(static_cast<std::int64_t>(fit->points));
     }
   }
-  out.create_group("/fits");
-  out.set_attribute("/fits", "definition",
+  out.create_group(layout::kFits);
+  out.set_attribute(layout::kFits, "definition",
                     std::string("cost ~ coefficient * N^exponent, least squares in log-log over "
                                 "the done points of a series with N >= fit_min_N"));
-  out.write_strings("/fits/series", fit_series);
-  out.write_strings("/fits/column", fit_column);
+  out.write_strings(layout::child(layout::kFits, "series"), fit_series);
+  out.write_strings(layout::child(layout::kFits, "column"), fit_column);
   const auto as_vector = [](const std::vector<double>& v) {
     return Vector(Eigen::Map<const Vector>(v.data(), static_cast<Index>(v.size())));
   };
-  out.write_vector("/fits/exponent", as_vector(fit_exponent));
-  out.write_vector("/fits/coefficient", as_vector(fit_coefficient));
-  out.write_vector("/fits/N_min", as_vector(fit_lo));
-  out.write_vector("/fits/N_max", as_vector(fit_hi));
-  out.write_integers("/fits/points", fit_points);
+  out.write_vector(layout::child(layout::kFits, "exponent"), as_vector(fit_exponent));
+  out.write_vector(layout::child(layout::kFits, "coefficient"), as_vector(fit_coefficient));
+  out.write_vector(layout::child(layout::kFits, "N_min"), as_vector(fit_lo));
+  out.write_vector(layout::child(layout::kFits, "N_max"), as_vector(fit_hi));
+  out.write_integers(layout::child(layout::kFits, "points"), fit_points);
 
-  out.create_group("/points");
+  out.create_group(layout::kPoints);
   for (std::size_t i = 0; i < P; ++i)
-    if (files[i]) out.copy_file_into(*files[i], "/points/" + keys[i]);
+    if (files[i]) out.copy_file_into(*files[i], layout::child(layout::kPoints, keys[i]));
 
   out.commit();
 
@@ -706,9 +682,11 @@ void print_sweep_info(const io::ResultsReader& r, std::ostream& os) {
   os << "\n  created " << r.attribute_string("/", "created") << " by "
      << r.attribute_string("/", "command_line") << "\n";
 
-  const auto texts = [&](const std::string& name) { return r.read_strings("/table/" + name); };
+  const auto texts = [&](const std::string& name) {
+    return r.read_strings(layout::child(layout::kTable, name));
+  };
   const auto values = [&](const std::string& name) {
-    const Vector v = r.read_vector("/table/" + name);
+    const Vector v = r.read_vector(layout::child(layout::kTable, name));
     return std::vector<double>(v.begin(), v.end());
   };
   const auto series = texts("series"), status = texts("status"), keys = texts("key");
@@ -747,10 +725,13 @@ void print_sweep_info(const io::ResultsReader& r, std::ostream& os) {
     os << "  " << status[i] << "\n";
   }
 
-  const auto fs_series = r.read_strings("/fits/series"), fs_column = r.read_strings("/fits/column");
+  const auto fs_series = r.read_strings(layout::child(layout::kFits, "series")),
+             fs_column = r.read_strings(layout::child(layout::kFits, "column"));
   if (!fs_series.empty()) {
-    const Vector e = r.read_vector("/fits/exponent"), lo = r.read_vector("/fits/N_min"),
-                 hi = r.read_vector("/fits/N_max"), n = r.read_vector("/fits/points");
+    const Vector e = r.read_vector(layout::child(layout::kFits, "exponent")),
+                 lo = r.read_vector(layout::child(layout::kFits, "N_min")),
+                 hi = r.read_vector(layout::child(layout::kFits, "N_max")),
+                 n = r.read_vector(layout::child(layout::kFits, "points"));
     os << "\n  cost ~ N^p, least squares in log-log over N >= "
        << r.attribute_double("/", "fit_min_N") << ":\n";
     std::string last;

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "experiments/runner/sweep_run.hpp"
+#include "experiments/runner/results_layout.hpp"
 
 #include <fcntl.h>
 #include <mpi.h>
@@ -314,9 +315,9 @@ class SweepProgress {
     if (f.status == kDone) {
       try {
         const io::ResultsReader r(c_.points_dir / (p.key + ".h5"));
-        const double err = r.attribute_double("/sweep_point", "output_error");
-        const double speedup = r.attribute_double("/sweep_point", "speedup");
-        const std::int64_t rr = r.attribute_int("/sweep_point", "r");
+        const double err = r.attribute_double(layout::kSweepPoint, "output_error");
+        const double speedup = r.attribute_double(layout::kSweepPoint, "speedup");
+        const std::int64_t rr = r.attribute_int(layout::kSweepPoint, "r");
         if (rr > 0) detail = concat(", r = ", rr);
         if (std::isfinite(err)) detail += concat(", output error ", format("%.2e", err));
         if (std::isfinite(speedup)) detail += concat(", ", format("%.0f", speedup), "x per step");

@@ -6,6 +6,7 @@
 
 #include "experiments/runner/method.hpp"
 #include "experiments/runner/methods/gramian_keys.hpp"
+#include "experiments/runner/results_layout.hpp"
 #include "src/core/timing.hpp"
 
 namespace mor::experiments {
@@ -71,7 +72,7 @@ class BtMethod final : public ReductionMethod {
     model.first_order = std::make_unique<DenseLtiOperator>(res.Er, res.Ar, res.Br, res.Cr, res.Dr);
     model.spectral_abscissa = res.spectral_abscissa;
     model.stages = {{"gramians_s", res.gramians.seconds}, {"projection_s", res.seconds_projection}};
-    const std::string grp = "/reduction";
+    const std::string& grp = layout::kReduction;
     begin_reduction_record(out, name());
     KeyRecorder rec(out, grp);
     bt_keys(o_, rec);
@@ -80,17 +81,17 @@ class BtMethod final : public ReductionMethod {
     out.set_attribute(grp, "error_bound", res.error_bound);
     out.set_attribute(grp, "bound_is_complete", static_cast<std::int64_t>(res.bound_is_complete));
     out.set_attribute(grp, "projection_s", res.seconds_projection);
-    out.write_vector(grp + "/hsv", res.hsv);
+    out.write_vector(layout::kReductionHsv, res.hsv);
     record_gramians(out, res.gramians);
     for (const auto& [name, X] : {std::pair<const char*, const Matrix*>{"E", &res.Er},
                                   {"A", &res.Ar},
                                   {"B", &res.Br},
                                   {"C", &res.Cr},
                                   {"D", &res.Dr}})
-      out.write_matrix(grp + "/reduced/" + name, *X);
+      out.write_matrix(layout::child(layout::kReductionReduced, name), *X);
     if (o_.store_bases) {
-      out.write_matrix(grp + "/V", res.V);
-      out.write_matrix(grp + "/W", res.W);
+      out.write_matrix(layout::kReductionV, res.V);
+      out.write_matrix(layout::kReductionW, res.W);
     }
     out.set_attribute(grp, "seconds", model.seconds);
     return model;
@@ -117,12 +118,18 @@ void bt_method_keys(std::vector<KeyDoc>& rows) {
   bt_keys(o, docs);
 }
 
+std::int64_t bt_order_for_tolerance(const io::ResultsReader& r, double tol) {
+  return r.exists(layout::kReductionHsv)
+             ? order_for_bound(r.read_vector(layout::kReductionHsv), tol)
+             : -1;
+}
+
 }  // namespace
 
 extern const MethodInfo kBtMethod{
     "bt",
     "first-order balanced truncation (square-root or balancing-free; dense or low-rank "
     "Gramians) of a stable LTI model; error bound 2 sum_{i>r} sigma_i",
-    &read_bt, &bt_method_keys};
+    &read_bt, &bt_method_keys, &bt_order_for_tolerance};
 
 }  // namespace mor::experiments

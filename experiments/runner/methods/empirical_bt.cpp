@@ -3,6 +3,7 @@
 // (reduction/empirical_gramians.hpp), a Petrov-Galerkin model with the balancing bases, the
 // cubic force hyper-reduced by DEIM / Q-DEIM from the [[training]] runs' force snapshots.
 #include "experiments/runner/methods/chain_projection.hpp"
+#include "experiments/runner/results_layout.hpp"
 
 namespace mor::experiments {
 namespace {
@@ -72,12 +73,18 @@ void empirical_bt_method_keys(std::vector<KeyDoc>& rows) {
   empirical_keys(o, docs);
 }
 
+std::int64_t empirical_bt_order_for_tolerance(const io::ResultsReader& r, double tol) {
+  return r.exists(layout::kReductionEmpiricalSv)
+             ? order_for_bound(r.read_vector(layout::kReductionEmpiricalSv), tol)
+             : -1;
+}
+
 }  // namespace
 
 extern const MethodInfo kEmpiricalBtMethod{
     "empirical_bt",
     "position balancing of the nonlinear chain by empirical Gramians, hyper-reduced by DEIM or "
     "Q-DEIM",
-    &read_empirical_bt, &empirical_bt_method_keys};
+    &read_empirical_bt, &empirical_bt_method_keys, &empirical_bt_order_for_tolerance};
 
 }  // namespace mor::experiments

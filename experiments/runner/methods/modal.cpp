@@ -7,6 +7,7 @@
 
 #include "experiments/runner/method.hpp"
 #include "experiments/runner/model_kind.hpp"
+#include "experiments/runner/results_layout.hpp"
 #include "reduction/modal_truncation.hpp"
 
 namespace mor::experiments {
@@ -73,15 +74,15 @@ class ModalMethod final : public ReductionMethod {
     double abscissa = -std::numeric_limits<double>::infinity();
     for (const Complex& l : reduced.first_order->poles()) abscissa = std::max(abscissa, l.real());
     reduced.spectral_abscissa = abscissa;
-    const std::string grp = "/reduction";
+    const std::string& grp = layout::kReduction;
     begin_reduction_record(out, name());
     KeyRecorder rec(out, grp);
     modal_keys(o_, rec);
     out.set_attribute(grp, "r", static_cast<std::int64_t>(res.r));
     out.set_attribute(grp, "seconds", res.seconds);
     out.set_attribute(grp, "spectral_abscissa", abscissa);
-    out.write_vector(grp + "/omega", res.omega);
-    out.write_vector(grp + "/dominance", res.dominance);
+    out.write_vector(layout::kReductionOmega, res.omega);
+    out.write_vector(layout::kReductionDominance, res.dominance);
     out.set_attribute(grp, "kept", to_int64(res.kept));
     const auto& s = res.reduced;
     for (const auto& [name, X] : {std::pair<const char*, const Matrix*>{"M", &s.M},
@@ -90,8 +91,8 @@ class ModalMethod final : public ReductionMethod {
                                   {"B", &s.B},
                                   {"Cp", &s.Cp},
                                   {"Cv", &s.Cv}})
-      out.write_matrix(grp + "/reduced/" + name, *X);
-    out.write_matrix(grp + "/V", res.V);
+      out.write_matrix(layout::child(layout::kReductionReduced, name), *X);
+    out.write_matrix(layout::kReductionV, res.V);
     return reduced;
   }
 

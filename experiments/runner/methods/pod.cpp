@@ -2,6 +2,7 @@
 // Method "pod": POD-Galerkin of the (nonlinear) chain from the snapshots of [[training]] runs
 // (and of earlier results files), its cubic force hyper-reduced by DEIM / Q-DEIM.
 #include "experiments/runner/methods/chain_projection.hpp"
+#include "experiments/runner/results_layout.hpp"
 
 namespace mor::experiments {
 namespace {
@@ -58,12 +59,18 @@ void pod_method_keys(std::vector<KeyDoc>& rows) {
   pod_keys(o, docs);
 }
 
+std::int64_t pod_order_for_tolerance(const io::ResultsReader& r, double tol) {
+  return r.exists(layout::kReductionPodSv)
+             ? order_for_energy(r.read_vector(layout::kReductionPodSv), tol)
+             : -1;
+}
+
 }  // namespace
 
 extern const MethodInfo kPodMethod{
     "pod",
     "POD-Galerkin of the nonlinear chain from training runs, the cubic force hyper-reduced by "
     "DEIM or Q-DEIM",
-    &read_pod, &pod_method_keys};
+    &read_pod, &pod_method_keys, &pod_order_for_tolerance};
 
 }  // namespace mor::experiments

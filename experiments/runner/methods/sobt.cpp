@@ -7,6 +7,7 @@
 
 #include "experiments/runner/method.hpp"
 #include "experiments/runner/methods/gramian_keys.hpp"
+#include "experiments/runner/results_layout.hpp"
 #include "src/core/timing.hpp"
 
 namespace mor::experiments {
@@ -91,15 +92,15 @@ class SobtMethod final : public ReductionMethod {
     model.first_order.reset(new DenseLtiOperator(to_first_order(res.reduced)));
     model.spectral_abscissa = res.spectral_abscissa;
     model.stages = {{"gramians_s", res.gramians.seconds}, {"projection_s", res.seconds_projection}};
-    const std::string grp = "/reduction";
+    const std::string& grp = layout::kReduction;
     begin_reduction_record(out, name());
     KeyRecorder rec(out, grp);
     sobt_keys(o_, rec);
     out.set_attribute(grp, "r", static_cast<std::int64_t>(res.r));
     out.set_attribute(grp, "spectral_abscissa", res.spectral_abscissa);
     out.set_attribute(grp, "projection_s", res.seconds_projection);
-    out.write_vector(grp + "/hsv", res.hsv);
-    out.write_vector(grp + "/sv", res.sv);
+    out.write_vector(layout::kReductionHsv, res.hsv);
+    out.write_vector(layout::kReductionSv, res.sv);
     record_gramians(out, res.gramians);
     const auto& s = res.reduced;
     for (const auto& [name, X] : {std::pair<const char*, const Matrix*>{"M", &s.M},
@@ -108,10 +109,10 @@ class SobtMethod final : public ReductionMethod {
                                   {"B", &s.B},
                                   {"Cp", &s.Cp},
                                   {"Cv", &s.Cv}})
-      out.write_matrix(grp + "/reduced/" + name, *X);
+      out.write_matrix(layout::child(layout::kReductionReduced, name), *X);
     if (o_.store_bases) {
-      out.write_matrix(grp + "/V", res.V);
-      out.write_matrix(grp + "/W", res.W);
+      out.write_matrix(layout::kReductionV, res.V);
+      out.write_matrix(layout::kReductionW, res.W);
     }
     out.set_attribute(grp, "seconds", model.seconds);
     return model;
@@ -138,12 +139,18 @@ void sobt_method_keys(std::vector<KeyDoc>& rows) {
   sobt_keys(o, docs);
 }
 
+std::int64_t sobt_order_for_tolerance(const io::ResultsReader& r, double tol) {
+  return r.exists(layout::kReductionHsv)
+             ? order_for_bound(r.read_vector(layout::kReductionHsv), tol)
+             : -1;
+}
+
 }  // namespace
 
 extern const MethodInfo kSobtMethod{
     "sobt",
     "second-order balanced truncation (Reis & Stykel 2008; variants p, v, pv, vp): the reduced "
     "model stays M_r q'' + D_r q' + K_r q = B_r u",
-    &read_sobt, &sobt_method_keys};
+    &read_sobt, &sobt_method_keys, &sobt_order_for_tolerance};
 
 }  // namespace mor::experiments

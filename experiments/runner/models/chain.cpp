@@ -5,6 +5,7 @@
 #include <ostream>
 
 #include "experiments/runner/model_kind.hpp"
+#include "experiments/runner/results_layout.hpp"
 
 namespace mor::experiments {
 namespace {
@@ -81,16 +82,16 @@ class ChainSpec final : public ModelSpec {
     chain_keys(p_, w);
   }
   void record(io::ResultsWriter& out) const override {
-    KeyRecorder rec(out, "/model");
+    KeyRecorder rec(out, layout::kModel);
     chain_keys(p_, rec);
     // Resolved defaults: the masses the inputs and outputs are at.
     auto or_last = [&](const std::vector<Index>& v) {
       return v.empty() ? std::vector<std::int64_t>{p_.N}
                        : std::vector<std::int64_t>(v.begin(), v.end());
     };
-    out.set_attribute("/model", "inputs", or_last(p_.inputs));
-    out.set_attribute("/model", "outputs", or_last(p_.outputs));
-    out.set_attribute("/model", "convention",
+    out.set_attribute(layout::kModel, "inputs", or_last(p_.inputs));
+    out.set_attribute(layout::kModel, "outputs", or_last(p_.outputs));
+    out.set_attribute(layout::kModel, "convention",
                       std::string("M q'' + D q' + K q + g(q) = B u, y = Cp q + Cv q'; K = -k_l T, "
                                   "D = -d T (or alpha M + beta K), g = -f of MORwiki"));
   }

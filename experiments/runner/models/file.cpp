@@ -8,6 +8,7 @@
 
 #include "experiments/runner/model_kind.hpp"
 #include "experiments/runner/models/lti_model.hpp"
+#include "experiments/runner/results_layout.hpp"
 #include "src/io/model_files.hpp"
 
 namespace mor::experiments {
@@ -57,13 +58,13 @@ class FileSpec final : public ModelSpec {
     file_keys(o_, w);
   }
   void record(io::ResultsWriter& out) const override {
-    KeyRecorder rec(out, "/model");
+    KeyRecorder rec(out, layout::kModel);
     file_keys(o_, rec);
-    out.set_attribute("/model", "form",
+    out.set_attribute(layout::kModel, "form",
                       std::string(first_order() ? "first_order" : "second_order"));
-    out.set_attribute("/model", "n", static_cast<std::int64_t>(size()));
-    out.set_attribute("/model", "structure", io::describe(report_));
-    out.set_attribute("/model", "convention",
+    out.set_attribute(layout::kModel, "n", static_cast<std::int64_t>(size()));
+    out.set_attribute(layout::kModel, "structure", io::describe(report_));
+    out.set_attribute(layout::kModel, "convention",
                       std::string(first_order() ? "E x' = A x + B u, y = C x + D u"
                                                 : "M q'' + D q' + K q = B u, y = Cp q + Cv q'"));
   }

@@ -1,0 +1,151 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// The layout of results files, declared once: every HDF5 group and dataset the runners write
+// and `mor info`, `mor export`, the sweep merge and training-file reads open, by name. The
+// Python reader (python/mor_results.py, its table PATHS) uses the same names for the same paths,
+// which the test results_layout checks against `mor layout`; docs/results-layout.md is
+// `mor layout --markdown` (test docs_layout). No runner spells a path literally.
+//
+// A sweep's merged file holds each point's whole results file under /points/<key>, so every
+// path of a run also exists there relative to that group.
+#pragma once
+
+#include <iosfwd>
+#include <span>
+#include <string>
+#include <string_view>
+
+namespace mor::experiments::layout {
+
+// X(identifier, name, path, kind, what it holds); kind: group (attributes and children),
+// dataset, or table (a group of same-length 1-D column datasets).
+#define MOR_RESULTS_LAYOUT(X)                                                                      \
+  X(kRoot, "root", "/", "group",                                                                   \
+    "attributes: format, format_version, program, version, git_commit, created, host, "            \
+    "command_line, name, description, source, configuration (the effective TOML)")                 \
+  X(kModel, "model", "/model", "group", "attributes: the model's keys, sizes and structure")       \
+  X(kSimulation, "simulation", "/simulation", "group",                                             \
+    "attributes: integrator, solver, dt, t0, t_end, steps, Newton settings, strides, state")       \
+  X(kInput, "input", "/input", "group", "attributes: type and description of the test input")      \
+  X(kTimings, "timings", "/timings", "group",                                                      \
+    "attributes: seconds per stage, ns per step per state, counts, peak memory")                   \
+  X(kOutputs, "outputs", "/outputs", "group", "the full model's outputs")                          \
+  X(kOutputsT, "outputs.t", "/outputs/t", "dataset", "n_out x 1: output times (s)")                \
+  X(kOutputsU, "outputs.u", "/outputs/u", "dataset", "n_out x m: the input at those times")        \
+  X(kOutputsY, "outputs.y", "/outputs/y", "dataset", "n_out x p: the outputs y")                   \
+  X(kSnapshots, "snapshots", "/snapshots", "group", "state snapshots (output.snapshot_stride)")    \
+  X(kSnapshotsT, "snapshots.t", "/snapshots/t", "dataset", "n_snap x 1: snapshot times (s)")       \
+  X(kSnapshotsEnergy, "snapshots.energy", "/snapshots/energy", "dataset",                          \
+    "n_snap x 1: stored energy (models that define one)")                                          \
+  X(kSnapshotsP, "snapshots.p", "/snapshots/p", "dataset", "n_snap x N: positions q")              \
+  X(kSnapshotsV, "snapshots.v", "/snapshots/v", "dataset", "n_snap x N: velocities q'")            \
+  X(kSnapshotsX, "snapshots.x", "/snapshots/x", "dataset",                                         \
+    "n_snap x n: the state of a first-order model")                                                \
+  X(kReduction, "reduction", "/reduction", "group",                                                \
+    "attributes: method, its keys as run, r, bound, seconds per offline stage")                    \
+  X(kReductionReduced, "reduction.reduced", "/reduction/reduced", "group",                         \
+    "the reduced matrices: E, A, B, C, D (first order) or M, D, K, B, Cp, Cv (second order)")      \
+  X(kReductionV, "reduction.V", "/reduction/V", "dataset", "n x r: the right basis V")             \
+  X(kReductionW, "reduction.W", "/reduction/W", "dataset", "n x r: the left basis W")              \
+  X(kReductionHsv, "reduction.hsv", "/reduction/hsv", "dataset",                                   \
+    "Hankel singular values (bt), position HSVs (sobt)")                                           \
+  X(kReductionSv, "reduction.sv", "/reduction/sv", "dataset",                                      \
+    "sobt: the singular values the variant truncates")                                             \
+  X(kReductionPodSv, "reduction.pod_singular_values", "/reduction/pod_singular_values", "dataset", \
+    "pod: singular values of the snapshot matrix")                                                 \
+  X(kReductionForceSv, "reduction.force_singular_values", "/reduction/force_singular_values",      \
+    "dataset", "DEIM: singular values of the force snapshots")                                     \
+  X(kReductionEmpiricalSv, "reduction.empirical_singular_values",                                  \
+    "/reduction/empirical_singular_values", "dataset", "empirical_bt: balanced singular values")   \
+  X(kReductionSubspaceSv, "reduction.subspace_singular_values",                                    \
+    "/reduction/subspace_singular_values", "dataset",                                              \
+    "empirical_bt: singular values of the position subspace")                                      \
+  X(kReductionDeimMasses, "reduction.deim_masses", "/reduction/deim_masses", "dataset",            \
+    "DEIM: the 1-based masses whose forces are evaluated")                                         \
+  X(kReductionOmega, "reduction.omega", "/reduction/omega", "dataset",                             \
+    "modal: natural frequencies of the kept modes (rad/s)")                                        \
+  X(kReductionDominance, "reduction.dominance", "/reduction/dominance", "dataset",                 \
+    "modal: dominance of the kept modes")                                                          \
+  X(kReductionAdiControllability, "reduction.adi_controllability",                                 \
+    "/reduction/adi_controllability", "group",                                                     \
+    "LR-ADI of the controllability Gramian: attributes, datasets residuals and shifts")            \
+  X(kReductionAdiObservability, "reduction.adi_observability", "/reduction/adi_observability",     \
+    "group", "LR-ADI of the observability Gramian")                                                \
+  X(kReductionRksmControllability, "reduction.rksm_controllability",                               \
+    "/reduction/rksm_controllability", "group", "RKSM of the controllability Gramian")             \
+  X(kReductionRksmObservability, "reduction.rksm_observability", "/reduction/rksm_observability",  \
+    "group", "RKSM of the observability Gramian")                                                  \
+  X(kReduced, "reduced", "/reduced", "group",                                                      \
+    "the reduced model's run: attributes r, integration_s (multibody: relative_output_error)")     \
+  X(kReducedOutputsY, "reduced.outputs.y", "/reduced/outputs/y", "dataset",                        \
+    "n_out x p: reduced outputs y_r at /outputs/t")                                                \
+  X(kError, "error", "/error", "group",                                                            \
+    "attributes: max_abs, relative_l2 of y - y_r (and state errors of projections)")               \
+  X(kErrorY, "error.y", "/error/y", "dataset", "n_out x p: y - y_r")                               \
+  X(kErrorVsR, "error_vs_r", "/error_vs_r", "table",                                               \
+    "columns r, m, relative_l2, max_abs, reduced_step_s: the error against r")                     \
+  X(kAnalysis, "analysis", "/analysis", "group",                                                   \
+    "attributes: H2 and H-infinity norms of full, reduced and error systems")                      \
+  X(kAnalysisOmega, "analysis.omega", "/analysis/omega", "dataset", "frequencies (rad/s)")         \
+  X(kAnalysisSigmaFull, "analysis.sigma_full", "/analysis/sigma_full", "dataset",                  \
+    "sigma_max(G(i omega))")                                                                       \
+  X(kAnalysisSigmaReduced, "analysis.sigma_reduced", "/analysis/sigma_reduced", "dataset",         \
+    "sigma_max(G_r(i omega))")                                                                     \
+  X(kAnalysisSigmaError, "analysis.sigma_error", "/analysis/sigma_error", "dataset",               \
+    "sigma_max(G(i omega) - G_r(i omega))")                                                        \
+  X(kBenchmark, "benchmark", "/benchmark", "group",                                                \
+    "multibody: the benchmark run (attributes: CVODE statistics, accuracy)")                       \
+  X(kBenchmarkT, "benchmark.t", "/benchmark/t", "dataset", "n_t x 1: times (s)")                   \
+  X(kBenchmarkX, "benchmark.x", "/benchmark/x", "dataset", "n_t x n: the state")                   \
+  X(kBenchmarkY, "benchmark.y", "/benchmark/y", "dataset", "n_t x p: the outputs")                 \
+  X(kBenchmarkEnergy, "benchmark.energy", "/benchmark/energy", "dataset", "n_t x 1: energy E")     \
+  X(kBenchmarkEnergyBalance, "benchmark.energy_balance", "/benchmark/energy_balance", "dataset",   \
+    "n_t x 1: E - E0 - W (work of the inputs)")                                                    \
+  X(kBenchmarkConstraintResidual, "benchmark.constraint_residual",                                 \
+    "/benchmark/constraint_residual", "dataset", "n_t x 1: constraint residual (A04)")             \
+  X(kBenchmarkYExact, "benchmark.y_exact", "/benchmark/y_exact", "dataset",                        \
+    "n_t x p: the closed-form solution (A01)")                                                     \
+  X(kAnimation, "animation", "/animation", "group", "multibody: attributes fps, format")           \
+  X(kAnimationPoints, "animation.points", "/animation/points", "dataset",                          \
+    "n_t x 3 n_points: point positions")                                                           \
+  X(kAnimationSegments, "animation.segments", "/animation/segments", "dataset",                    \
+    "pairs of 0-based point indices drawn as bars")                                                \
+  X(kLinear, "linear", "/linear", "group",                                                         \
+    "multibody: the linearisation (attributes) and its matrices M, D, K, B, Cp, Cv")               \
+  X(kLinearPolesReal, "linear.poles_real", "/linear/poles_real", "dataset", "Re of the poles")     \
+  X(kLinearPolesImag, "linear.poles_imag", "/linear/poles_imag", "dataset", "Im of the poles")     \
+  X(kLinearResponseT, "linear.response.t", "/linear/response/t", "dataset",                        \
+    "times of the linear model's response")                                                        \
+  X(kLinearResponseY, "linear.response.y", "/linear/response/y", "dataset",                        \
+    "the linear model's response")                                                                 \
+  X(kLinearNonlinearResponseT, "linear.nonlinear_response.t", "/linear/nonlinear_response/t",      \
+    "dataset", "times of the nonlinear model's response to the same input")                        \
+  X(kLinearNonlinearResponseY, "linear.nonlinear_response.y", "/linear/nonlinear_response/y",      \
+    "dataset", "the nonlinear model's response (deviation from the operating point)")              \
+  X(kReducedT, "reduced.t", "/reduced/t", "dataset", "multibody: times of the reduced response")   \
+  X(kReducedY, "reduced.y", "/reduced/y", "dataset", "multibody: the reduced response")            \
+  X(kTable, "table", "/table", "table", "sweep: one 1-D dataset per column, a row per point")      \
+  X(kFits, "fits", "/fits", "table",                                                               \
+    "sweep: power-law fits, columns series, column, exponent, coefficient, N_min, N_max, points")  \
+  X(kPoints, "points", "/points", "group", "sweep: /points/<key> holds the point's results file")  \
+  X(kSweepPoint, "sweep_point", "/sweep_point", "group",                                           \
+    "sweep point: its row of the table, as attributes")
+
+#define MOR_LAYOUT_CONSTANT(id, name, path, kind, doc) inline const std::string id = path;
+MOR_RESULTS_LAYOUT(MOR_LAYOUT_CONSTANT)
+#undef MOR_LAYOUT_CONSTANT
+
+/// One entry of the layout.
+struct Entry {
+  std::string_view name, path, kind, doc;
+};
+
+/// Every entry, in declaration order.
+std::span<const Entry> entries();
+
+/// path + "/" + child, e.g. child(kReductionReduced, "A") = "/reduction/reduced/A".
+std::string child(std::string_view path, std::string_view name);
+
+/// The layout as aligned text (`mor layout`) or as the Markdown of docs/results-layout.md.
+void print(bool markdown, std::ostream& out);
+
+}  // namespace mor::experiments::layout
