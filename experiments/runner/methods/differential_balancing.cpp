@@ -102,11 +102,12 @@ class DifferentialBalancingMethod final : public ReductionMethod {
               ": reduction.compare_orders entries must be in [1, N = ", N, "], got ", order);
   }
   double estimate_seconds(const ExperimentConfig& c, double) const override {
-    // Two SDPs; measured about 2.5 s for both at N = 20 (docs/methods/differential_balancing.md),
-    // growing like the Schur matrix's Cholesky factor, (N (2 N + 1))^3.
+    // Two SDPs: about 20 s of CPU for both at N = 20 (820 unknowns, 3 s wall at N = 10;
+    // docs/methods/differential_balancing.md), growing like the Schur matrix's Cholesky factor,
+    // (N (2 N + 1))^3, plus a second of setup.
     const double N = static_cast<double>(c.model_size());
     const double m = N * (2 * N + 1) / 820.0;
-    return 2.5 * m * m * m;
+    return 1.0 + 20.0 * m * m * m;
   }
   double estimate_bytes(const ExperimentConfig& c) const override {
     const double N = static_cast<double>(c.model_size());
