@@ -1,0 +1,275 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// Experiment files: reading and validating one into an ExperimentConfig, and its effective
+// configuration written back as TOML (experiments/runner/experiment_keys.hpp declares the keys).
+#include "experiments/runner/experiment.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <ctime>
+#include <fstream>
+#include <functional>
+#include <iomanip>
+#include <map>
+#include <numeric>
+#include <optional>
+#include <ostream>
+#include <set>
+#include <sstream>
+
+#include <toml++/toml.h>
+
+#include "experiments/runner/chain_reduction_run.hpp"
+#include "experiments/runner/experiment_keys.hpp"
+#include "experiments/runner/method.hpp"
+#include "experiments/runner/model_kind.hpp"
+#include "experiments/runner/reduction_run.hpp"
+#include "experiments/runner/results_layout.hpp"
+#include "experiments/runner/toml_reader.hpp"
+#include "models/multibody.hpp"
+#include "reduction/deim.hpp"
+#include "reduction/pod.hpp"
+#include "reduction/reduced_chain.hpp"
+#include "src/core/errors.hpp"
+#include "src/core/version.hpp"
+#include "src/io/results.hpp"
+#include "src/signals/signal.hpp"
+
+namespace mor::experiments {
+namespace {
+
+using detail::concat;
+
+/// The effective configuration, every default filled in, as TOML: stored in results files.
+
+SimulationTable simulation_table(const ExperimentConfig& c) {
+  const IntegratorOptions& o = c.integrator;
+  return {o.scheme,        o.dt,          o.t_end,       c.solver,
+          o.rho_infinity,  o.newton_rtol, o.newton_atol, o.newton_max_iterations,
+          o.reuse_jacobian};
+}
+
+OutputTable output_table(const ExperimentConfig& c) {
+  return {c.integrator.observe_stride, c.snapshot_stride, c.snapshot_fields, c.compression,
+          c.plots};
+}
+
+std::string to_toml(const ExperimentConfig& c) {
+  std::ostringstream os;
+  os.precision(17);
+  KeyWriter w(os);
+  os << "[experiment]\n";
+  ExperimentTable e{c.name, c.description, c.output.string()};
+  e.visit_keys(w);
+  os << "\n[model]\ntype = " << toml_string(std::string(c.model->kind())) << "\n";
+  c.model->write_toml(os);
+  os << "\n[input]\n";
+  write_input(os, c.input);
+  for (const InputSpec& t : c.training) {
+    os << "\n[[training]]\n";
+    write_input(os, t);
+  }
+  os << "\n[simulation]\n";
+  simulation_table(c).visit_keys(w);
+  os << "\n[output]\n";
+  output_table(c).visit_keys(w);
+  os << "\n[reduction]\nmethod = " << toml_string(std::string(c.reduction->name())) << "\n";
+  c.reduction->write_toml(os);
+  os << "\n[analysis]\n";
+  AnalysisSpec a = c.analysis;
+  analysis_keys(a, w);
+  return os.str();
+}
+
+}  // namespace
+
+/// The effective keys of one input table, its type first.
+void write_input(std::ostream& os, const InputSpec& in) {
+  os << "type = " << toml_string(in.type) << "\n";
+  KeyWriter w(os);
+  InputSpec copy = in;
+  signal_keys(copy, w);
+}
+
+AnalysisSpec read_analysis(TableReader& r) {
+  AnalysisSpec a;
+  KeyReader reader(r, "analysis", {});
+  analysis_keys(a, reader);
+  r.finish();
+  require(a.bode_points >= 0 && a.bode_points != 1, r.where("bode_points"),
+          ": analysis.bode_points must be 0 (none) or >= 2, got ", a.bode_points);
+  require(a.omega_min > 0.0 && a.omega_max > a.omega_min, r.where("omega_min"),
+          ": analysis needs 0 < omega_min < omega_max, got omega_min = ", a.omega_min,
+          ", omega_max = ", a.omega_max);
+  require(a.hinf_grid >= 10, r.where("hinf_grid"), ": analysis.hinf_grid must be >= 10, got ",
+          a.hinf_grid);
+  return a;
+}
+
+InputSpec read_input(TableReader& r, const std::string& name, const std::string& source,
+                     const std::filesystem::path& base_dir) {
+  InputSpec in;
+  in.type = r.text("type", in.type);
+  const auto known = std::find_if(std::begin(kSignalTypes), std::end(kSignalTypes),
+                                  [&](const SignalType& t) { return t.name == in.type; });
+  if (known == std::end(kSignalTypes)) {
+    std::vector<std::string> names;
+    for (const auto& t : kSignalTypes) names.emplace_back(t.name);
+    const std::string near = suggestion(in.type, names);
+    throw InvalidArgument(concat(r.where("type"), ": ", name, ".type '", in.type,
+                                 "' is not a known signal (", join(names), ")",
+                                 near.empty() ? "" : "; did you mean '" + near + "'?"));
+  }
+  KeyReader reader(r, name, base_dir);
+  signal_keys(in, reader);
+  r.finish(" for input type '" + in.type + "'");
+  if (in.type == "multisine")
+    require(in.seed >= 0, r.where("seed"), ": ", name, ".seed must be >= 0, got ", in.seed);
+  if (in.type == "table")
+    require(!in.file.empty(), source, ": ", name, ".type = \"table\" needs ", name, ".file");
+  return in;
+}
+
+ExperimentConfig parse_experiment(const std::string& text, const std::string& source,
+                                  const std::filesystem::path& base_dir,
+                                  const std::vector<std::string>& overrides) {
+  toml::table root = parse_root(
+      text, source, overrides,
+      {"experiment", "model", "input", "training", "simulation", "output", "reduction", "analysis"},
+      {"training"});
+  auto table = [&](const char* name) { return root[name].as_table(); };
+
+  ExperimentConfig c;
+  c.source = source;
+  {
+    TableReader r(table("experiment"), "experiment", source);
+    read_experiment_table(r, source, c.name, c.description, c.output);
+  }
+  {
+    TableReader r(table("model"), "model", source);
+    const std::string type = r.text("type", "mass_spring_chain");
+    const ModelKindInfo* kind = find_model_kind(type);
+    if (kind == nullptr) {
+      std::vector<std::string> known;
+      for (const auto& k : model_kinds()) known.emplace_back(k.name);
+      const std::string near = suggestion(type, known);
+      for (const auto& id : multibody_model_ids()) known.push_back(id);
+      throw InvalidArgument(concat(r.where("type"), ": model.type '", type,
+                                   "' is not a known model (known: ", join(known), ")",
+                                   near.empty() ? "" : "; did you mean '" + near + "'?"));
+    }
+    c.model = kind->read(r, source, base_dir);
+  }
+  {
+    TableReader r(table("input"), "input", source);
+    c.input = read_input(r, "input", source, base_dir);
+  }
+  if (const toml::node* tn = root.get("training")) {
+    const toml::array* arr = tn->as_array();
+    require(arr != nullptr && arr->is_array_of_tables(), source, ":", tn->source().begin.line,
+            ": training must be an array of tables ([[training]] with the keys of [input])");
+    for (std::size_t i = 0; i < arr->size(); ++i) {
+      const std::string name = concat("training[", i, "]");
+      TableReader r((*arr)[i].as_table(), name, source);
+      c.training.push_back(read_input(r, name, source, base_dir));
+    }
+  }
+  {
+    TableReader r(table("simulation"), "simulation", source);
+    SimulationTable t;
+    KeyReader reader(r, "simulation", base_dir);
+    t.visit_keys(reader);
+    r.finish();
+    require(t.newton_max_iterations >= 1 && t.newton_max_iterations <= 1000000,
+            r.where("newton_max_iterations"),
+            ": simulation.newton_max_iterations must be in 1..10^6, got ", t.newton_max_iterations);
+    IntegratorOptions& o = c.integrator;
+    o.scheme = t.integrator;
+    c.solver = t.solver;
+    o.dt = t.dt;
+    o.t0 = 0.0;
+    o.t_end = t.t_end;
+    o.rho_infinity = t.rho_infinity;
+    o.newton_rtol = t.newton_rtol;
+    o.newton_atol = t.newton_atol;
+    o.newton_max_iterations = static_cast<int>(t.newton_max_iterations);
+    o.reuse_jacobian = t.reuse_jacobian;
+  }
+  {
+    TableReader r(table("output"), "output", source);
+    OutputTable t;
+    const bool first_order = c.model->first_order();
+    if (first_order) t.snapshot_fields = {"x"};
+    KeyReader reader(r, "output", base_dir);
+    t.visit_keys(reader);
+    r.finish();
+    c.integrator.observe_stride = t.output_stride;
+    c.snapshot_stride = t.snapshot_stride;
+    c.snapshot_fields = t.snapshot_fields;
+    c.plots = t.plots;
+    require(c.snapshot_stride >= 0, r.where("snapshot_stride"),
+            ": output.snapshot_stride must be >= 0 (0: no snapshots), got ", c.snapshot_stride);
+    require(t.compression >= 0 && t.compression <= 9, r.where("compression"),
+            ": output.compression must be a deflate level 0..9, got ", t.compression);
+    c.compression = static_cast<int>(t.compression);
+    for (const auto& f : c.snapshot_fields)
+      require(first_order ? f == "x" : f == "p" || f == "v", r.where("snapshot_fields"),
+              ": output.snapshot_fields entry '", f, "' must be ",
+              first_order ? "\"x\" (the state of a first-order model)"
+                          : "\"p\" (positions) or \"v\" (velocities)");
+  }
+  {
+    TableReader r(table("reduction"), "reduction", source);
+    c.reduction = read_reduction(r, source, base_dir);
+    c.reduction->check(c, r.where("method"));
+    require(
+        c.reduction->family() == ReductionMethod::Family::chain_projection || c.training.empty(),
+        source,
+        ": [[training]] inputs are used by reduction.method = \"pod\" and "
+        "\"empirical_bt\" only");
+  }
+  {
+    TableReader r(table("analysis"), "analysis", source);
+    c.analysis = read_analysis(r);
+  }
+  try {
+    validate(c.integrator);
+  } catch (const InvalidArgument& e) {
+    throw InvalidArgument(concat(source, ": simulation: ", e.what()));
+  }
+  c.toml = to_toml(c);
+  return c;
+}
+
+const ChainParameters& ExperimentConfig::chain() const {
+  const ChainParameters* p = model ? model->chain_parameters() : nullptr;
+  require(p != nullptr, source, ": model.type = \"", model ? model->kind() : "none",
+          "\" is not the chain");
+  return *p;
+}
+
+Index ExperimentConfig::model_size() const {
+  require(model != nullptr, source, ": no model");
+  return model->size();
+}
+
+ExperimentConfig load_experiment(const std::filesystem::path& file,
+                                 const std::vector<std::string>& overrides) {
+  return parse_experiment(read_text_file(file), file.string(), file.parent_path(), overrides);
+}
+
+std::unique_ptr<Signal> make_signal(const InputSpec& in, Index m) {
+  if (in.type == "zero") return make_zero_signal(m);
+  if (in.type == "step") return make_step_signal(m, in.amplitude, in.t_on);
+  if (in.type == "sine")
+    return make_sine_signal(m, in.amplitude, in.frequency, in.phase, in.offset);
+  if (in.type == "chirp") return make_chirp_signal(m, in.amplitude, in.f0, in.f1, in.t1);
+  if (in.type == "multisine")
+    return make_multisine_signal(m, in.amplitude, in.frequencies,
+                                 static_cast<std::uint64_t>(in.seed));
+  return make_table_signal(m, in.file);
+}
+
+}  // namespace mor::experiments

@@ -1,0 +1,169 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// `mor info` of a sweep's merged results file: the table and the fits as text.
+#include "experiments/runner/sweep.hpp"
+
+#include "experiments/runner/estimates.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <iomanip>
+#include <limits>
+#include <map>
+#include <ostream>
+#include <set>
+#include <sstream>
+
+#include <toml++/toml.h>
+
+#include "experiments/runner/method.hpp"
+#include "experiments/runner/model_kind.hpp"
+#include "experiments/runner/multibody_run.hpp"
+#include "experiments/runner/results_layout.hpp"
+#include "experiments/runner/toml_reader.hpp"
+#include "src/core/errors.hpp"
+#include "src/io/results.hpp"
+
+namespace mor::experiments {
+namespace {
+
+namespace fs = std::filesystem;
+using detail::concat;
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+}  // namespace
+
+// mor info
+
+bool is_sweep_results(const io::ResultsReader& r) {
+  const auto names = r.attribute_names("/");
+  return std::find(names.begin(), names.end(), "kind") != names.end() &&
+         r.attribute_string("/", "kind") == "sweep";
+}
+
+namespace {
+
+std::string seconds_text(double s) {
+  char buf[32];
+  if (!std::isfinite(s)) return "-";
+  if (s >= 1.0)
+    std::snprintf(buf, sizeof buf, "%.2f s", s);
+  else if (s >= 1e-3)
+    std::snprintf(buf, sizeof buf, "%.2f ms", 1e3 * s);
+  else
+    std::snprintf(buf, sizeof buf, "%.2f us", 1e6 * s);
+  return buf;
+}
+
+std::string number_text(double v, const char* format) {
+  if (!std::isfinite(v)) return "-";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, format, v);
+  return buf;
+}
+
+}  // namespace
+
+void print_sweep_info(const io::ResultsReader& r, std::ostream& os) {
+  if (!is_sweep_results(r))
+    throw IoError(concat("results file '", r.path().string(), "' is not a sweep results file"));
+  const std::int64_t total = r.attribute_int("/", "points_total");
+  const std::int64_t done = r.attribute_int("/", "points_done");
+  const std::int64_t failed = r.attribute_int("/", "points_failed");
+  os << r.path().string() << ": sweep '" << r.attribute_string("/", "experiment_name") << "', "
+     << done << "/" << total << " points done";
+  if (failed > 0) os << ", " << failed << " failed";
+  if (done + failed < total) os << ", " << (total - done - failed) << " pending (rerun to finish)";
+  os << "\n  created " << r.attribute_string("/", "created") << " by "
+     << r.attribute_string("/", "command_line") << "\n";
+
+  const auto texts = [&](const std::string& name) {
+    return r.read_strings(layout::child(layout::kTable, name));
+  };
+  const auto values = [&](const std::string& name) {
+    const Vector v = r.read_vector(layout::child(layout::kTable, name));
+    return std::vector<double>(v.begin(), v.end());
+  };
+  const auto series = texts("series"), status = texts("status"), keys = texts("key");
+  const auto N = values("N"), rr = values("r"), m = values("m"), err = values("output_error"),
+             h2 = values("h2_error"), offline = values("offline_s"), full = values("full_step_s"),
+             red = values("reduced_step_s"), speedup = values("speedup"),
+             memory = values("peak_rss_mib"), wall = values("point_s");
+  struct Field {
+    const char* title;
+    int width;
+  };
+  const Field fields[] = {{"series", 0},      {"N", 8},        {"r", 4},        {"m", 4},
+                          {"output err", 10}, {"H2 err", 9},   {"offline", 10}, {"full step", 10},
+                          {"red. step", 10},  {"speed-up", 9}, {"peak MiB", 9}, {"point", 9}};
+  std::size_t series_width = 6;
+  for (const auto& s : series) series_width = std::max(series_width, s.size());
+  os << "\n  " << std::left << std::setw(static_cast<int>(series_width)) << "series" << std::right;
+  for (std::size_t k = 1; k < std::size(fields); ++k)
+    os << " " << std::setw(fields[k].width) << fields[k].title;
+  os << "  status\n";
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    os << "  " << std::left << std::setw(static_cast<int>(series_width)) << series[i] << std::right;
+    const std::string cells[] = {number_text(N[i], "%.0f"),
+                                 rr[i] > 0 ? number_text(rr[i], "%.0f") : "-",
+                                 m[i] > 0 ? number_text(m[i], "%.0f") : "-",
+                                 number_text(err[i], "%.2e"),
+                                 number_text(h2[i], "%.2e"),
+                                 seconds_text(offline[i]),
+                                 seconds_text(full[i]),
+                                 seconds_text(red[i]),
+                                 number_text(speedup[i], "%.0fx"),
+                                 number_text(memory[i], "%.0f"),
+                                 seconds_text(wall[i])};
+    for (std::size_t k = 0; k < std::size(cells); ++k)
+      os << " " << std::setw(fields[k + 1].width) << cells[k];
+    os << "  " << status[i] << "\n";
+  }
+
+  const auto fs_series = r.read_strings(layout::child(layout::kFits, "series")),
+             fs_column = r.read_strings(layout::child(layout::kFits, "column"));
+  if (!fs_series.empty()) {
+    const Vector e = r.read_vector(layout::child(layout::kFits, "exponent")),
+                 lo = r.read_vector(layout::child(layout::kFits, "N_min")),
+                 hi = r.read_vector(layout::child(layout::kFits, "N_max")),
+                 n = r.read_vector(layout::child(layout::kFits, "points"));
+    os << "\n  cost ~ N^p, least squares in log-log over N >= "
+       << r.attribute_double("/", "fit_min_N") << ":\n";
+    std::string last;
+    for (std::size_t k = 0; k < fs_series.size(); ++k) {
+      if (fs_series[k] != last) os << "  " << fs_series[k] << ":\n";
+      last = fs_series[k];
+      const Index i = static_cast<Index>(k);
+      os << "    " << std::left << std::setw(28) << fs_column[k] << std::right
+         << " p = " << number_text(e(i), "%5.2f") << "   (N = " << number_text(lo(i), "%.0f")
+         << " .. " << number_text(hi(i), "%.0f") << ", " << number_text(n(i), "%.0f")
+         << " points)\n";
+    }
+  }
+  const std::vector<double> tolerances =
+      std::get<std::vector<double>>(r.attribute("/", "tolerances"));
+  if (!tolerances.empty()) {
+    os << "\n  r needed for a relative tolerance (BT: 2 sum_{i>r} sigma_i <= tol sigma_1; POD: "
+          "snapshot tail energy^(1/2) <= tol):\n";
+    os << "  " << std::left << std::setw(static_cast<int>(series_width)) << "series" << std::right
+       << " " << std::setw(8) << "N";
+    for (const double t : tolerances) os << " " << std::setw(8) << number_text(t, "%.0e");
+    os << "\n";
+    std::vector<std::vector<double>> r_tol;
+    for (std::size_t k = 0; k < tolerances.size(); ++k)
+      r_tol.push_back(values(concat("r_for_tol_", k)));
+    for (std::size_t i = 0; i < keys.size(); ++i) {
+      if (status[i] != "done") continue;
+      os << "  " << std::left << std::setw(static_cast<int>(series_width)) << series[i]
+         << std::right << " " << std::setw(8) << number_text(N[i], "%.0f");
+      for (const auto& col : r_tol) os << " " << std::setw(8) << number_text(col[i], "%.0f");
+      os << "\n";
+    }
+  }
+}
+
+}  // namespace mor::experiments
