@@ -72,7 +72,7 @@ DifferentialGramianOptions options(double rho) {
 }
 
 TEST(DifferentialBalancing, RegionGramiansSatisfyEveryInequality) {
-  const double rho = 0.2;  // feasible up to about 0.25 for these lightly damped parameters
+  const double rho = 0.2;  // feasible; 0.3 is not, for these lightly damped parameters
   const MassSpringChain chain(testing::test_chain_parameters(6, 2.0));
   const DifferentialBalancing bal = differential_balancing(chain, options(rho));
   ASSERT_TRUE(bal.solved()) << bal.controllability.message << "\n" << bal.observability.message;
@@ -170,9 +170,9 @@ TEST(DifferentialBalancing, FullOrderTruncationIsTheChainInBalancedCoordinates) 
 }
 
 TEST(DifferentialBalancing, ErrorBoundHoldsOnSimulatedTrajectories) {
-  // The benchmark's parameters (m = k_l = d = 1, k_n = 2), N = 6, region rho = 0.5 (feasible up
-  // to about 0.6 for them); inputs of
-  // finite energy small enough to keep both trajectories in the region (checked).
+  // The benchmark's parameters (m = k_l = d = 1, k_n = 2), N = 6, region rho = 0.5 (feasible; 0.8
+  // is not); inputs of finite energy small enough to keep both trajectories in the region
+  // (checked).
   ChainParameters p;
   p.N = 6;
   p.k_n = 2.0;
