@@ -23,19 +23,21 @@
 #include "experiments/runner/method.hpp"
 #include "experiments/runner/multibody_run.hpp"
 #include "experiments/runner/results_layout.hpp"
+#include "experiments/runner/run_guards.hpp"
 #include "experiments/runner/sweep.hpp"
 #include "experiments/runner/summary.hpp"
 #include "experiments/runner/sweep_run.hpp"
 #include "src/core/errors.hpp"
+#include "src/core/interrupt.hpp"
 #include "src/core/version.hpp"
 #include "src/io/results.hpp"
 
 namespace {
 
-// Set by SIGINT/SIGTERM; the run stops at its next step and removes its temporary file.
-std::atomic<bool> g_stop_requested{false};
+// SIGINT/SIGTERM set the process-wide flag (src/core/interrupt.hpp), which every long loop
+// polls: the run stops within one step or iteration and removes its temporary file.
 extern "C" void request_stop(int) {
-  g_stop_requested.store(true);
+  mor::g_stop_requested.store(true);
 }
 
 std::string shell_quote(const std::string& s) {
@@ -206,6 +208,9 @@ int main(int argc, char** argv) {
   keys->add_option("table", keys_table,
                    "one table, e.g. simulation or reduction (default: all tables)");
   keys->add_flag("--markdown", keys_markdown, "as Markdown (the text of docs/keys.md)");
+  std::string keys_file;
+  keys->add_option("--file", keys_file,
+                   "experiment (default), multibody or sweep: the kind of file whose keys");
 
   CLI::App* layout = app.add_subcommand(
       "layout", "Print the layout of results files: every HDF5 group and dataset, what it holds");
@@ -246,11 +251,14 @@ int main(int argc, char** argv) {
 
   try {
     if (*run) {
+      mor::experiments::require_nonempty_output(run->count("--output") > 0, output, "-o/--output");
+      mor::experiments::require_regular_file(experiment_file, "experiment file");
+      mor::experiments::require_known_model_type(experiment_file, overrides);
       if (!output.empty()) overrides.push_back("experiment.output=\"" + output + "\"");
       mor::experiments::RunOptions options;
       options.progress = progress || (!quiet && isatty(STDERR_FILENO));
       options.command_line = command_line;
-      options.stop_requested = &g_stop_requested;
+      options.stop_requested = &mor::g_stop_requested;
       std::signal(SIGINT, request_stop);
       std::signal(SIGTERM, request_stop);
       if (mor::experiments::is_multibody_experiment(experiment_file, overrides)) {
@@ -260,6 +268,7 @@ int main(int argc, char** argv) {
                       experiment_file.c_str(), config.output.string().c_str());
           return 0;
         }
+        mor::io::require_replaceable_by_results(config.output);
         const auto s = mor::experiments::run_multibody_experiment(config, options);
         if (!quiet) print_multibody_summary(config, s);
         if (config.plots && !no_plots) return make_plots(s.results);
@@ -270,6 +279,8 @@ int main(int argc, char** argv) {
         mor::experiments::print_dry_run(config, stdout);
         return 0;
       }
+      mor::io::require_replaceable_by_results(config.output);
+      mor::experiments::check_run_memory(config);
       const auto s = mor::experiments::run_experiment(config, options);
       const bool plots = config.plots && !no_plots;
       if (!quiet)
@@ -283,6 +294,7 @@ int main(int argc, char** argv) {
       std::signal(SIGINT, request_stop);
       std::signal(SIGTERM, request_stop);
       if (extended) sweep_overrides.push_back("sweep.extended=true");
+      mor::experiments::require_regular_file(sweep_file, "sweep file");
       const auto config = mor::experiments::load_sweep(sweep_file, sweep_overrides);
       if (!worker_key.empty()) {
         // One point, in a process of its own; the parent reads the results file it leaves.
@@ -292,7 +304,7 @@ int main(int argc, char** argv) {
           throw mor::InvalidArgument("sweep " + sweep_file + " has no point '" + worker_key + "'");
         mor::experiments::RunOptions options;
         options.command_line = command_line;
-        options.stop_requested = &g_stop_requested;
+        options.stop_requested = &mor::g_stop_requested;
         if (progress_fd >= 0) options.report_stage = mor::experiments::stage_reporter(progress_fd);
         mor::experiments::run_sweep_point(config, *point, options);
         return 0;
@@ -301,6 +313,7 @@ int main(int argc, char** argv) {
         list_sweep(config, jobs);
         return 0;
       }
+      mor::io::require_replaceable_by_results(config.output);
       mor::experiments::SweepRunOptions options;
       options.jobs = jobs;
       options.quiet = quiet;
@@ -311,9 +324,10 @@ int main(int argc, char** argv) {
       options.worker_arguments = {"sweep", sweep_file};
       for (const auto& o : sweep_overrides)
         options.worker_arguments.insert(options.worker_arguments.end(), {"--set", o});
-      options.stop_requested = &g_stop_requested;
+      options.stop_requested = &mor::g_stop_requested;
       const auto s = mor::experiments::run_sweep(config, options);
       if (!s.merged) return 0;  // another rank than 0 under mpirun: rank 0 reports
+      mor::experiments::remove_point_leftovers(config);
       if (!quiet) {
         mor::experiments::print_sweep_info(mor::io::ResultsReader(config.output), std::cout);
         std::printf(
@@ -341,6 +355,7 @@ int main(int argc, char** argv) {
     if (*exporter) {
       const auto format = mor::experiments::parse_export_format(export_format);
       const std::filesystem::path source(export_source);
+      mor::experiments::require_regular_file(source, "export source");
       const auto files = source.extension() == ".toml"
                              ? mor::experiments::export_experiment_model(source, export_overrides,
                                                                          format, export_out)
@@ -357,11 +372,12 @@ int main(int argc, char** argv) {
       return 0;
     }
     if (*keys) {
-      mor::experiments::print_keys(keys_table, keys_markdown, std::cout);
+      mor::experiments::print_keys(keys_file, keys_table, keys_markdown, std::cout);
       return 0;
     }
     if (*info) {
       const mor::io::ResultsReader reader(results_file);
+      mor::experiments::check_results_layout(reader);
       if (mor::experiments::is_sweep_results(reader))
         mor::experiments::print_sweep_info(reader, std::cout);
       else
@@ -374,6 +390,10 @@ int main(int argc, char** argv) {
   } catch (const mor::NumericalError& e) {
     std::cerr << "mor: numerical failure: " << e.what() << "\n";
     return 3;
+  } catch (const std::filesystem::filesystem_error& e) {
+    // A folder or file the user named that cannot be made or read (e.g. a read-only folder).
+    std::cerr << "mor: error: " << mor::experiments::describe(e) << "\n";
+    return 2;
   } catch (const std::exception& e) {
     // Bad input (InvalidArgument, IoError: files the user named) is exit 2; anything else 1.
     const bool bad_input =

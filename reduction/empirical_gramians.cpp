@@ -10,6 +10,7 @@
 #include <string>
 
 #include "src/core/errors.hpp"
+#include "src/core/interrupt.hpp"
 #include "src/core/timing.hpp"
 #include "src/signals/signal.hpp"
 
@@ -55,6 +56,8 @@ template <class Record, class Context>
 void free_response(const MassSpringChain& chain, MassSpringChain::Workspace& ws, const Signal& zero,
                    const IntegratorOptions& opt, Vector q, Vector v, Index snapshots,
                    Record&& record, Context&& context) {
+  // Also for callers that hand no flag down (the integrator polls opt's every step).
+  throw_if_stop_requested("empirical Gramian training", opt.stop_requested);
   Index i = 0;
   try {
     integrate(chain, ws, zero, opt, q, v,

@@ -15,6 +15,7 @@
 #include <sstream>
 
 #include "src/core/errors.hpp"
+#include "src/core/interrupt.hpp"
 
 namespace mor {
 
@@ -138,7 +139,9 @@ struct Modes {
 };
 
 Modes svd_modes(const Matrix& A, const PodOptions& o, double total) {
+  throw_if_stop_requested("POD");
   Eigen::BDCSVD<Matrix> svd(A, Eigen::ComputeThinU);
+  throw_if_stop_requested("POD");
   const double tol = pod_rank_tolerance(A.rows(), A.cols());
   Modes m;
   m.s = svd.singularValues();
@@ -154,7 +157,9 @@ Modes snapshot_modes(const Matrix& A, const PodOptions& o, double total) {
   const Index k = A.cols();
   // C = A^T A / total (trace 1), so that Spectra's absolute floor eps^(2/3) is on C's scale.
   Matrix C = Matrix::Zero(k, k);
+  throw_if_stop_requested("POD");
   C.selfadjointView<Eigen::Lower>().rankUpdate(A.transpose(), 1.0 / total);
+  throw_if_stop_requested("POD");
   const bool iterative = o.order && k >= kIterativeMinSize && *o.order * kIterativeMaxRatio <= k;
   Vector lambda;
   Matrix Y;
@@ -189,6 +194,7 @@ Modes randomized_modes(const Matrix& A, const PodOptions& o, double total) {
   // power (A A^T)^q A Omega would lose to rounding (HMT Alg. 4.4).
   Matrix Q = orthonormal_columns(A * Omega);
   for (Index pass = 0; pass < o.power_iterations; ++pass) {
+    throw_if_stop_requested("POD");
     const Matrix Qt = orthonormal_columns(A.transpose() * Q);
     Q = orthonormal_columns(A * Qt);
   }

@@ -13,6 +13,7 @@
 
 #include "reduction/dense_lyapunov.hpp"
 #include "src/core/errors.hpp"
+#include "src/core/interrupt.hpp"
 #include "src/core/timing.hpp"
 
 namespace mor {
@@ -370,7 +371,7 @@ AdiResult rational_krylov(LtiOperator& sys, GramianKind kind, const RksmOptions&
 
   Index block_start = 0;  // first column of the newest block (the continuation vectors)
   while (true) {
-    if (options.stop_requested != nullptr && options.stop_requested->load())
+    if (stop_requested(options.stop_requested))
       throw Interrupted(detail::concat("RKSM (", to_string(kind), ") interrupted after ",
                                        result.iterations, " poles"));
     const Index k = V.cols();

@@ -4,12 +4,15 @@
 #include <gtest/gtest.h>
 
 #include <sys/wait.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <string>
 
 #include "support/mor_cli.hpp"
@@ -162,6 +165,268 @@ TEST_F(Cli, InvalidTomlNamesTheLine) {
   EXPECT_EQ(o.exit_code, 2);
   expect_contains(o, "broken.toml:2");
   EXPECT_TRUE(no_results_left());
+}
+
+// ---------------------------------------------------------------------------------------------
+// Issue 17: the files named, the output path, memory, interruption, damaged results, leftovers.
+
+std::string bytes_of(const fs::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+TEST_F(Cli, ADirectoryIsNotAnExperimentOrSweepFile) {
+  fs::create_directories(dir_ / "folder");
+  for (const std::string command : {"run folder", "sweep folder", "export folder --out x.mat"}) {
+    const Outcome o = mor(command);
+    EXPECT_EQ(o.exit_code, 2) << command << "\n" << o.output;
+    expect_contains(o, "'folder' is a directory, not a regular file");
+  }
+  EXPECT_TRUE(no_results_left());
+  EXPECT_FALSE(fs::exists(dir_ / "results")) << "an all-defaults run wrote results/";
+}
+
+TEST_F(Cli, AResultsFileNeverReplacesAnInputOrAnyOtherFile) {
+  // The experiment file as its own output, by the file and by -o; another experiment file; an
+  // existing folder; a sweep file as the sweep's output. Each input stays byte for byte.
+  const fs::path exp = experiment("", "", "");
+  std::ofstream(dir_ / "other.toml") << "[model]\nN = 5\n";
+  fs::create_directories(dir_ / "folder.h5");
+  const std::string exp_bytes = bytes_of(exp), other_bytes = bytes_of(dir_ / "other.toml");
+  const std::string run = "run " + exp.string() + " --no-plots -q";
+  for (const std::string args :
+       {run + " --set experiment.output=\"exp.toml\"", run + " -o exp.toml", run + " -o other.toml",
+        run + " -o folder.h5"}) {
+    const Outcome o = mor(args);
+    EXPECT_EQ(o.exit_code, 2) << args << "\n" << o.output;
+    expect_contains(o, "refusing to write results file");
+  }
+  EXPECT_EQ(bytes_of(exp), exp_bytes);
+  EXPECT_EQ(bytes_of(dir_ / "other.toml"), other_bytes);
+  EXPECT_TRUE(fs::is_directory(dir_ / "folder.h5"));
+  // A results file is replaced as before.
+  ASSERT_EQ(mor(run + " -o again.h5").exit_code, 0);
+  const Outcome again = mor(run + " -o again.h5");
+  EXPECT_EQ(again.exit_code, 0) << again.output;
+
+  const fs::path sweep = dir_ / "sw.toml";
+  std::ofstream(sweep) << "[sweep]\nname = \"sw\"\noutput = \"sw.toml\"\nN = [20]\nplots = false\n"
+                       << "[[study]]\nname = \"a\"\nexperiment = \"" << exp.string() << "\"\n";
+  const std::string sweep_bytes = bytes_of(sweep);
+  const Outcome o = mor("sweep sw.toml --no-plots -q");
+  EXPECT_EQ(o.exit_code, 2) << o.output;
+  expect_contains(o, "refusing to write results file 'sw.toml'");
+  EXPECT_EQ(bytes_of(sweep), sweep_bytes);
+  EXPECT_FALSE(fs::exists(dir_ / "sw.points")) << "the sweep started before refusing";
+}
+
+TEST_F(Cli, EmptyOutputNameIsRefused) {
+  const Outcome o = mor("run " + experiment().string() + " -o ''");
+  EXPECT_EQ(o.exit_code, 2) << o.output;
+  expect_contains(o, "-o/--output: empty file name");
+  EXPECT_TRUE(no_results_left());
+}
+
+TEST_F(Cli, RunThatCannotFitInMemoryIsRefusedUpFront) {
+  // 7 10^8 masses need about 270 GB: refused with the estimate before anything is allocated
+  // (the refusal takes no time; the run would be killed by the kernel without a word).
+  const Outcome o = mor("run " + experiment().string() + " --set model.N=700000000");
+  EXPECT_EQ(o.exit_code, 2) << o.output;
+  expect_contains(o, "MiB (estimate for n = 700000000");
+  expect_contains(o, "above this machine's budget");
+  EXPECT_TRUE(no_results_left());
+  EXPECT_FALSE(fs::exists(dir_ / "out"));
+}
+
+TEST_F(Cli, UnknownModelTypeIsNamedBeforeTheTablesOfAnotherKind) {
+  const fs::path file = dir_ / "pend.toml";
+  std::ofstream(file) << "[experiment]\noutput = \"out/p.h5\"\n[model]\ntype = \"pendulumm\"\n"
+                      << "[linear]\nt_end = 1.0\n";
+  const Outcome o = mor("run " + file.string());
+  EXPECT_EQ(o.exit_code, 2) << o.output;
+  expect_contains(o, "pend.toml:4: unknown model.type 'pendulumm'; did you mean 'pendulum'?");
+  EXPECT_EQ(o.output.find("[linear]"), std::string::npos) << o.output;
+}
+
+TEST_F(Cli, UnwritableSweepOutputIsOneLineNamingThePath) {
+  // A folder that cannot be made (a file is in the way; tests run as root, so permissions would
+  // not stop them): a plain message naming the path, not the library's "filesystem error".
+  std::ofstream(dir_ / "plain") << "x";
+  const fs::path sweep = dir_ / "sw.toml";
+  std::ofstream(sweep) << "[sweep]\nname = \"sw\"\noutput = \"plain/sub/sw.h5\"\nN = [20]\n"
+                       << "plots = false\n[[study]]\nname = \"a\"\nexperiment = \""
+                       << experiment().string() << "\"\n";
+  const Outcome o = mor("sweep sw.toml --no-plots -q");
+  EXPECT_EQ(o.exit_code, 2) << o.output;
+  expect_contains(o, "mor: error: cannot create directories '");
+  expect_contains(o, "plain/sub/sw.points': Not a directory");
+  EXPECT_EQ(o.output.find("filesystem error"), std::string::npos) << o.output;
+}
+
+TEST_F(Cli, FailedRunsLeaveNoFolderAndStaleTemporariesAreCleaned) {
+  // A run that fails after its results file was opened removes the folder it made for it.
+  Outcome o = mor("run " + experiment("k_l = 1e4").string() +
+                  " --set simulation.integrator=rk4 --set simulation.t_end=50 -o new/deeper/r.h5");
+  EXPECT_EQ(o.exit_code, 3) << o.output;
+  EXPECT_FALSE(fs::exists(dir_ / "new")) << "a failed run left its folder";
+  // The temporary file of a killed writer (its process is gone) is removed by the next writer of
+  // that file; one of a live process (this test's) is not.
+  o = shell("sh -c 'echo $$'");
+  const std::string dead = o.output.substr(0, o.output.find('\n'));
+  fs::create_directories(dir_ / "out");
+  const fs::path stale = dir_ / "out" / ("r.h5.tmp-" + dead);
+  const fs::path live = dir_ / "out" / ("r.h5.tmp-" + std::to_string(getpid()));
+  std::ofstream(stale) << "partial";
+  std::ofstream(live) << "partial";
+  o = mor("run " + experiment().string() + " -q");
+  ASSERT_EQ(o.exit_code, 0) << o.output;
+  EXPECT_FALSE(fs::exists(stale)) << stale;
+  EXPECT_TRUE(fs::exists(live)) << live;
+  fs::remove(live);
+}
+
+TEST_F(Cli, StoredPointsKeepNoLogAfterAResume) {
+  // A sweep killed after a point's results file was complete but before the point was reaped
+  // leaves that point's (empty) log; the resume keeps the point and removes the log.
+  const fs::path sweep = dir_ / "sw.toml";
+  std::ofstream(sweep) << "[sweep]\nname = \"sw\"\noutput = \"sw.h5\"\nN = [20, 30]\n"
+                       << "plots = false\n[[study]]\nname = \"a\"\nexperiment = \""
+                       << experiment().string() << "\"\n";
+  Outcome o = mor("sweep sw.toml --no-plots -q");
+  ASSERT_EQ(o.exit_code, 0) << o.output;
+  std::ofstream(dir_ / "sw.points" / "a_N20.log");
+  o = mor("sweep sw.toml --no-plots -q");
+  ASSERT_EQ(o.exit_code, 0) << o.output;
+  for (const auto& e : fs::directory_iterator(dir_ / "sw.points"))
+    EXPECT_NE(e.path().extension(), ".log") << "left behind: " << e.path();
+}
+
+// ---------------------------------------------------------------------------------------------
+// SIGINT in every long loop: the run ends within about a second, exit 130, nothing written.
+
+/// Upper bound on the time from SIGINT to the exit of the program: one iteration of the loop
+/// (milliseconds at these sizes) and the clean-up of the temporary file, with room for a loaded
+/// machine and the sanitizer build. Before the process-wide flag, LR-ADI and RKSM ran to the end.
+constexpr long kInterruptLatencyMs = 2000;
+
+struct LongLoop {
+  const char* name;
+  const char* experiment;  ///< in experiments/
+  const char* settings;    ///< --set options that make the loop outlast the test
+  const char* message;     ///< what the message of the interrupted run names
+};
+
+class Interrupt : public Cli, public ::testing::WithParamInterface<LongLoop> {};
+
+TEST_P(Interrupt, StopsWithinASecond) {
+  const LongLoop& loop = GetParam();
+  const char* src = std::getenv("MOR_SOURCE_DIR");
+  ASSERT_NE(src, nullptr);
+  const std::string run = "'" + mor_.string() + "' run '" + src + "/experiments/" +
+                          loop.experiment + "' -o out/r.h5 -q --no-plots " + loop.settings;
+  // Signalled 2 s after the results file was opened (the model is built by then and the loop
+  // running); the loops never converge, so only the signal can end them.
+  const Outcome o = shell(
+      "(" + run + " & pid=$!; while [ ! -e out/r.h5.tmp-$pid ] && kill -0 $pid 2>/dev/null; do " +
+      "sleep 0.05; done; sleep 2; s=$(date +%s%N); kill -INT $pid; wait $pid; rc=$?; " +
+      "e=$(date +%s%N); echo exit=$rc ms=$(( (e - s) / 1000000 )))");
+  expect_contains(o, "exit=130");
+  expect_contains(o, loop.message);
+  expect_contains(o, "no results written");
+  const auto at = o.output.find("ms=");
+  ASSERT_NE(at, std::string::npos) << o.output;
+  const long ms = std::stol(o.output.substr(at + 3));
+  EXPECT_LE(ms, kInterruptLatencyMs)
+      << loop.name << ": the run took " << ms << " ms to stop after SIGINT\n"
+      << o.output;
+  EXPECT_TRUE(no_results_left());
+  EXPECT_FALSE(fs::exists(dir_ / "out")) << "the interrupted run left its folder";
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    LongLoops, Interrupt,
+    ::testing::Values(
+        LongLoop{"lr_adi", "bt_chain.toml",
+                 "--set model.N=10000 --set reduction.gramians=low_rank "
+                 "--set reduction.adi_tolerance=1e-300 --set reduction.adi_max_iterations=100000",
+                 "LR-ADI (controllability) interrupted"},
+        LongLoop{"rksm", "bt_chain.toml",
+                 "--set model.N=10000 --set reduction.gramians=low_rank "
+                 "--set reduction.low_rank_solver=rksm --set reduction.rksm_tolerance=1e-300 "
+                 "--set reduction.rksm_max_dimension=100000",
+                 "RKSM (controllability) interrupted"},
+        LongLoop{"pod_training", "pod_deim_chain.toml",
+                 "--set model.N=20000 --set simulation.t_end=1000", "interrupted at t = "},
+        LongLoop{"empirical_training", "empirical_bt_chain.toml",
+                 "--set model.N=500 --set simulation.t_end=20000", "interrupted at t = "}),
+    [](const ::testing::TestParamInfo<LongLoop>& info) { return std::string(info.param.name); });
+
+// ---------------------------------------------------------------------------------------------
+// mor info on damaged results files: each damage is named, none is printed as if whole.
+
+class DamagedResults : public Cli {
+ protected:
+  /// Runs the small experiment once and applies `edit` (h5py statements on f) to a copy.
+  Outcome info_after(const std::string& edit) {
+    if (!fs::exists(dir_ / "good.h5")) {
+      const Outcome run = mor("run " + experiment().string() + " -q -o good.h5");
+      EXPECT_EQ(run.exit_code, 0) << run.output;
+    }
+    fs::copy_file(dir_ / "good.h5", dir_ / "bad.h5", fs::copy_options::overwrite_existing);
+    const Outcome py = shell(
+        "/usr/bin/python3 -c \"import h5py, numpy; f = h5py.File('bad.h5', "
+        "'r+'); " +
+        edit + "; f.close()\"");
+    EXPECT_EQ(py.exit_code, 0) << edit << "\n" << py.output;
+    return mor("info bad.h5");
+  }
+};
+
+TEST_F(DamagedResults, MissingOrWrongObjectsAreNamed) {
+  const struct {
+    std::string edit, message;
+  } cases[] = {
+      {"del f['outputs/y']", "damaged: the dataset /outputs/y is missing"},
+      {"del f['timings']", "damaged: the group /timings is missing"},
+      {"del f['timings']; f['timings'] = [1.0]",
+       "damaged: /timings is a dataset, expected a group"},
+      {"del f['outputs/y']; f.create_group('outputs/y')",
+       "damaged: /outputs/y is a group, expected a dataset"},
+      {"del f['outputs/y']; f['outputs/y'] = numpy.array([b'a', b'b'])",
+       "damaged: the dataset /outputs/y is not numeric"},
+      {"y = f['outputs/y'][:3]; del f['outputs/y']; f['outputs/y'] = y",
+       "damaged: the dataset /outputs/y has 3 rows, /outputs/t has"},
+  };
+  for (const auto& c : cases) {
+    const Outcome o = info_after(c.edit);
+    EXPECT_EQ(o.exit_code, 2) << c.edit << "\n" << o.output;
+    expect_contains(o, c.message);
+    EXPECT_EQ(std::count(o.output.begin(), o.output.end(), '\n'), 1) << o.output;
+  }
+  EXPECT_EQ(info_after("pass").exit_code, 0);
+}
+
+TEST_F(DamagedResults, SweepTableCutShortIsNamed) {
+  const fs::path sweep = dir_ / "sw.toml";
+  std::ofstream(sweep) << "[sweep]\nname = \"sw\"\noutput = \"sw.h5\"\nN = [20, 30]\n"
+                       << "plots = false\n[[study]]\nname = \"a\"\nexperiment = \""
+                       << experiment().string() << "\"\n";
+  ASSERT_EQ(mor("sweep sw.toml --no-plots -q").exit_code, 0);
+  fs::copy_file(dir_ / "sw.h5", dir_ / "good.h5");
+  // Every column cut to its first row, then only one column.
+  Outcome o = info_after(
+      "[f.__setitem__('t/' + k, f['table/' + k][:1]) for k in f['table']]; "
+      "del f['table']; f.move('t', 'table')");
+  EXPECT_EQ(o.exit_code, 2) << o.output;
+  expect_contains(o, "damaged: the column /table/");
+  expect_contains(o, "has shape 1, expected 2 rows (points_total)");
+  o = info_after("n = f['table/N'][:1]; del f['table/N']; f['table/N'] = n");
+  EXPECT_EQ(o.exit_code, 2) << o.output;
+  expect_contains(o, "damaged: the column /table/N has shape 1, expected 2 rows");
+  o = info_after("del f['fits']");
+  EXPECT_EQ(o.exit_code, 2) << o.output;
+  expect_contains(o, "damaged: the group /fits is missing");
+  EXPECT_EQ(info_after("pass").exit_code, 0);
 }
 
 }  // namespace

@@ -1,11 +1,16 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "src/io/results.hpp"
 
+#include <fcntl.h>
 #include <hdf5.h>
+#include <sys/file.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <array>
+#include <cctype>
+#include <cerrno>
+#include <csignal>
 #include <cstddef>
 #include <cstdint>
 #include <exception>
@@ -380,14 +385,23 @@ ResultsWriter::ResultsWriter(const fs::path& final_path)
       state_(std::make_shared<h5::WriteState>()) {
   require(!final_path.empty(), "ResultsWriter: empty file path");
   h5::silence_error_printing();
+  require_replaceable_by_results(final_path_);
   const fs::path parent = final_path_.parent_path();
   if (!parent.empty()) {
+    // The directories that are new, to be removed again if nothing is committed.
     std::error_code error;
+    std::vector<fs::path> missing;
+    for (fs::path p = parent; !p.empty() && !fs::exists(p, error); p = p.parent_path()) {
+      missing.push_back(p);
+      if (p == p.parent_path()) break;
+    }
     fs::create_directories(parent, error);
     if (error)
       throw IoError(concat("cannot create directory ", quoted(parent), " for results file ",
                            quoted(final_path_), ": ", error.message()));
+    created_directories_.assign(missing.rbegin(), missing.rend());
   }
+  remove_stale_temporaries(final_path_);
   h5::PropertyList fapl = h5::write_access(state_, final_path_);
   // Object formats of HDF5 1.8 at least: they move attributes that do not fit the 64 KiB object
   // header into dense storage, so long vector attributes work; no 1.10-only feature is needed,
@@ -421,6 +435,7 @@ ResultsWriter::ResultsWriter(const fs::path& final_path)
 ResultsWriter::ResultsWriter(ResultsWriter&& other) noexcept
     : final_path_(std::move(other.final_path_)),
       temporary_path_(std::move(other.temporary_path_)),
+      created_directories_(std::move(other.created_directories_)),
       state_(std::move(other.state_)),
       file_(std::move(other.file_)),
       streams_(std::move(other.streams_)) {
@@ -432,6 +447,7 @@ ResultsWriter& ResultsWriter::operator=(ResultsWriter&& other) noexcept {
     if (file_.valid()) discard();
     final_path_ = std::move(other.final_path_);
     temporary_path_ = std::move(other.temporary_path_);
+    created_directories_ = std::move(other.created_directories_);
     state_ = std::move(other.state_);
     file_ = std::move(other.file_);
     streams_ = std::move(other.streams_);
@@ -453,6 +469,10 @@ void ResultsWriter::discard() noexcept {
   file_.reset();
   std::error_code ignored;
   fs::remove(temporary_path_, ignored);
+  // Deepest first; a directory that is not empty (another file arrived meanwhile) stays.
+  for (auto d = created_directories_.rbegin(); d != created_directories_.rend(); ++d)
+    fs::remove(*d, ignored);
+  created_directories_.clear();
 }
 
 template <class F>
@@ -789,6 +809,81 @@ void ResultsWriter::commit() {
   }
 }
 
+void require_replaceable_by_results(const fs::path& path) {
+  std::error_code error;
+  const fs::file_status status = fs::status(path, error);
+  if (!fs::exists(status)) return;
+  const std::string refusal = concat("refusing to write results file ", quoted(path), ": it is ");
+  const std::string advice = "; name another output file";
+  if (fs::is_directory(status)) throw IoError(concat(refusal, "a directory", advice));
+  if (!fs::is_regular_file(status)) throw IoError(concat(refusal, "not a regular file", advice));
+  h5::silence_error_printing();
+  if (H5Fis_hdf5(path.c_str()) <= 0)
+    throw IoError(concat(refusal, "not a results file (not HDF5), perhaps an input", advice));
+  const hid_t id = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+  if (id < 0) {
+    h5::last_error_reason();  // clears the stack
+    return;                   // HDF5 but unreadable: a results file cut short, most likely
+  }
+  // Raw calls, not check(): a look at someone else's file is no step of writing ours, so fault
+  // injection (h5::fault) does not count it.
+  const h5::File file(id);
+  std::string format;
+  if (H5Aexists_by_name(id, "/", "format", H5P_DEFAULT) > 0) {
+    const h5::Attribute attribute(H5Aopen_by_name(id, "/", "format", H5P_DEFAULT, H5P_DEFAULT));
+    const h5::Datatype type(attribute ? H5Aget_type(attribute.get()) : -1);
+    const h5::Dataspace space(attribute ? H5Aget_space(attribute.get()) : -1);
+    if (type && space && H5Tget_class(type.get()) == H5T_STRING &&
+        H5Sget_simple_extent_npoints(space.get()) == 1) {
+      if (H5Tis_variable_str(type.get()) > 0) {
+        char* text = nullptr;
+        if (H5Aread(attribute.get(), type.get(), &text) >= 0 && text != nullptr) format = text;
+        if (text != nullptr) H5free_memory(text);
+      } else {
+        std::string text(H5Tget_size(type.get()), '\0');
+        if (!text.empty() && H5Aread(attribute.get(), type.get(), text.data()) >= 0)
+          format = text.c_str();
+      }
+    }
+  }
+  h5::last_error_reason();  // clears the stack
+  if (format != kResultsFormat)
+    throw IoError(concat(refusal, "an HDF5 file but not a mor results file", advice));
+}
+
+int remove_stale_temporaries(const fs::path& final_path) noexcept {
+  int removed = 0;
+  try {
+    const fs::path dir =
+        final_path.parent_path().empty() ? fs::path(".") : final_path.parent_path();
+    const std::string prefix = final_path.filename().string() + ".tmp-";
+    std::error_code error;
+    for (fs::directory_iterator it(dir, error), end; !error && it != end; it.increment(error)) {
+      const std::string name = it->path().filename().string();
+      if (name.size() <= prefix.size() || name.size() > prefix.size() + 9 ||
+          name.compare(0, prefix.size(), prefix) != 0)
+        continue;
+      const std::string digits = name.substr(prefix.size());
+      if (!std::all_of(digits.begin(), digits.end(),
+                       [](char c) { return std::isdigit(static_cast<unsigned char>(c)); }))
+        continue;
+      const pid_t pid = static_cast<pid_t>(std::stol(digits));
+      // A live process (or one we may not signal) may still be writing it.
+      if (pid <= 0 || pid == ::getpid() || ::kill(pid, 0) == 0 || errno != ESRCH) continue;
+      // A writer in another PID namespace holds its lock (the driver flocks while writing).
+      const int fd = ::open(it->path().c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+      if (fd < 0) continue;
+      if (::flock(fd, LOCK_EX | LOCK_NB) == 0) {
+        std::error_code ignored;
+        if (fs::remove(it->path(), ignored)) ++removed;
+      }
+      ::close(fd);
+    }
+  } catch (...) {
+  }
+  return removed;
+}
+
 // ---------------------------------------------------------------------------------------------
 // ResultsReader
 
@@ -845,6 +940,28 @@ bool ResultsReader::exists(const std::string& path) const {
   h5::silence_error_printing();
   const H5I_type_t type = object_type(file_.get(), path, path_);
   return type == H5I_GROUP || type == H5I_DATASET;
+}
+
+ObjectType ResultsReader::type(const std::string& path) const {
+  require_path(path, "ResultsReader::type");
+  h5::silence_error_printing();
+  switch (object_type(file_.get(), path, path_)) {
+    case H5I_BADID:
+      return ObjectType::missing;
+    case H5I_GROUP:
+      return ObjectType::group;
+    case H5I_DATASET:
+      return ObjectType::dataset;
+    default:
+      return ObjectType::other;
+  }
+}
+
+bool ResultsReader::is_numeric_dataset(const std::string& path) const {
+  const h5::Dataset dataset = open_dataset(path);
+  const h5::Datatype type(check_id(H5Dget_type(dataset.get()), "inspect dataset", path, path_));
+  const H5T_class_t type_class = H5Tget_class(type.get());
+  return type_class == H5T_FLOAT || type_class == H5T_INTEGER;
 }
 
 std::vector<std::string> ResultsReader::list(const std::string& group) const {

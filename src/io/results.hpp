@@ -90,8 +90,12 @@ class ResultsWriter {
  public:
   /// Creates the parent directories of final_path and the file "<final_path>.tmp-<pid>"
   /// (truncated if present); the file appears under final_path only at commit(), replacing any
-  /// file there. Writes the root attributes format = "mor-results", format_version = 1 (int64).
-  /// @throws IoError naming the path if a directory or the file cannot be created.
+  /// results file there. Writes the root attributes format = "mor-results", format_version = 1
+  /// (int64). Temporary files of killed writers of final_path are removed first
+  /// (remove_stale_temporaries); directories it created are removed again if the writer is
+  /// discarded and they are empty, so that a failed run leaves no trace.
+  /// @throws IoError naming the path if final_path holds something other than a results file
+  ///         (require_replaceable_by_results), or if a directory or the file cannot be created.
   explicit ResultsWriter(const std::filesystem::path& final_path);
   ResultsWriter(const ResultsWriter&) = delete;
   ResultsWriter& operator=(const ResultsWriter&) = delete;
@@ -166,10 +170,25 @@ class ResultsWriter {
 
   std::filesystem::path final_path_;
   std::filesystem::path temporary_path_;
+  std::vector<std::filesystem::path> created_directories_;  // outermost first
   std::shared_ptr<h5::WriteState> state_;  // before file_: the driver uses it until file_ closes
   h5::File file_;
   std::vector<std::unique_ptr<RowStream>> streams_;
 };
+
+/// Refuses to let a results file replace `path` unless nothing is there or it is a results file
+/// (or an HDF5 file too damaged to open, such as a results file cut short): an experiment file,
+/// a model file (.mat, .mtx), a directory or any other file named as the output by mistake stays.
+/// @throws IoError naming path and what it is.
+void require_replaceable_by_results(const std::filesystem::path& path);
+
+/// Removes the temporary files "<final_path>.tmp-<pid>" left next to final_path by writers that
+/// were killed: those whose process is gone and whose file nobody holds locked. Errors are
+/// ignored (a file that cannot be removed stays). Returns how many were removed.
+int remove_stale_temporaries(const std::filesystem::path& final_path) noexcept;
+
+/// What a path of a results file names.
+enum class ObjectType { missing, group, dataset, other };
 
 /// Reads a results file. Read-only; movable.
 class ResultsReader {
@@ -184,6 +203,12 @@ class ResultsReader {
 
   /// Whether a group or dataset exists at path (false for dangling links). "/" always exists.
   bool exists(const std::string& path) const;
+
+  /// What is at path (missing for a dangling link or a path through a dataset).
+  ObjectType type(const std::string& path) const;
+  /// Whether path is a dataset of integers or floating-point numbers.
+  /// @throws IoError if path is not an existing dataset.
+  bool is_numeric_dataset(const std::string& path) const;
 
   /// Names of the members of group, sorted. @throws IoError if group is not an existing group.
   std::vector<std::string> list(const std::string& group) const;
