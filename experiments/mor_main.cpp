@@ -208,6 +208,9 @@ int main(int argc, char** argv) {
   keys->add_option("table", keys_table,
                    "one table, e.g. simulation or reduction (default: all tables)");
   keys->add_flag("--markdown", keys_markdown, "as Markdown (the text of docs/keys.md)");
+  std::string keys_file;
+  keys->add_option("--file", keys_file,
+                   "experiment (default), multibody or sweep: the kind of file whose keys");
 
   CLI::App* layout = app.add_subcommand(
       "layout", "Print the layout of results files: every HDF5 group and dataset, what it holds");
@@ -369,7 +372,7 @@ int main(int argc, char** argv) {
       return 0;
     }
     if (*keys) {
-      mor::experiments::print_keys(keys_table, keys_markdown, std::cout);
+      mor::experiments::print_keys(keys_file, keys_table, keys_markdown, std::cout);
       return 0;
     }
     if (*info) {

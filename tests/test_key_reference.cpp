@@ -131,15 +131,17 @@ TEST_F(KeyReference, EveryRegisteredKindMethodAndSignalHasItsVariant) {
   for (const auto& k : model_kinds())
     EXPECT_TRUE(variants.count("model: type = \"" + std::string(k.name) + "\""))
         << "model kind " << k.name;
-  for (const auto& m : reduction_methods())
-    if (m.name != "none")
-      EXPECT_TRUE(variants.count("reduction: method = \"" + std::string(m.name) + "\""))
-          << "method " << m.name;
-  for (const auto& t : kSignalTypes)
-    if (t.name != "zero")
-      for (const char* table : {"input", "training"})
-        EXPECT_TRUE(variants.count(std::string(table) + ": type = \"" + std::string(t.name) + "\""))
-            << table << " type " << t.name;
+  for (const auto& m : reduction_methods()) {
+    if (m.name == "none") continue;
+    EXPECT_TRUE(variants.count("reduction: method = \"" + std::string(m.name) + "\""))
+        << "method " << m.name;
+  }
+  for (const auto& t : kSignalTypes) {
+    if (t.name == "zero") continue;
+    for (const char* table : {"input", "training"})
+      EXPECT_TRUE(variants.count(std::string(table) + ": type = \"" + std::string(t.name) + "\""))
+          << table << " type " << t.name;
+  }
 }
 
 }  // namespace

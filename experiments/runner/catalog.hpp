@@ -18,9 +18,11 @@ const std::vector<std::string>& list_topics();
 /// @throws InvalidArgument naming an unknown topic and the known ones.
 void print_list(const std::string& topic, std::ostream& out);
 
-/// Prints the key reference of one table (e.g. "simulation", "reduction"; "" for all) as
-/// aligned text, or as the Markdown of docs/keys.md.
-/// @throws InvalidArgument naming an unknown table and the known ones.
-void print_keys(const std::string& table, bool markdown, std::ostream& out);
+/// Prints the key reference of one kind of file ("experiment", "multibody", "sweep"; "" for all,
+/// or experiment files alone as text without a table) and one of its tables (e.g.
+/// "simulation"; "" for all), as aligned text or as the Markdown of docs/keys.md.
+/// @throws InvalidArgument naming an unknown kind or table and the known ones.
+void print_keys(const std::string& file, const std::string& table, bool markdown,
+                std::ostream& out);
 
 }  // namespace mor::experiments

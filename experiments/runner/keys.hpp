@@ -36,6 +36,12 @@ struct Key {
   const char* doc;
 };
 
+/// A key whose value is a TOML table of free-form keys (e.g. a sweep study's set and grid),
+/// read as the node for the caller to walk; nullptr when absent.
+struct FreeTable {
+  const toml::table* table = nullptr;
+};
+
 /// A name of an enumerator as files spell it.
 template <class E>
 struct Choice {
@@ -84,6 +90,7 @@ class KeyReader {
     x.clear();
     for (const auto& p : r_.strings(k.name, given)) x.push_back(resolve(p, base_dir_));
   }
+  void operator()(const Key& k, FreeTable& x) { x.table = r_.table(k.name); }
   /// An inline table of strings, e.g. variables = { A = "A_rail" }.
   void operator()(const Key& k, std::map<std::string, std::string>& x) {
     const toml::table* t = r_.table(k.name);
@@ -250,6 +257,7 @@ class KeyDocs {
   void operator()(const Key& k, const std::map<std::string, std::string>& x) {
     add(k, "table of strings", KeyWriter::inline_table(x));
   }
+  void operator()(const Key& k, const FreeTable&) { add(k, "table", "{}"); }
   template <class E, std::size_t N>
   void choice(const Key& k, E x, const Choice<E> (&choices)[N]) {
     const std::span<const Choice<E>> list(choices);

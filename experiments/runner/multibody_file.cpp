@@ -29,30 +29,88 @@ using detail::concat;
 
 const std::vector<std::string> kReductionMethods = {"none", "bt", "sobt", "modal"};
 
+inline constexpr Choice<CvodeMethod> kCvodeMethods[] = {{"bdf", CvodeMethod::bdf},
+                                                        {"adams", CvodeMethod::adams}};
+
+/// [simulation] of a multibody file: the CVODE run. t_end = 0 and method = "preferred" stand for
+/// the benchmark's own horizon and method.
+struct MultibodySimulationTable {
+  std::string method = "preferred";
+  double rtol = CvodeOptions{}.rtol;
+  double atol = CvodeOptions{}.atol;
+  double t_end = 0.0;
+  double output_dt = 0.01;
+  double max_step = 0.0;
+  Index max_steps = CvodeOptions{}.max_steps;
+  double reference_factor = 100.0;
+
+  template <class V>
+  void visit_keys(V& v) {
+    v(Key{"method", "",
+          "CVODE's method: bdf, adams, or preferred (the benchmark's: BDF for the stiff A05)"},
+      method);
+    v(Key{"rtol", "", "CVODE relative tolerance, > 0"}, rtol);
+    v(Key{"atol", "", "CVODE absolute tolerance, > 0"}, atol);
+    v(Key{"t_end", "s", "end of the benchmark run; 0: the benchmark's horizon"}, t_end);
+    v(Key{"output_dt", "s", "output interval, in (0, t_end]"}, output_dt);
+    v(Key{"max_step", "s", "CVODE's largest step; 0: no limit"}, max_step);
+    v(Key{"max_steps", "", "CVODE's step limit"}, max_steps);
+    v(Key{"reference_factor", "",
+          "accuracy check: the same run at tolerances / this factor (> 1); 0: none"},
+      reference_factor);
+  }
+};
+
+/// [linear] of a multibody file: the linearisation's comparison and the reduced model's run.
+template <class C, class V>
+void linear_keys(C& c, V& v) {
+  v(Key{"enabled", "", "linearise at the benchmark's operating point and compare"}, c.linear);
+  v(Key{"t_end", "s", "horizon of the linear, nonlinear and reduced responses to [input]"},
+    c.linear_t_end);
+  v(Key{"output_dt", "s", "their output interval, in (0, t_end]"}, c.linear_output_dt);
+}
+
+/// [output] of a multibody file.
+template <class C, class V>
+void multibody_output_keys(C& c, V& v) {
+  v(Key{"plots", "", "make the PNG figures after the run"}, c.plots);
+  v(Key{"animation", "", "\"gif\" (an animated GIF of the motion) or \"none\""}, c.animation);
+  v(Key{"animation_fps", "1/s", "frames per second of the animation, in (0, 100]"},
+    c.animation_fps);
+}
+
+MultibodySimulationTable simulation_table(const MultibodyExperimentConfig& c) {
+  const CvodeOptions& o = c.cvode;
+  return {std::string(to_string(o.method)),
+          o.rtol,
+          o.atol,
+          o.t_end,
+          o.output_dt,
+          o.max_step,
+          o.max_steps,
+          c.reference_factor};
+}
+
 std::string to_toml(const MultibodyExperimentConfig& c) {
   std::ostringstream os;
   os.precision(17);
-  const CvodeOptions& o = c.cvode;
-  const AnalysisSpec& a = c.analysis;
-  os << "[experiment]\nname = " << toml_string(c.name)
-     << "\ndescription = " << toml_string(c.description)
-     << "\noutput = " << toml_string(c.output.string())
-     << "\n\n[model]\ntype = " << toml_string(c.model) << "\n\n[simulation]\nmethod = \""
-     << to_string(o.method) << "\"\nrtol = " << o.rtol << "\natol = " << o.atol
-     << "\nt_end = " << o.t_end << "\noutput_dt = " << o.output_dt << "\nmax_step = " << o.max_step
-     << "\nmax_steps = " << o.max_steps << "\nreference_factor = " << c.reference_factor
-     << "\n\n[linear]\nenabled = " << (c.linear ? "true" : "false")
-     << "\nt_end = " << c.linear_t_end << "\noutput_dt = " << c.linear_output_dt << "\n\n[input]\n";
+  KeyWriter w(os);
+  os << "[experiment]\n";
+  ExperimentTable e{c.name, c.description, c.output.string()};
+  e.visit_keys(w);
+  os << "\n[model]\ntype = " << toml_string(c.model) << "\n\n[simulation]\n";
+  simulation_table(c).visit_keys(w);
+  os << "\n[linear]\n";
+  MultibodyExperimentConfig copy = c;
+  linear_keys(copy, w);
+  os << "\n[input]\n";
   write_input(os, c.input);
   os << "\n[reduction]\nmethod = " << toml_string(std::string(c.reduction->name())) << "\n";
   c.reduction->write_toml(os);
   os << "\n[analysis]\n";
-  AnalysisSpec analysis = a;
-  KeyWriter writer(os);
-  analysis_keys(analysis, writer);
-  os << "\n[output]\nplots = " << (c.plots ? "true" : "false")
-     << "\nanimation = " << toml_string(c.animation) << "\nanimation_fps = " << c.animation_fps
-     << "\n";
+  analysis_keys(copy.analysis, w);
+  os << "\n[output]\n";
+  multibody_output_keys(copy, w);
   return os.str();
 }
 
@@ -68,7 +126,6 @@ bool is_multibody_id(const std::string& id) {
   return std::find(ids.begin(), ids.end(), id) != ids.end();
 }
 
-/// M q'' + D q' + K q = B u as x' = f(t, x) = J x + [0; M^-1 B u], x = [q; q'] (M factorised
 }  // namespace
 
 bool is_multibody_experiment(const std::filesystem::path& file,
@@ -109,21 +166,24 @@ MultibodyExperimentConfig parse_multibody_experiment(const std::string& text,
   }
   {
     TableReader r(table("simulation"), "simulation", source);
+    MultibodySimulationTable t;
+    KeyReader reader(r, "simulation", base_dir);
+    t.visit_keys(reader);
+    r.finish();
     CvodeOptions& o = c.cvode;
     try {
-      o.method =
-          parse_cvode_method(r.text("method", std::string(to_string(model->preferred_method()))));
+      o.method = t.method == "preferred" ? model->preferred_method() : parse_cvode_method(t.method);
     } catch (const InvalidArgument& e) {
-      throw InvalidArgument(concat(r.where("method"), ": simulation: ", e.what()));
+      throw InvalidArgument(
+          concat(r.where("method"), ": simulation: ", e.what(), " (or preferred)"));
     }
-    o.rtol = r.real("rtol", o.rtol);
-    o.atol = r.real("atol", o.atol);
-    o.t_end = r.real("t_end", model->horizon());
-    o.output_dt = r.real("output_dt", 0.01);
-    o.max_step = r.real("max_step", 0.0);
-    o.max_steps = r.integer("max_steps", o.max_steps);
-    c.reference_factor = r.real("reference_factor", c.reference_factor);
-    r.finish();
+    o.rtol = t.rtol;
+    o.atol = t.atol;
+    o.t_end = t.t_end == 0.0 ? model->horizon() : t.t_end;
+    o.output_dt = t.output_dt;
+    o.max_step = t.max_step;
+    o.max_steps = t.max_steps;
+    c.reference_factor = t.reference_factor;
     require(o.rtol > 0.0 && o.atol > 0.0, r.where("rtol"),
             ": simulation.rtol and atol must be > 0, got rtol = ", o.rtol, ", atol = ", o.atol);
     require(std::isfinite(o.t_end) && o.t_end > 0.0, r.where("t_end"),
@@ -138,9 +198,8 @@ MultibodyExperimentConfig parse_multibody_experiment(const std::string& text,
   }
   {
     TableReader r(table("linear"), "linear", source);
-    c.linear = r.boolean("enabled", c.linear);
-    c.linear_t_end = r.real("t_end", c.linear_t_end);
-    c.linear_output_dt = r.real("output_dt", c.linear_output_dt);
+    KeyReader reader(r, "linear", base_dir);
+    linear_keys(c, reader);
     r.finish();
     require(std::isfinite(c.linear_t_end) && c.linear_t_end > 0.0, r.where("t_end"),
             ": linear.t_end must be > 0, got ", c.linear_t_end);
@@ -161,9 +220,8 @@ MultibodyExperimentConfig parse_multibody_experiment(const std::string& text,
   }
   {
     TableReader r(table("output"), "output", source);
-    c.plots = r.boolean("plots", c.plots);
-    c.animation = r.text("animation", c.animation);
-    c.animation_fps = r.real("animation_fps", c.animation_fps);
+    KeyReader reader(r, "output", base_dir);
+    multibody_output_keys(c, reader);
     r.finish();
     require(c.animation == "gif" || c.animation == "none", r.where("animation"),
             ": output.animation must be \"gif\" or \"none\", got '", c.animation, "'");
@@ -178,6 +236,51 @@ MultibodyExperimentConfig load_multibody_experiment(const std::filesystem::path&
                                                     const std::vector<std::string>& overrides) {
   return parse_multibody_experiment(read_text_file(file), file.string(), file.parent_path(),
                                     overrides);
+}
+
+std::vector<KeyDoc> multibody_key_reference() {
+  std::vector<KeyDoc> rows;
+  MultibodyExperimentConfig c;
+  {
+    ExperimentTable t;
+    t.name = c.name;
+    KeyDocs docs(rows, "experiment");
+    t.visit_keys(docs);
+  }
+  std::string ids;
+  for (const auto& id : multibody_model_ids()) ids += (ids.empty() ? "" : ", ") + id;
+  rows.push_back({"model", "type", "one of " + ids, "(required)", "",
+                  "the multibody benchmark (`mor list models`); [model] takes no other key", ""});
+  {
+    MultibodySimulationTable t;
+    KeyDocs docs(rows, "simulation");
+    t.visit_keys(docs);
+  }
+  {
+    KeyDocs docs(rows, "linear");
+    linear_keys(c, docs);
+  }
+  rows.push_back({"input", "type", "as in experiment files", "\"sine\"", "",
+                  "the input of the linear comparison, on every input of the linear model "
+                  "([input] takes the keys of experiment files: `mor keys input`)",
+                  ""});
+  {
+    std::string methods;
+    for (const auto& m : kReductionMethods) methods += (methods.empty() ? "" : ", ") + m;
+    rows.push_back({"reduction", "method", "one of " + methods, "\"none\"", "",
+                    "reduction of the linearisation; the method's keys as in experiment files "
+                    "(`mor keys reduction`)",
+                    ""});
+  }
+  {
+    KeyDocs docs(rows, "analysis");
+    analysis_keys(c.analysis, docs);
+  }
+  {
+    KeyDocs docs(rows, "output");
+    multibody_output_keys(c, docs);
+  }
+  return rows;
 }
 
 }  // namespace mor::experiments

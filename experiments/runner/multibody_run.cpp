@@ -30,6 +30,7 @@ double cpu_seconds() {
   return static_cast<double>(std::clock()) / CLOCKS_PER_SEC;
 }
 
+/// M q'' + D q' + K q = B u as x' = f(t, x) = J x + [0; M^-1 B u], x = [q; q'] (M factorised
 /// once, J formed once).
 struct LinearOde {
   const DenseSecondOrderSystem& s;

@@ -61,6 +61,9 @@ MultibodyExperimentConfig parse_multibody_experiment(
     const std::string& text, const std::string& source, const std::filesystem::path& base_dir,
     const std::vector<std::string>& overrides = {});
 
+/// The key reference of multibody experiment files (`mor keys --file multibody`).
+std::vector<KeyDoc> multibody_key_reference();
+
 struct MultibodyRunSummary {
   std::filesystem::path results;
   std::string title;

@@ -63,7 +63,7 @@ void print_results_info(const std::filesystem::path& file, std::ostream& os) {
   };
   os << file.string() << "\n";
   show_attrs("/");
-  for (const std::string group :
+  for (const std::string& group :
        {layout::kModel, layout::kSimulation, layout::kInput, layout::kReduction, layout::kReduced,
         layout::kError, layout::kAnalysis, layout::kTimings}) {
     if (!r.exists(group)) continue;
@@ -87,7 +87,7 @@ void print_results_info(const std::filesystem::path& file, std::ostream& os) {
       os << "\n";
     }
   };
-  for (const std::string group : {layout::kOutputs, layout::kSnapshots, layout::kReduction,
+  for (const std::string& group : {layout::kOutputs, layout::kSnapshots, layout::kReduction,
                                   layout::kReduced, layout::kError, layout::kAnalysis})
     if (r.exists(group)) walk(group);
 }

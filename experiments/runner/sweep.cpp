@@ -98,6 +98,65 @@ double physical_memory_mib() {
                                : 0.0;
 }
 
+/// [sweep]: the sweep's name, files, sizes and what the merge computes.
+struct SweepTable {
+  std::string name = SweepConfig{}.name;
+  std::string description;
+  std::string output;
+  std::vector<double> N;
+  std::vector<double> extended_N;
+  bool extended = false;
+  std::vector<double> tolerances = SweepConfig{}.tolerances;
+  double fit_min_N = SweepConfig{}.fit_min_N;
+  double memory_budget_mib = SweepConfig{}.memory_budget_mib;
+  bool plots = SweepConfig{}.plots;
+
+  template <class V>
+  void visit_keys(V& v) {
+    v(Key{"name", "", "the sweep's name (letters, digits, . _ + -); results/<name>.h5 by default"},
+      name);
+    v(Key{"description", "", "one line on what the sweep is, stored in the results"}, description);
+    v(Key{"output", "",
+          "the merged results file, relative to the working directory; \"\": results/<name>.h5 "
+          "(the points go to <output without .h5>.points/)"},
+      output);
+    v(Key{"N", "", "chain sizes every study runs at (unless its grid has model.N)"}, N);
+    v(Key{"extended_N", "", "larger sizes added by --extended (sweep.extended = true)"},
+      extended_N);
+    v(Key{"extended", "", "add extended_N to N (what --extended sets)"}, extended);
+    v(Key{"tolerances", "", "relative tolerances whose r each point's spectrum needs (columns)"},
+      tolerances);
+    v(Key{"fit_min_N", "", "power laws of the costs are fitted over the points with N >= this"},
+      fit_min_N);
+    v(Key{"memory_budget_mib", "MiB",
+          "per point; 0: 90% of the physical memory over the points run at once"},
+      memory_budget_mib);
+    v(Key{"plots", "", "make the PNG figures after the sweep"}, plots);
+  }
+};
+
+/// [[study]]: one experiment file crossed with its grid.
+struct StudyTable {
+  std::string name;
+  std::string experiment;
+  FreeTable set, grid;
+
+  template <class V>
+  void visit_keys(V& v) {
+    v(Key{"name", "", "the study's name (letters, digits, . _ + -), unique in the sweep"}, name);
+    v(Key{"experiment", "", "its experiment file, relative to the sweep file (required)"},
+      experiment);
+    v(Key{"set", "",
+          "overrides of the experiment's keys for every point, e.g. set.model.k_n = 0 or "
+          "set = { \"model.k_n\" = 0 }"},
+      set);
+    v(Key{"grid", "",
+          "axes crossed into points, each an array, e.g. grid.reduction.order = [10, 20]; "
+          "grid.model.N replaces sweep.N"},
+      grid);
+  }
+};
+
 std::vector<Study> read_studies(const toml::table& root, const std::string& source,
                                 const fs::path& base_dir, const std::vector<std::string>& sweep_N) {
   const toml::node* node = root.get("study");
@@ -112,27 +171,30 @@ std::vector<Study> read_studies(const toml::table& root, const std::string& sour
     const toml::table& t = *array->get(k)->as_table();
     const std::string where = concat(source, ":", t.source().begin.line);
     TableReader r(&t, "study", source);
+    StudyTable st;
+    KeyReader reader(r, "study", base_dir);
+    st.visit_keys(reader);
+    r.finish();
     Study s;
     s.line = static_cast<int>(t.source().begin.line);
-    s.name = r.text("name", "");
+    s.name = st.name;
     require(!s.name.empty(), where, ": study.name is missing");
     require(file_safe(s.name) == s.name, where, ": study.name '", s.name,
             "' may hold only letters, digits and . _ + -");
     require(names.insert(s.name).second, where, ": two studies are named '", s.name, "'");
-    const std::string experiment = r.text("experiment", "");
+    const std::string& experiment = st.experiment;
     require(!experiment.empty(), where, ": study '", s.name,
             "' needs experiment = \"<experiment file>\" (relative to the sweep file)");
     s.experiment = resolve(experiment, base_dir);
     std::vector<std::pair<std::string, const toml::node*>> leaves;
-    if (const toml::table* set = r.table("set")) flatten(*set, "", leaves);
+    if (st.set.table != nullptr) flatten(*st.set.table, "", leaves);
     for (const auto& [key, value] : leaves) {
       require(key.find('.') != std::string::npos, where, ": study '", s.name, "': set key '", key,
               "' must name its table, e.g. set.model.k_n or set = { \"model.k_n\" = 2.0 }");
       s.set.push_back(key + "=" + toml_text(*value));
     }
     std::vector<std::pair<std::string, const toml::node*>> grid;
-    if (const toml::table* g = r.table("grid")) flatten(*g, "", grid);
-    r.finish();
+    if (st.grid.table != nullptr) flatten(*st.grid.table, "", grid);
     const bool own_N = std::any_of(grid.begin(), grid.end(),
                                    [](const auto& axis) { return axis.first == "model.N"; });
     if (!own_N && !sweep_N.empty()) s.axes.push_back({"model.N", sweep_N, sweep_N});
@@ -173,15 +235,21 @@ SweepConfig parse_sweep(const std::string& text, const std::string& source,
   const toml::table* sweep = root["sweep"].as_table();
   require(sweep != nullptr, source, ": no [sweep] table: not a sweep file");
   TableReader r(sweep, "sweep", source);
-  c.name = r.text("name", c.name);
+  SweepTable t;
+  {
+    KeyReader reader(r, "sweep", base_dir);
+    t.visit_keys(reader);
+  }
+  r.finish();
+  c.name = t.name;
   require(!c.name.empty() && file_safe(c.name) == c.name, source, ": sweep.name '", c.name,
           "' must be non-empty and hold only letters, digits and . _ + -");
-  c.description = r.text("description", "");
-  c.output = r.text("output", "");
+  c.description = t.description;
+  c.output = t.output;
   if (c.output.empty()) c.output = fs::path("results") / (c.name + ".h5");
   std::vector<std::string> N_values;
   const auto read_N = [&](const char* key) {
-    const std::vector<double> Ns = r.reals(key, {});
+    const std::vector<double>& Ns = std::string(key) == "N" ? t.N : t.extended_N;
     require(!Ns.empty() || !sweep->contains(key), r.where(key), ": sweep.", key,
             " is empty: give at least one chain size");
     for (const double N : Ns) {
@@ -194,17 +262,16 @@ SweepConfig parse_sweep(const std::string& text, const std::string& source,
   // extended_N: the larger sizes that only `--extended` (sweep.extended = true) adds.
   const std::size_t regular_N = N_values.size();
   read_N("extended_N");
-  if (!r.boolean("extended", false)) N_values.resize(regular_N);
-  c.tolerances = r.reals("tolerances", c.tolerances);
+  if (!t.extended) N_values.resize(regular_N);
+  c.tolerances = t.tolerances;
   for (const double t : c.tolerances)
     require(t > 0 && t < 1, r.where("tolerances"), ": sweep.tolerances holds ", t,
             ", which is not a relative tolerance in (0, 1)");
-  c.fit_min_N = r.real("fit_min_N", c.fit_min_N);
-  c.memory_budget_mib = r.real("memory_budget_mib", c.memory_budget_mib);
+  c.fit_min_N = t.fit_min_N;
+  c.memory_budget_mib = t.memory_budget_mib;
   require(c.memory_budget_mib >= 0, r.where("memory_budget_mib"),
           ": sweep.memory_budget_mib must be >= 0 (0: automatic), got ", c.memory_budget_mib);
-  c.plots = r.boolean("plots", c.plots);
-  r.finish();
+  c.plots = t.plots;
   c.output = resolve(c.output, fs::path());
   c.points_dir = fs::path(c.output).replace_extension("").string() + ".points";
 
@@ -297,6 +364,21 @@ SweepConfig parse_sweep(const std::string& text, const std::string& source,
     for (const auto& o : point_overrides) c.toml += "# " + o + "\n";
   }
   return c;
+}
+
+std::vector<KeyDoc> sweep_key_reference() {
+  std::vector<KeyDoc> rows;
+  {
+    SweepTable t;
+    KeyDocs docs(rows, "sweep");
+    t.visit_keys(docs);
+  }
+  {
+    StudyTable t;
+    KeyDocs docs(rows, "study");
+    t.visit_keys(docs);
+  }
+  return rows;
 }
 
 SweepConfig load_sweep(const fs::path& file, const std::vector<std::string>& overrides) {

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "experiments/runner/experiment.hpp"
+#include "experiments/runner/keys.hpp"
 
 namespace mor::io {
 class ResultsReader;
@@ -57,6 +58,9 @@ struct SweepConfig {
   std::string source;              ///< the sweep file
   std::string toml;                ///< the sweep file with overrides applied
 };
+
+/// The key reference of sweep files (`mor keys --file sweep`).
+std::vector<KeyDoc> sweep_key_reference();
 
 /// Reads a sweep file and expands its grid. Overrides "sweep.key=value" change the [sweep]
 /// table; any other "table.key=value" is applied to every point after its study and grid.
