@@ -79,6 +79,13 @@ PATHS = {
     "reduction.deim_masses": "/reduction/deim_masses",  # 1-based
     "reduction.omega": "/reduction/omega",  # modal
     "reduction.dominance": "/reduction/dominance",  # modal
+    "reduction.hankel_singular_values": "/reduction/hankel_singular_values",  # differential_balancing
+    "reduction.error_bound": "/reduction/error_bound",  # differential_balancing: 2 sum_{i>r} sigma_i
+    "reduction.position_singular_values": "/reduction/position_singular_values",
+    "reduction.controllability_residuals": "/reduction/controllability_residuals",
+    "reduction.observability_residuals": "/reduction/observability_residuals",
+    "reduction.P": "/reduction/P",
+    "reduction.Q": "/reduction/Q",
     "reduction.adi_controllability": "/reduction/adi_controllability",
     "reduction.adi_observability": "/reduction/adi_observability",
     "reduction.rksm_controllability": "/reduction/rksm_controllability",

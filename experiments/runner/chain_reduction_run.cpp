@@ -10,6 +10,7 @@
 #include "reduction/empirical_gramians.hpp"
 #include "reduction/pod.hpp"
 #include "src/core/errors.hpp"
+#include "src/core/progress.hpp"
 #include "src/core/timing.hpp"
 
 namespace mor::experiments {
@@ -74,12 +75,16 @@ TrainingData collect_training(const ExperimentConfig& c, const ChainProjectionOp
     for (std::size_t i = 0; i < c.training.size(); ++i) {
       const auto input = make_signal(c.training[i], chain.n_inputs());
       Vector q = Vector::Zero(N), v = Vector::Zero(N);
+      ProgressReporter progress(concat(c.name, ": training run ", i + 1, "/", c.training.size()),
+                                g_progress_enabled.load());
       try {
-        integrate(chain, ws, *input, run, q, v,
-                  [&](Index, double, const Vector& qk, const Vector& vk, const Vector&) {
-                    add(qk);
-                    add_velocity(vk);
-                  });
+        integrate(
+            chain, ws, *input, run, q, v,
+            [&](Index, double, const Vector& qk, const Vector& vk, const Vector&) {
+              add(qk);
+              add_velocity(vk);
+            },
+            &progress);
       } catch (const NumericalError& e) {
         throw NumericalError(concat("training run ", i, " (", input->describe(), "): ", e.what()));
       }

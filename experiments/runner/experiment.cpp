@@ -95,8 +95,9 @@ ReducedTrajectory simulate_reduced(const Model& model, const Matrix& D_ff, const
     if (state_stride > 0 && k % state_stride == 0) traj.q.col(states++) = q;
   };
   Vector q = Vector::Zero(model.n()), v = Vector::Zero(model.n());
+  ProgressReporter progress(concat(label, ": reduced run"), g_progress_enabled.load());
   try {
-    traj.stats = integrate(model, ws, input, run, q, v, observe);
+    traj.stats = integrate(model, ws, input, run, q, v, observe, &progress);
   } catch (const NumericalError& e) {
     throw NumericalError(concat("reduced model (", label, "): ", e.what()));
   }
@@ -211,6 +212,8 @@ RunSummary run_experiment(const ExperimentConfig& c, const RunOptions& options) 
   using Clock = std::chrono::steady_clock;
   const auto t_start = Clock::now();
   RunSummary summary;
+  // Stages deep inside the run (training runs, reduced runs) draw progress as the full run does.
+  const ProgressScope progress_scope(options.progress);
   const std::unique_ptr<FullModel> model = c.model->build(c.solver);
   const auto input = make_signal(c.input, model->n_inputs());
   const Index N = model->n();
@@ -271,7 +274,9 @@ RunSummary run_experiment(const ExperimentConfig& c, const RunOptions& options) 
   if (reducing) stage("reduction");
   if (bt_reducing) {
     full_operator = model->lti_operator();
+    progress_note(concat(c.name, ": reducing (", method, ", n = ", N, ") ..."));
     reduced = c.reduction->reduce_linear(*full_operator, model->second_order_system(), out);
+    progress_note(concat(c.name, ": reduced to r = ", reduced.r, " in ", reduced.seconds, " s"));
     summary.reduced_order = reduced.r;
     summary.reduction_seconds = reduced.seconds;
     summary.offline_stages = reduced.stages;

@@ -65,6 +65,23 @@ namespace mor::experiments::layout {
     "modal: natural frequencies of the kept modes (rad/s)")                                        \
   X(kReductionDominance, "reduction.dominance", "/reduction/dominance", "dataset",                 \
     "modal: dominance of the kept modes")                                                          \
+  X(kReductionGdHsv, "reduction.hankel_singular_values", "/reduction/hankel_singular_values",      \
+    "dataset", "differential_balancing: generalized differential Hankel singular values")          \
+  X(kReductionErrorBound, "reduction.error_bound", "/reduction/error_bound", "dataset",            \
+    "differential_balancing: the bound 2 sum_{i>r} sigma_i for every r")                           \
+  X(kReductionPositionSv, "reduction.position_singular_values",                                    \
+    "/reduction/position_singular_values", "dataset",                                              \
+    "differential_balancing: the position values that order its projection")                       \
+  X(kReductionControllabilityResiduals, "reduction.controllability_residuals",                     \
+    "/reduction/controllability_residuals", "dataset",                                             \
+    "differential_balancing: largest eigenvalue of each controllability LMI")                      \
+  X(kReductionObservabilityResiduals, "reduction.observability_residuals",                         \
+    "/reduction/observability_residuals", "dataset",                                               \
+    "differential_balancing: largest eigenvalue of each observability LMI")                        \
+  X(kReductionP, "reduction.P", "/reduction/P", "dataset",                                         \
+    "differential_balancing: the controllability Gramian P (store_bases)")                         \
+  X(kReductionQ, "reduction.Q", "/reduction/Q", "dataset",                                         \
+    "differential_balancing: the observability Gramian Q (store_bases)")                           \
   X(kReductionAdiControllability, "reduction.adi_controllability",                                 \
     "/reduction/adi_controllability", "group",                                                     \
     "LR-ADI of the controllability Gramian: attributes, datasets residuals and shifts")            \

@@ -3,6 +3,7 @@
 // only when enabled (the `mor` program enables it for runs expected to take a while).
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <functional>
@@ -12,6 +13,30 @@
 #include "src/core/types.hpp"
 
 namespace mor {
+
+/// Whether stages deep inside a run (training runs, reduced runs, Gramians) draw progress: set by
+/// the program for the duration of one run through ProgressScope; off otherwise (tests, sweeps'
+/// workers, library use).
+inline std::atomic<bool> g_progress_enabled{false};
+
+/// Turns g_progress_enabled on or off for its lifetime, then restores it.
+class ProgressScope {
+ public:
+  explicit ProgressScope(bool enabled) : previous_(g_progress_enabled.exchange(enabled)) {}
+  ~ProgressScope() { g_progress_enabled.store(previous_); }
+  ProgressScope(const ProgressScope&) = delete;
+  ProgressScope& operator=(const ProgressScope&) = delete;
+
+ private:
+  bool previous_;
+};
+
+/// One line on stderr for a stage without a step count (e.g. "Gramians ..."), when enabled.
+inline void progress_note(const std::string& text) {
+  if (!g_progress_enabled.load()) return;
+  std::fprintf(stderr, "%s\n", text.c_str());
+  std::fflush(stderr);
+}
 
 class ProgressReporter {
  public:

@@ -14,6 +14,7 @@
 
 #include "experiments/runner/method.hpp"
 #include "experiments/runner/model_kind.hpp"
+#include "experiments/runner/results_layout.hpp"
 #include "reduction/differential_balancing.hpp"
 #include "reduction/reduced_chain.hpp"
 #include "src/core/timing.hpp"
@@ -127,14 +128,15 @@ ChainReduction DifferentialBalancingMethod::reduce_chain(const ExperimentConfig&
                                                          const std::atomic<bool>*) const {
   const auto t_start = Clock::now();
   const DifferentialBalancing bal = differential_balancing(chain, gramian_options(o_));
-  const std::string grp = "/reduction";
+  const std::string& grp = layout::kReduction;
   begin_reduction_record(out, name());
   auto record_solve = [&](const std::string& which, const GramianSolve& s) {
     out.set_attribute(grp, which + "_status", std::string(to_string(s.status)));
     out.set_attribute(grp, which + "_message", s.message);
     out.set_attribute(grp, which + "_iterations", static_cast<std::int64_t>(s.iterations));
     out.set_attribute(grp, which + "_max_relative_residual", s.max_relative_residual);
-    if (s.residuals.size() > 0) out.write_vector(grp + "/" + which + "_residuals", s.residuals);
+    if (s.residuals.size() > 0)
+      out.write_vector(layout::child(grp, std::string(which) + "_residuals"), s.residuals);
   };
   record_solve("controllability", bal.controllability);
   record_solve("observability", bal.observability);
@@ -196,16 +198,16 @@ ChainReduction DifferentialBalancingMethod::reduce_chain(const ExperimentConfig&
     out.set_attribute(grp, "tolerance", o_.tolerance);
   out.set_attribute(grp, "nonlinear", std::string(to_string(ro.nonlinear)));
   out.set_attribute(grp, "first_order_bound_at_2r", bal.error_bound(std::min(2 * r, 2 * N)));
-  out.write_vector(grp + "/hankel_singular_values", bal.sigma);
-  out.write_vector(grp + "/error_bound", bound);
-  out.write_vector(grp + "/position_singular_values", bal.position_sigma);
+  out.write_vector(layout::kReductionGdHsv, bal.sigma);
+  out.write_vector(layout::kReductionErrorBound, bound);
+  out.write_vector(layout::kReductionPositionSv, bal.position_sigma);
   for (const auto& [stage, seconds] : result.stages) out.set_attribute(grp, stage, seconds);
   out.set_attribute(grp, "seconds", result.seconds);
   if (o_.store_bases) {
-    out.write_matrix(grp + "/P", bal.controllability.X);
-    out.write_matrix(grp + "/Q", bal.observability.X);
-    out.write_matrix(grp + "/V", Matrix(bal.V_q.leftCols(r)));
-    out.write_matrix(grp + "/W", Matrix(bal.W_q.leftCols(r)));
+    out.write_matrix(layout::kReductionP, bal.controllability.X);
+    out.write_matrix(layout::kReductionQ, bal.observability.X);
+    out.write_matrix(layout::kReductionV, Matrix(bal.V_q.leftCols(r)));
+    out.write_matrix(layout::kReductionW, Matrix(bal.W_q.leftCols(r)));
   }
   return result;
 }
@@ -242,12 +244,20 @@ void differential_balancing_method_keys(std::vector<KeyDoc>& rows) {
   dbal_keys(o, docs);
 }
 
+/// The bound's rule over the generalized differential Hankel values.
+std::int64_t differential_balancing_order_for_tolerance(const io::ResultsReader& r, double tol) {
+  return r.exists(layout::kReductionGdHsv)
+             ? order_for_bound(r.read_vector(layout::kReductionGdHsv), tol)
+             : -1;
+}
+
 }  // namespace
 
 extern const MethodInfo kDifferentialBalancingMethod{
     "differential_balancing",
     "generalized differential balancing of the nonlinear chain (SDP Gramians over a region of "
     "spring elongations), position-balanced projection",
-    &read_differential_balancing, &differential_balancing_method_keys};
+    &read_differential_balancing, &differential_balancing_method_keys,
+    &differential_balancing_order_for_tolerance};
 
 }  // namespace mor::experiments
