@@ -7,10 +7,12 @@
 #include <algorithm>
 #include <chrono>
 #include <limits>
+#include <optional>
 
 #include "reduction/dense_lyapunov.hpp"
 #include "src/core/errors.hpp"
 #include "src/core/timing.hpp"
+#include "src/linalg/lapack.hpp"
 
 namespace mor {
 
@@ -23,17 +25,26 @@ double rank_threshold(Index n) {
   return static_cast<double>(n) * std::numeric_limits<double>::epsilon();
 }
 
+/// A^T B (transpose_a) or A B by OpenBLAS's dgemm (multithreaded; Eigen's product is not): the
+/// tall products of BT with low-rank factors (n x k times k x r, n x k transposed times n x c).
+Matrix product(bool transpose_a, const Matrix& A, const Matrix& B) {
+  Matrix P(transpose_a ? A.cols() : A.rows(), B.cols());
+  lapack::gemm(transpose_a, false, 1.0, A, B, 0.0, P);
+  return P;
+}
+
 struct Svd {
   Matrix U, Y;  ///< left and right singular vectors (thin)
   Vector s;     ///< singular values, descending
 };
 
-/// SVD of a small k_o x k_c matrix by Eigen's divide and conquer: on the chain it matched
-/// SLICOT's largest HSV to 1e-15 relative where one-sided Jacobi (with its QR preconditioner)
-/// was off by 9e-14.
-Svd svd(const Matrix& X) {
-  Eigen::BDCSVD<Matrix> b(X, Eigen::ComputeThinU | Eigen::ComputeThinV);
-  return {b.matrixU(), b.matrixV(), b.singularValues()};
+/// SVD of a k_o x k_c matrix by LAPACK's divide and conquer (dgesdd): on the chain Eigen's
+/// divide and conquer matched SLICOT's largest HSV to 1e-15 relative where one-sided Jacobi
+/// (with its QR preconditioner) was off by 9e-14; dgesdd is the same algorithm, blocked.
+Svd svd(Matrix X) {
+  Svd s;
+  lapack::svd(X, s.U, s.s, s.Y);
+  return s;
 }
 
 /// The first r columns of an orthonormal basis of range(X) (X is n x r, full column rank).
@@ -42,13 +53,25 @@ Matrix orthonormal_basis(const Matrix& X) {
   return qr.householderQ() * Matrix::Identity(X.rows(), X.cols());
 }
 
+/// Gramian factors: Zc, Zo, or for dense Gramians (unless asked to form them) the Schur form
+/// they share, which gives Zo^T E Zc and the bases without forming either factor.
 struct Factors {
   Matrix Zc, Zo;
+  std::optional<DenseGramianFactors> dense;
   GramianDiagnostics diagnostics;
+
+  Matrix hankel_product(const LtiOperator& sys) const;
+  Matrix controllability_times(const Matrix& Y) const {
+    return dense ? dense->controllability_times(Y) : product(false, Zc, Y);
+  }
+  Matrix observability_times(const Matrix& Y) const {
+    return dense ? dense->observability_times(Y) : product(false, Zo, Y);
+  }
 };
 
-/// Both Gramian factors of sys by the chosen method.
-Factors gramian_factors(LtiOperator& sys, const GramianOptions& options) {
+/// Both Gramian factors of sys by the chosen method; dense ones are formed as Zc and Zo only if
+/// form_dense_factors is set.
+Factors gramian_factors(LtiOperator& sys, const GramianOptions& options, bool form_dense_factors) {
   GramianMethod method = options.method;
   const Index dense_limit = options.dense_limit;
   require(dense_limit >= 0, "balanced truncation: dense_limit = ", dense_limit, " must be >= 0");
@@ -60,10 +83,17 @@ Factors gramian_factors(LtiOperator& sys, const GramianOptions& options) {
   d.method = method;
   d.solver = options.solver;
   if (method == GramianMethod::dense) {
-    f.Zc = dense_gramian_factor(sys, GramianKind::controllability);
-    f.Zo = dense_gramian_factor(sys, GramianKind::observability);
-    d.residual_c = lyapunov_residual(sys, GramianKind::controllability, f.Zc);
-    d.residual_o = lyapunov_residual(sys, GramianKind::observability, f.Zo);
+    f.dense.emplace(sys.E_is_identity() ? Matrix() : dense_E(sys), dense_A(sys), sys.B(), sys.C());
+    d.residual_c = f.dense->residual(GramianKind::controllability);
+    d.residual_o = f.dense->residual(GramianKind::observability);
+    d.rank_c = d.rank_o = sys.n();
+    if (form_dense_factors) {
+      f.Zc = f.dense->controllability_factor();
+      f.Zo = f.dense->observability_factor();
+      f.dense.reset();
+    }
+    d.seconds = seconds_since(t0);
+    return f;
   } else {
     AdiOptions adi_options = options.adi;
     for (auto kind : {GramianKind::controllability, GramianKind::observability}) {
@@ -108,7 +138,11 @@ Factors gramian_factors(LtiOperator& sys, const GramianOptions& options) {
 /// Zo^T E Zc (k_o x k_c) with E Zc formed 64 columns at a time, not as a whole: an n x k_c
 /// temporary would be as large as the factor itself (1.5 GB for the chain at N = 10^6).
 Matrix projected_E(const LtiOperator& sys, const Matrix& Zo, const Matrix& Zc) {
-  if (sys.E_is_identity()) return Zo.transpose() * Zc;
+  if (sys.E_is_identity()) {
+    Matrix P(Zo.cols(), Zc.cols());
+    lapack::gemm(true, false, 1.0, Zo, Zc, 0.0, P);
+    return P;
+  }
   constexpr Index kBlock = 64;
   Matrix P(Zo.cols(), Zc.cols());
   Matrix block, E_block;
@@ -116,9 +150,13 @@ Matrix projected_E(const LtiOperator& sys, const Matrix& Zo, const Matrix& Zc) {
     const Index c = std::min(kBlock, Zc.cols() - j);
     block = Zc.middleCols(j, c);
     sys.apply_E(block, E_block);
-    P.middleCols(j, c).noalias() = Zo.transpose() * E_block;
+    lapack::gemm(true, false, 1.0, Zo, E_block, 0.0, P.middleCols(j, c));
   }
   return P;
+}
+
+Matrix Factors::hankel_product(const LtiOperator& sys) const {
+  return dense ? dense->hankel_product() : projected_E(sys, Zo, Zc);
 }
 
 /// The reduced order from the selection, checked against n and the available values.
@@ -247,12 +285,12 @@ Index order_for_tolerance(const Vector& hsv, double tolerance) {
 
 BtResult balanced_truncation(LtiOperator& sys, const BtOptions& options) {
   constexpr const char* what = "balanced truncation";
-  Factors f = gramian_factors(sys, options.gramians);
+  Factors f = gramian_factors(sys, options.gramians, false);
   const auto t0 = Clock::now();
   BtResult res;
   const Index n = sys.n();
 
-  const Svd s = svd(projected_E(sys, f.Zo, f.Zc));
+  const Svd s = svd(f.hankel_product(sys));
   res.hsv = s.s;
   res.bound_is_complete = f.diagnostics.method == GramianMethod::dense;
   const Index r = select_order(options.selection, res.hsv, n, what);
@@ -262,25 +300,25 @@ BtResult balanced_truncation(LtiOperator& sys, const BtOptions& options) {
   if (options.projection == BtProjection::square_root) {
     require_rank(res.hsv, r, n, what);
     const Vector scale = res.hsv.head(r).cwiseSqrt().cwiseInverse();
-    res.V = f.Zc * (s.Y.leftCols(r) * scale.asDiagonal());
-    res.W = f.Zo * (s.U.leftCols(r) * scale.asDiagonal());
+    res.V = f.controllability_times(s.Y.leftCols(r) * scale.asDiagonal());
+    res.W = f.observability_times(s.U.leftCols(r) * scale.asDiagonal());
   } else {
-    res.V = orthonormal_basis(f.Zc * s.Y.leftCols(r));
-    res.W = orthonormal_basis(f.Zo * s.U.leftCols(r));
+    res.V = orthonormal_basis(f.controllability_times(s.Y.leftCols(r)));
+    res.W = orthonormal_basis(f.observability_times(s.U.leftCols(r)));
   }
   res.gramians = std::move(f.diagnostics);
   f = Factors{};  // release the factors before the projected products
 
   Matrix X;
   sys.apply_A(res.V, X);
-  res.Ar = res.W.transpose() * X;
+  res.Ar = product(true, res.W, X);
   if (options.projection == BtProjection::square_root) {
     res.Er = Matrix::Identity(r, r);  // W^T E V = I_r by construction
   } else {
     sys.apply_E(res.V, X);
-    res.Er = res.W.transpose() * X;
+    res.Er = product(true, res.W, X);
   }
-  res.Br = res.W.transpose() * sys.B();
+  res.Br = product(true, res.W, sys.B());
   res.Cr = sys.C() * res.V;
   res.Dr = sys.D_ff();
   res.spectral_abscissa =
@@ -294,7 +332,7 @@ SecondOrderBtResult second_order_balanced_truncation(const SecondOrderSystem& sy
   constexpr const char* what = "second-order balanced truncation";
   validate(sys);
   SecondOrderLtiOperator op(sys);
-  Factors f = gramian_factors(op, options.gramians);
+  Factors f = gramian_factors(op, options.gramians, true);
   const auto t0 = Clock::now();
   const Index nq = sys.n();
   SecondOrderBtResult res;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// Hammarling's method for the Cholesky factor of a stable Lyapunov equation, on Eigen's real
-// Schur form; complex-conjugate pairs are processed as two complex 1x1 steps (see below).
+// Hammarling's method for the Cholesky factor of a stable Lyapunov equation, on LAPACK's real
+// Schur form (dgees); complex-conjugate pairs are processed as two complex 1x1 steps (see below).
+// Both Gramians of a system share one Schur form (DenseGramianFactors).
 #include "reduction/dense_lyapunov.hpp"
 
 #include <algorithm>
@@ -12,12 +13,18 @@
 #include <Eigen/QR>
 
 #include "src/core/errors.hpp"
+#include "src/linalg/lapack.hpp"
 
 namespace mor {
 
 namespace {
 
 using ComplexVectorX = Eigen::Matrix<Complex, Eigen::Dynamic, 1>;
+
+/// Lanczos steps of the residual estimate in DenseGramianFactors::residual: the largest Ritz
+/// value of a symmetric matrix converges first, and the estimate (a lower bound) only has to
+/// say whether the residual is at rounding level.
+constexpr Index kResidualLanczosSteps = 30;
 
 /// Upper triangular R (n x n) with R R^T = M M^T for any n x m matrix M. With J the reversal
 /// permutation, (J M)(J M)^T = W^T W for the triangular factor W of a QR of (J M)^T, so
@@ -26,8 +33,8 @@ Matrix upper_gram_factor(const Matrix& M) {
   const Index n = M.rows(), m = M.cols(), k = std::min(n, m);
   Matrix R = Matrix::Zero(n, n);
   if (k == 0) return R;
-  Eigen::HouseholderQR<Matrix> qr(M.transpose().rowwise().reverse());
-  const Matrix W = qr.matrixQR().topRows(k).triangularView<Eigen::Upper>();
+  Matrix JM_t = M.transpose().rowwise().reverse();
+  const Matrix W = lapack::qr_r_factor(JM_t);  // k x n
   R.rightCols(k) = W.transpose().reverse();
   return R;
 }
@@ -60,6 +67,10 @@ void standardize_schur_form(Matrix& T, Matrix& Q) {
   };
   for (Index p = 0; p + 1 < n; ++p) {
     if (T(p + 1, p) == 0.0) continue;
+    if (T(p, p) == T(p + 1, p + 1) && T(p, p + 1) * T(p + 1, p) < 0.0) {
+      ++p;  // already standard (LAPACK's dgees returns its pairs so)
+      continue;
+    }
     // The diagonal of G^T S G differs by (a - d) cos 2t + (b + c) sin 2t: make it vanish.
     const double a = T(p, p), b = T(p, p + 1), c = T(p + 1, p), d = T(p + 1, p + 1);
     const double theta = 0.5 * std::atan2(-(a - d), b + c);
@@ -330,9 +341,41 @@ Matrix multiply_by_schur_vectors(const Matrix& Q, const Matrix& F) {
   return Z;
 }
 
-}  // namespace
+/// The standardized real Schur form A = Q T Q^T of a stable A (dgees), its eigenvalues on
+/// request. @throws as lyapunov_cholesky_factor.
+struct SchurForm {
+  Matrix T, Q;
+};
 
-Matrix lyapunov_cholesky_factor(const Matrix& A, const Matrix& B, ComplexVector* eigenvalues) {
+SchurForm stable_schur_form(const Matrix& A, ComplexVector* eigenvalues) {
+  const Index n = A.rows();
+  SchurForm s;
+  s.T = A;
+  try {
+    lapack::real_schur(s.T, s.Q);
+  } catch (const NumericalError& e) {
+    throw NumericalError(detail::concat("Lyapunov equation: ", e.what()));
+  }
+  standardize_schur_form(s.T, s.Q);
+  require_stable(s.T, A.norm());
+  if (eigenvalues != nullptr) {
+    eigenvalues->resize(n);
+    for (Index j = 0; j < n; ++j) {
+      const bool pair = j + 1 < n && s.T(j + 1, j) != 0.0;
+      if (!pair) {
+        (*eigenvalues)[j] = Complex(s.T(j, j), 0.0);
+        continue;
+      }
+      const double w = std::sqrt(std::abs(s.T(j, j + 1))) * std::sqrt(std::abs(s.T(j + 1, j)));
+      (*eigenvalues)[j] = Complex(s.T(j, j), w);
+      (*eigenvalues)[j + 1] = Complex(s.T(j, j), -w);
+      ++j;
+    }
+  }
+  return s;
+}
+
+void check_lyapunov_arguments(const Matrix& A, const Matrix& B) {
   const Index n = A.rows();
   require(n >= 1 && A.cols() == n, "Lyapunov equation: A is ", A.rows(), "x", A.cols(),
           ", expected square and non-empty");
@@ -340,59 +383,23 @@ Matrix lyapunov_cholesky_factor(const Matrix& A, const Matrix& B, ComplexVector*
           ", expected ", n, " rows and at least one column");
   require(A.allFinite(), "Lyapunov equation: A has a non-finite entry");
   require(B.allFinite(), "Lyapunov equation: B has a non-finite entry");
+}
 
-  Eigen::RealSchur<Matrix> schur(A);
-  if (schur.info() != Eigen::Success)
-    throw NumericalError(detail::concat("Lyapunov equation: the real Schur form of A (", n, "x", n,
-                                        ") did not converge"));
-  Matrix T = schur.matrixT();
-  Matrix Q = schur.matrixU();
-  standardize_schur_form(T, Q);
-  require_stable(T, A.norm());
-  if (eigenvalues != nullptr) {
-    eigenvalues->resize(n);
-    for (Index j = 0; j < n; ++j) {
-      const bool pair = j + 1 < n && T(j + 1, j) != 0.0;
-      if (!pair) {
-        (*eigenvalues)[j] = Complex(T(j, j), 0.0);
-        continue;
-      }
-      const double w = std::sqrt(std::abs(T(j, j + 1))) * std::sqrt(std::abs(T(j + 1, j)));
-      (*eigenvalues)[j] = Complex(T(j, j), w);
-      (*eigenvalues)[j + 1] = Complex(T(j, j), -w);
-      ++j;
-    }
-  }
-
-  Matrix R = upper_gram_factor(Q.transpose() * B);
+/// Upper triangular R (n x n) with R R^T = X, X = F F^T the solution of
+/// T X + X T^T + G G^T = 0 (T in standard Schur form, G n x m): Hammarling's factor F compressed
+/// by one QR.
+Matrix schur_lyapunov_factor(const Matrix& T, const Matrix& G) {
+  Matrix R = upper_gram_factor(G);
   const Matrix F = hammarling_factor(T, R);
   if (!F.allFinite())
     throw NumericalError("Lyapunov equation: the factor overflowed (A is too close to unstable)");
-  return upper_gram_factor(multiply_by_schur_vectors(Q, F));
+  return upper_gram_factor(F);
 }
 
-Matrix dense_gramian_factor(const Matrix& E, const Matrix& A, const Matrix& B, const Matrix& C,
-                            GramianKind kind, ComplexVector* eigenvalues) {
-  const Index n = A.rows();
-  require(n >= 1 && A.cols() == n, "Gramian: A is ", A.rows(), "x", A.cols(),
-          ", expected square and non-empty");
-  require(E.size() == 0 || (E.rows() == n && E.cols() == n), "Gramian: E is ", E.rows(), "x",
-          E.cols(), ", expected ", n, "x", n, " or empty (identity)");
-  const bool controllability = kind == GramianKind::controllability;
-  // The factor of the other Gramian is not needed, but a given B or C must still fit.
-  require(controllability ? B.rows() == n && B.cols() >= 1 : B.size() == 0 || B.rows() == n,
-          "Gramian: B is ", B.rows(), "x", B.cols(), ", expected ", n, " rows",
-          controllability ? " and at least one column" : "");
-  require(!controllability ? C.cols() == n && C.rows() >= 1 : C.size() == 0 || C.cols() == n,
-          "Gramian: C is ", C.rows(), "x", C.cols(), ", expected ", n, " columns",
-          !controllability ? " and at least one row" : "");
-
-  if (E.size() == 0)
-    return controllability ? lyapunov_cholesky_factor(A, B, eigenvalues)
-                           : lyapunov_cholesky_factor(A.transpose(), C.transpose(), eigenvalues);
-
+/// The pivoted LU of a nonsingular E. @throws NumericalError naming the condition estimate.
+Eigen::PartialPivLU<Matrix> nonsingular_lu(const Matrix& E) {
   require(E.allFinite(), "Gramian: E has a non-finite entry");
-  const Eigen::PartialPivLU<Matrix> lu(E);
+  Eigen::PartialPivLU<Matrix> lu(E);
   // The condition estimate can come back finite for an exactly zero pivot (it then works on
   // infinities), so the pivots are checked as well.
   const double rcond = lu.rcond();
@@ -402,6 +409,47 @@ Matrix dense_gramian_factor(const Matrix& E, const Matrix& A, const Matrix& B, c
       !(pivot_ratio > std::numeric_limits<double>::epsilon()))
     throw NumericalError(detail::concat("Gramian: E is singular (reciprocal condition number ",
                                         rcond, ", smallest/largest LU pivot ", pivot_ratio, ")"));
+  return lu;
+}
+
+void check_system_sizes(const Matrix& E, const Matrix& A, const Matrix& B, const Matrix& C,
+                        bool need_B, bool need_C) {
+  const Index n = A.rows();
+  require(n >= 1 && A.cols() == n, "Gramian: A is ", A.rows(), "x", A.cols(),
+          ", expected square and non-empty");
+  require(E.size() == 0 || (E.rows() == n && E.cols() == n), "Gramian: E is ", E.rows(), "x",
+          E.cols(), ", expected ", n, "x", n, " or empty (identity)");
+  // A factor that is not needed still requires a given B or C to fit.
+  require(need_B ? B.rows() == n && B.cols() >= 1 : B.size() == 0 || B.rows() == n,
+          "Gramian: B is ", B.rows(), "x", B.cols(), ", expected ", n, " rows",
+          need_B ? " and at least one column" : "");
+  require(need_C ? C.cols() == n && C.rows() >= 1 : C.size() == 0 || C.cols() == n,
+          "Gramian: C is ", C.rows(), "x", C.cols(), ", expected ", n, " columns",
+          need_C ? " and at least one row" : "");
+}
+
+}  // namespace
+
+Matrix lyapunov_cholesky_factor(const Matrix& A, const Matrix& B, ComplexVector* eigenvalues) {
+  check_lyapunov_arguments(A, B);
+  const SchurForm s = stable_schur_form(A, eigenvalues);
+  Matrix R = upper_gram_factor(s.Q.transpose() * B);
+  const Matrix F = hammarling_factor(s.T, R);
+  if (!F.allFinite())
+    throw NumericalError("Lyapunov equation: the factor overflowed (A is too close to unstable)");
+  return upper_gram_factor(multiply_by_schur_vectors(s.Q, F));
+}
+
+Matrix dense_gramian_factor(const Matrix& E, const Matrix& A, const Matrix& B, const Matrix& C,
+                            GramianKind kind, ComplexVector* eigenvalues) {
+  const bool controllability = kind == GramianKind::controllability;
+  check_system_sizes(E, A, B, C, controllability, !controllability);
+
+  if (E.size() == 0)
+    return controllability ? lyapunov_cholesky_factor(A, B, eigenvalues)
+                           : lyapunov_cholesky_factor(A.transpose(), C.transpose(), eigenvalues);
+
+  const Eigen::PartialPivLU<Matrix> lu = nonsingular_lu(E);
   const Matrix A_hat = lu.solve(A);
   if (controllability) {
     // A P E^T + E P A^T + B B^T = 0  <=>  A_hat P + P A_hat^T + (E^{-1} B)(E^{-1} B)^T = 0.
@@ -415,6 +463,117 @@ Matrix dense_gramian_factor(const Matrix& E, const Matrix& A, const Matrix& B, c
 Matrix dense_gramian_factor(const LtiOperator& sys, GramianKind kind) {
   const Matrix E = sys.E_is_identity() ? Matrix() : dense_E(sys);
   return dense_gramian_factor(E, dense_A(sys), sys.B(), sys.C(), kind);
+}
+
+DenseGramianFactors::DenseGramianFactors(const Matrix& E, const Matrix& A, const Matrix& B,
+                                         const Matrix& C) {
+  check_system_sizes(E, A, B, C, true, true);
+  require(A.allFinite(), "Gramian: A has a non-finite entry");
+  require(B.allFinite(), "Gramian: B has a non-finite entry");
+  require(C.allFinite(), "Gramian: C has a non-finite entry");
+  const Index n = A.rows();
+  Matrix A_hat, B_hat;
+  if (E.size() != 0) {
+    lu_E_ = nonsingular_lu(E);
+    A_hat = lu_E_->solve(A);
+    B_hat = lu_E_->solve(B);
+  }
+  SchurForm s = stable_schur_form(E.size() != 0 ? A_hat : A, &eigenvalues_);
+  Q_ = std::move(s.Q);
+  T_ = std::move(s.T);
+  // Controllability: T X + X T^T + Bt Bt^T = 0 with Bt = Q^T E^{-1} B.
+  Bt_.resize(n, B.cols());
+  lapack::gemm(true, false, 1.0, Q_, E.size() != 0 ? B_hat : B, 0.0, Bt_);
+  Rc_ = schur_lyapunov_factor(T_, Bt_);
+  // Observability: with A_hat = Q T Q^T and Yt = Q^T Y Q, A_hat^T Y + Y A_hat + C^T C = 0 is
+  // T^T Yt + Yt T + (C Q)^T (C Q) = 0; reversing rows and columns (J) turns the lower
+  // T^T into the upper quasi-triangular S = J T^T J, whose 2x2 blocks keep the standard form.
+  Ct_.resize(n, C.rows());
+  lapack::gemm(true, true, 1.0, Q_, C, 0.0, Ct_);  // Q^T C^T
+  const Matrix S = T_.transpose().reverse();
+  Ro_ = schur_lyapunov_factor(S, Ct_.colwise().reverse());
+}
+
+Matrix DenseGramianFactors::hankel_product() const {
+  // Z_o^T E Z_c = R_o^T J Q^T E^{-1}... = R_o^T J Q^T Q R_c = R_o^T J R_c.
+  const Index n = Q_.rows();
+  Matrix H(n, n);
+  lapack::gemm(true, false, 1.0, Ro_.colwise().reverse(), Rc_, 0.0, H);
+  return H;
+}
+
+Matrix DenseGramianFactors::controllability_times(const Matrix& Y) const {
+  require(Y.rows() == Rc_.cols(), "DenseGramianFactors: Y has ", Y.rows(), " rows, expected ",
+          Rc_.cols());
+  const Matrix RY = Rc_.triangularView<Eigen::Upper>() * Y;
+  Matrix Z(Q_.rows(), Y.cols());
+  lapack::gemm(false, false, 1.0, Q_, RY, 0.0, Z);
+  return Z;
+}
+
+Matrix DenseGramianFactors::observability_times(const Matrix& Y) const {
+  require(Y.rows() == Ro_.cols(), "DenseGramianFactors: Y has ", Y.rows(), " rows, expected ",
+          Ro_.cols());
+  const Matrix RY = (Ro_.triangularView<Eigen::Upper>() * Y).colwise().reverse();
+  Matrix L(Q_.rows(), Y.cols());
+  lapack::gemm(false, false, 1.0, Q_, RY, 0.0, L);
+  if (lu_E_) return lu_E_->transpose().solve(L);
+  return L;
+}
+
+Matrix DenseGramianFactors::controllability_factor() const {
+  return controllability_times(Matrix::Identity(Rc_.cols(), Rc_.cols()));
+}
+
+Matrix DenseGramianFactors::observability_factor() const {
+  return observability_times(Matrix::Identity(Ro_.cols(), Ro_.cols()));
+}
+
+double DenseGramianFactors::residual(GramianKind kind) const {
+  // In Schur coordinates: Rt = T Xt + Xt T^T + G G^T, Xt = R R^T, with (T, G, R) = (T, Bt, Rc)
+  // or (J T^T J, J Ct, Ro); ||Rt||_2 = ||R_hat||_2 for the equation of E^{-1} A (Q orthogonal).
+  const bool obs = kind == GramianKind::observability;
+  const Index n = Q_.rows();
+  const Matrix T = obs ? Matrix(T_.transpose().reverse()) : T_;
+  const Matrix G = obs ? Matrix(Ct_.colwise().reverse()) : Bt_;
+  const auto R = (obs ? Ro_ : Rc_).triangularView<Eigen::Upper>();
+  // Lanczos with full reorthogonalization on x -> Rt x, applied in factored form (O(n^2) per
+  // step, nothing n x n formed): the largest |Ritz value| after kResidualLanczosSteps steps.
+  const Index steps = std::min<Index>(kResidualLanczosSteps, n);
+  Matrix V(n, steps + 1);
+  Vector alpha(steps), beta(steps);
+  V.col(0) = Vector::Ones(n) / std::sqrt(static_cast<double>(n));
+  Vector w(n), t(n), u(n);
+  Index k = 0;
+  for (; k < steps; ++k) {
+    const auto v = V.col(k);
+    // w = T R R^T v + R R^T T^T v + G G^T v.
+    u.noalias() = R.transpose() * v;
+    t.noalias() = R * u;
+    w.noalias() = T * t;
+    u.noalias() = T.transpose() * v;
+    t.noalias() = R.transpose() * u;
+    w.noalias() += R * t;
+    w.noalias() += G * (G.transpose() * v);
+    alpha(k) = v.dot(w);
+    for (int pass = 0; pass < 2; ++pass)  // full reorthogonalization, twice
+      w.noalias() -= V.leftCols(k + 1) * (V.leftCols(k + 1).transpose() * w);
+    beta(k) = w.norm();
+    if (!(beta(k) > std::numeric_limits<double>::epsilon() * std::abs(alpha(k)))) {
+      ++k;
+      break;  // an invariant subspace: its Ritz values are eigenvalues
+    }
+    V.col(k + 1) = w / beta(k);
+  }
+  Matrix H = Matrix::Zero(k, k);
+  for (Index i = 0; i < k; ++i) {
+    H(i, i) = alpha(i);
+    if (i + 1 < k) H(i, i + 1) = H(i + 1, i) = beta(i);
+  }
+  const double residual = k > 0 ? lapack::symmetric_eigenvalues(H).cwiseAbs().maxCoeff() : 0.0;
+  Matrix GtG = G.transpose() * G;
+  const double scale = lapack::symmetric_eigenvalues(GtG).cwiseAbs().maxCoeff();
+  return scale > 0.0 ? residual / scale : residual;
 }
 
 }  // namespace mor

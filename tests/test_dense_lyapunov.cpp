@@ -290,6 +290,55 @@ TEST(DenseGramian, GeneralizedEquationsOfTheChain) {
   }
 }
 
+// DenseGramianFactors shares one Schur form between both Gramians (A^T's from A's): each factor
+// must solve its own generalized equation (the residual formula above, formed densely), the
+// Hankel product must be Z_o^T E Z_c of those factors, Z_c Y and Z_o Y must be the products
+// with them, and the Lanczos residual estimate (in Schur coordinates) must be at rounding level.
+TEST(DenseGramian, OneSchurFormForBothGramians) {
+  std::mt19937 gen(777);
+  const Index n = 60;
+  const Matrix E = Matrix::Identity(n, n) + 0.4 * random_normal(n, n, gen) / std::sqrt(double(n));
+  const Matrix A_stable = mixed_spectrum_matrix(n, gen);
+  const Matrix B = random_normal(n, 2, gen), C = random_normal(3, n, gen);
+  for (const bool identity : {true, false}) {
+    const Matrix E_used = identity ? Matrix() : E;
+    const Matrix E_dense = identity ? Matrix(Matrix::Identity(n, n)) : E;
+    const Matrix A = identity ? A_stable : Matrix(E * A_stable);  // E^{-1} A = A_stable
+    const DenseGramianFactors f(E_used, A, B, C);
+    const Matrix Zc = f.controllability_factor(), Zo = f.observability_factor();
+    for (GramianKind kind : {GramianKind::controllability, GramianKind::observability}) {
+      const Matrix& Z = kind == GramianKind::controllability ? Zc : Zo;
+      EXPECT_LE(generalized_residual(E_dense, A, B, C, Z, kind), kResidualTolPerState * n)
+          << to_string(kind) << " E = I " << identity;
+      EXPECT_LE(f.residual(kind), kResidualTolPerState * n) << to_string(kind);
+      EXPECT_GT(f.residual(kind), 0.0) << to_string(kind);
+      if (identity) {
+        // For comparison only: the exact 2-norm of the residual in the original coordinates
+        // (reduction/gramian.hpp) also carries the rounding of Q, so it is larger.
+        const DenseLtiOperator op(Matrix(), A, B, C);
+        std::cout << "[ " << to_string(kind) << " ] residual in Schur coordinates (estimate) "
+                  << f.residual(kind) << ", in the original ones " << lyapunov_residual(op, kind, Z)
+                  << "\n";
+      }
+      // The same Gramian as the solver of one equation at a time (its own Schur form of A or
+      // A^T).
+      const Matrix Z1 = dense_gramian_factor(E_used, A, B, C, kind);
+      const Matrix X1 = Z1 * Z1.transpose();
+      EXPECT_TRUE(matrices_near(Z * Z.transpose(), X1, kSolutionTol * X1.cwiseAbs().maxCoeff(),
+                                Compare::absolute))
+          << to_string(kind) << " E = I " << identity;
+    }
+    const Matrix H = Zo.transpose() * E_dense * Zc;
+    EXPECT_TRUE(matrices_near(f.hankel_product(), H, 1e-12 * H.norm(), Compare::absolute));
+    const Matrix Y = random_normal(n, 4, gen);
+    EXPECT_TRUE(matrices_near(f.controllability_times(Y), Zc * Y, 1e-13 * (Zc * Y).norm(),
+                              Compare::absolute));
+    EXPECT_TRUE(matrices_near(f.observability_times(Y), Zo * Y, 1e-13 * (Zo * Y).norm(),
+                              Compare::absolute));
+    EXPECT_EQ(f.eigenvalues().size(), n);
+  }
+}
+
 /// Singular values of Z_o^T E Z_c, the Hankel singular values of (E, A, B, C).
 Vector hankel_singular_values(const DenseChain& s) {
   const Matrix Zc = dense_gramian_factor(s.E, s.A, s.B, s.C, GramianKind::controllability);

@@ -4,7 +4,13 @@
 //
 //   BM_adi/<N>   LR-ADI for the controllability Gramian alone (projection shifts, tol 1e-10)
 //   BM_bt/<N>    the whole square-root BT to r = 20: both Gramians, SVD, bases, projection
-//   BM_dense_bt/<N>  the same through dense Hammarling Gramians (small N only), for reference
+//   BM_dense_bt/<N>  the same through dense Hammarling Gramians (small N only): one real Schur
+//                    form (LAPACK dgees) for both Gramians, SVD by dgesdd
+//   BM_slicot_ab09ad/<N>  the baseline of BM_dense_bt: SLICOT AB09AD (square-root BT, JOB = 'B',
+//                    no equilibration) on the same chain in standard form (E^{-1} A, E^{-1} B, C;
+//                    the reduction to it is timed too), when the build found libslicot. Debian's
+//                    libslicot links libblas.so.3 / liblapack.so.3, which the alternatives point
+//                    to OpenBLAS here, as our code is: the ratio compares algorithms on one BLAS
 //
 // Counters:
 //   iterations_c, iterations_o   ADI steps of each Gramian (a complex pair counts two)
@@ -38,15 +44,31 @@
 //   bash scripts/run_benchmarks.sh balanced_truncation
 #include <benchmark/benchmark.h>
 
+#include <Eigen/LU>
+
+#include <algorithm>
+#include <cstddef>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <vector>
 
 #include "experiments/runner/experiment.hpp"
 #include "models/mass_spring_chain.hpp"
 #include "reduction/balanced_truncation.hpp"
 #include "src/io/model_files.hpp"
+
+#ifdef MOR_BENCH_HAVE_SLICOT
+extern "C" {
+// SLICOT AB09AD (Fortran 77; gfortran appends the CHARACTER lengths), see tests/support/slicot.hpp.
+void ab09ad_(const char* dico, const char* job, const char* equil, const char* ordsel, const int* n,
+             const int* m, const int* p, int* nr, double* a, const int* lda, double* b,
+             const int* ldb, double* c, const int* ldc, double* hsv, const double* tol, int* iwork,
+             double* dwork, const int* ldwork, int* iwarn, int* info, std::size_t dico_len,
+             std::size_t job_len, std::size_t equil_len, std::size_t ordsel_len);
+}
+#endif
 
 namespace mor {
 namespace {
@@ -102,6 +124,7 @@ void run_bt(benchmark::State& state, GramianMethod method) {
   state.counters["factor_MiB"] = 2.0 * static_cast<double>(state.range(0)) *
                                  static_cast<double>(g.rank_c + g.rank_o) * 8.0 / (1 << 20);
   state.counters["residual_c"] = g.residual_c;
+  state.counters["hsv_1"] = last.hsv.size() > 0 ? last.hsv(0) : 0.0;
   state.counters["peak_rss_MiB"] = experiments::peak_rss_mib();
 }
 
@@ -111,6 +134,35 @@ void BM_bt(benchmark::State& state) {
 void BM_dense_bt(benchmark::State& state) {
   run_bt(state, GramianMethod::dense);
 }
+
+#ifdef MOR_BENCH_HAVE_SLICOT
+/// SLICOT AB09AD on the chain of BM_dense_bt: square-root BT to r = kOrder, all n HSVs.
+void BM_slicot_ab09ad(benchmark::State& state) {
+  const SecondOrderSystem sys = rayleigh_chain(state.range(0));
+  const SecondOrderLtiOperator op(sys);
+  const Matrix E = dense_E(op), A = dense_A(op);
+  const int n = static_cast<int>(op.n()), m = static_cast<int>(op.B().cols()),
+            p = static_cast<int>(op.C().rows());
+  const int ldwork = n * (2 * n + std::max({n, m, p}) + 5) + n * (n + 1) / 2 + 64 * n;
+  std::vector<double> dwork(static_cast<std::size_t>(ldwork));
+  std::vector<int> iwork(1);
+  Vector hsv(n);
+  int nr = 0, info = 0;
+  for (auto _ : state) {
+    const Eigen::PartialPivLU<Matrix> lu(E);
+    Matrix a = lu.solve(A), b = lu.solve(op.B()), c = op.C();
+    nr = static_cast<int>(kOrder);
+    int iwarn = 0;
+    const double tol = 0.0;
+    ab09ad_("C", "B", "N", "F", &n, &m, &p, &nr, a.data(), &n, b.data(), &n, c.data(), &p,
+            hsv.data(), &tol, iwork.data(), dwork.data(), &ldwork, &iwarn, &info, 1, 1, 1, 1);
+    benchmark::DoNotOptimize(a.data());
+  }
+  if (info != 0) state.SkipWithError(("AB09AD INFO = " + std::to_string(info)).c_str());
+  state.counters["r"] = nr;
+  state.counters["hsv_1"] = hsv(0);
+}
+#endif
 
 /// data/rail_<n>.mat in $MOR_RAIL_DIR, else in the data folder next to this source.
 std::filesystem::path rail_file(Index n) {
@@ -187,7 +239,22 @@ void BM_rail_bt_mess_settings(benchmark::State& state) {
   run_rail(state, adi);
 }
 
-BENCHMARK(BM_dense_bt)->Arg(250)->Arg(500)->Unit(benchmark::kMillisecond)->Iterations(1);
+BENCHMARK(BM_dense_bt)
+    ->Arg(250)
+    ->Arg(500)
+    ->Arg(1000)
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(1)
+    ->UseRealTime();
+#ifdef MOR_BENCH_HAVE_SLICOT
+BENCHMARK(BM_slicot_ab09ad)
+    ->Arg(250)
+    ->Arg(500)
+    ->Arg(1000)
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(1)
+    ->UseRealTime();
+#endif
 BENCHMARK(BM_adi)
     ->RangeMultiplier(10)
     ->Range(1000, 1000000)

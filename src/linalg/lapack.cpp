@@ -1,0 +1,192 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// LAPACK/BLAS wrappers (src/linalg/lapack.hpp).
+#include "src/linalg/lapack.hpp"
+
+#include <algorithm>
+#include <cstddef>
+#include <limits>
+#include <vector>
+
+#include "src/core/errors.hpp"
+
+extern "C" {
+// Fortran prototypes (INTEGER is 32 bits in Debian's builds; gfortran appends the lengths of
+// CHARACTER arguments as hidden size_t arguments).
+void dgees_(const char* jobvs, const char* sort, int (*select)(const double*, const double*),
+            const int* n, double* a, const int* lda, int* sdim, double* wr, double* wi, double* vs,
+            const int* ldvs, double* work, const int* lwork, int* bwork, int* info,
+            std::size_t jobvs_len, std::size_t sort_len);
+void dgesdd_(const char* jobz, const int* m, const int* n, double* a, const int* lda, double* s,
+             double* u, const int* ldu, double* vt, const int* ldvt, double* work, const int* lwork,
+             int* iwork, int* info, std::size_t jobz_len);
+void dgemm_(const char* transa, const char* transb, const int* m, const int* n, const int* k,
+            const double* alpha, const double* a, const int* lda, const double* b, const int* ldb,
+            const double* beta, double* c, const int* ldc, std::size_t transa_len,
+            std::size_t transb_len);
+void dgeqrf_(const int* m, const int* n, double* a, const int* lda, double* tau, double* work,
+             const int* lwork, int* info);
+void dsyevd_(const char* jobz, const char* uplo, const int* n, double* a, const int* lda, double* w,
+             double* work, const int* lwork, int* iwork, const int* liwork, int* info,
+             std::size_t jobz_len, std::size_t uplo_len);
+}
+
+namespace mor::lapack {
+
+namespace {
+
+/// A dimension as Fortran's INTEGER.
+int fortran_int(Index value, const char* what) {
+  require(value >= 0 && value <= std::numeric_limits<int>::max(), "LAPACK: ", what, " = ", value,
+          " does not fit a 32-bit LAPACK integer");
+  return static_cast<int>(value);
+}
+
+/// The optimal workspace LAPACK reported in a query (rounded up: it is returned as a double).
+int workspace_size(double query) {
+  return std::max(1, static_cast<int>(query + 0.5) + 1);
+}
+
+}  // namespace
+
+void real_schur(Matrix& T, Matrix& Q) {
+  const Index n = T.rows();
+  require(T.cols() == n, "real Schur form: the matrix is ", T.rows(), "x", T.cols(),
+          ", expected square");
+  require(T.allFinite(), "real Schur form: the matrix has a non-finite entry");
+  Q.resize(n, n);
+  if (n == 0) return;
+  const int nn = fortran_int(n, "n"), ld = std::max(1, nn);
+  std::vector<double> wr(n), wi(n);
+  int sdim = 0, info = 0, lwork = -1;
+  double query = 0.0;
+  dgees_("V", "N", nullptr, &nn, T.data(), &ld, &sdim, wr.data(), wi.data(), Q.data(), &ld, &query,
+         &lwork, nullptr, &info, 1, 1);
+  lwork = workspace_size(query);
+  std::vector<double> work(static_cast<std::size_t>(lwork));
+  dgees_("V", "N", nullptr, &nn, T.data(), &ld, &sdim, wr.data(), wi.data(), Q.data(), &ld,
+         work.data(), &lwork, nullptr, &info, 1, 1);
+  if (info < 0) throw InvalidArgument(detail::concat("dgees: argument ", -info, " is invalid"));
+  if (info > 0)
+    throw NumericalError(detail::concat("real Schur form (", n, "x", n,
+                                        "): the QR algorithm did not converge (dgees INFO = ", info,
+                                        ")"));
+}
+
+namespace {
+
+/// dgesdd with JOBZ = 'S' (thin vectors) or 'N' (values only).
+void gesdd(char jobz, Matrix& X, Matrix* U, Vector& s, Matrix* Vt) {
+  const int m = fortran_int(X.rows(), "rows"), n = fortran_int(X.cols(), "columns");
+  const int k = std::min(m, n);
+  s.resize(k);
+  if (k == 0) {
+    if (U) U->setZero(m, 0);
+    if (Vt) Vt->setZero(0, n);
+    return;
+  }
+  require(X.allFinite(), "singular value decomposition: the matrix has a non-finite entry");
+  const int lda = std::max(1, m);
+  int ldu = 1, ldvt = 1;
+  double dummy = 0.0;
+  double* u = &dummy;
+  double* vt = &dummy;
+  if (jobz == 'S') {
+    U->resize(m, k);
+    Vt->resize(k, n);
+    u = U->data();
+    vt = Vt->data();
+    ldu = std::max(1, m);
+    ldvt = std::max(1, k);
+  }
+  std::vector<int> iwork(8 * static_cast<std::size_t>(k));
+  int info = 0, lwork = -1;
+  double query = 0.0;
+  dgesdd_(&jobz, &m, &n, X.data(), &lda, s.data(), u, &ldu, vt, &ldvt, &query, &lwork, iwork.data(),
+          &info, 1);
+  lwork = workspace_size(query);
+  std::vector<double> work(static_cast<std::size_t>(lwork));
+  dgesdd_(&jobz, &m, &n, X.data(), &lda, s.data(), u, &ldu, vt, &ldvt, work.data(), &lwork,
+          iwork.data(), &info, 1);
+  if (info < 0) throw InvalidArgument(detail::concat("dgesdd: argument ", -info, " is invalid"));
+  if (info > 0)
+    throw NumericalError(detail::concat("singular value decomposition (", m, "x", n,
+                                        ") did not converge (dgesdd INFO = ", info, ")"));
+}
+
+}  // namespace
+
+void svd(Matrix& X, Matrix& U, Vector& s, Matrix& V) {
+  Matrix Vt;
+  gesdd('S', X, &U, s, &Vt);
+  V = Vt.transpose();
+}
+
+Vector singular_values(Matrix& X) {
+  Vector s;
+  gesdd('N', X, nullptr, s, nullptr);
+  return s;
+}
+
+void gemm(bool transpose_a, bool transpose_b, double alpha, const Eigen::Ref<const Matrix>& A,
+          const Eigen::Ref<const Matrix>& B, double beta, Eigen::Ref<Matrix> C) {
+  const Index m = transpose_a ? A.cols() : A.rows(), k = transpose_a ? A.rows() : A.cols();
+  const Index kb = transpose_b ? B.cols() : B.rows(), n = transpose_b ? B.rows() : B.cols();
+  require(k == kb && C.rows() == m && C.cols() == n, "gemm: op(A) is ", m, "x", k, ", op(B) ", kb,
+          "x", n, ", C ", C.rows(), "x", C.cols());
+  if (m == 0 || n == 0) return;
+  if (k == 0) {
+    if (beta == 0.0)
+      C.setZero();
+    else
+      C *= beta;
+    return;
+  }
+  const int mm = fortran_int(m, "m"), nn = fortran_int(n, "n"), kk = fortran_int(k, "k");
+  const int lda = std::max<int>(1, fortran_int(A.outerStride(), "lda"));
+  const int ldb = std::max<int>(1, fortran_int(B.outerStride(), "ldb"));
+  const int ldc = std::max<int>(1, fortran_int(C.outerStride(), "ldc"));
+  const char ta = transpose_a ? 'T' : 'N', tb = transpose_b ? 'T' : 'N';
+  dgemm_(&ta, &tb, &mm, &nn, &kk, &alpha, A.data(), &lda, B.data(), &ldb, &beta, C.data(), &ldc, 1,
+         1);
+}
+
+Matrix qr_r_factor(Matrix& X) {
+  const int m = fortran_int(X.rows(), "rows"), n = fortran_int(X.cols(), "columns");
+  const int k = std::min(m, n);
+  if (k == 0) return Matrix(0, n);
+  const int lda = std::max(1, m);
+  std::vector<double> tau(static_cast<std::size_t>(k));
+  int info = 0, lwork = -1;
+  double query = 0.0;
+  dgeqrf_(&m, &n, X.data(), &lda, tau.data(), &query, &lwork, &info);
+  lwork = workspace_size(query);
+  std::vector<double> work(static_cast<std::size_t>(lwork));
+  dgeqrf_(&m, &n, X.data(), &lda, tau.data(), work.data(), &lwork, &info);
+  if (info < 0) throw InvalidArgument(detail::concat("dgeqrf: argument ", -info, " is invalid"));
+  return X.topRows(k).triangularView<Eigen::Upper>();
+}
+
+Vector symmetric_eigenvalues(Matrix& X) {
+  const int n = fortran_int(X.rows(), "n");
+  require(X.cols() == X.rows(), "symmetric eigenvalues: the matrix is ", X.rows(), "x", X.cols(),
+          ", expected square");
+  Vector w(n);
+  if (n == 0) return w;
+  const int lda = std::max(1, n);
+  int info = 0, lwork = -1, liwork = -1, iquery = 0;
+  double query = 0.0;
+  dsyevd_("N", "U", &n, X.data(), &lda, w.data(), &query, &lwork, &iquery, &liwork, &info, 1, 1);
+  lwork = workspace_size(query);
+  liwork = std::max(1, iquery);
+  std::vector<double> work(static_cast<std::size_t>(lwork));
+  std::vector<int> iwork(static_cast<std::size_t>(liwork));
+  dsyevd_("N", "U", &n, X.data(), &lda, w.data(), work.data(), &lwork, iwork.data(), &liwork, &info,
+          1, 1);
+  if (info < 0) throw InvalidArgument(detail::concat("dsyevd: argument ", -info, " is invalid"));
+  if (info > 0)
+    throw NumericalError(detail::concat("symmetric eigenvalues (", n, "x", n,
+                                        ") did not converge (dsyevd INFO = ", info, ")"));
+  return w;
+}
+
+}  // namespace mor::lapack

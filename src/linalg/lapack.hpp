@@ -1,0 +1,41 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// Thin wrappers over the LAPACK and BLAS routines the dense O(n^3) kernels call directly
+// (Debian's liblapack.so.3 / libblas.so.3, which the alternatives system points to OpenBLAS:
+// blocked, multithreaded). Each takes Eigen matrices (column-major, as Fortran expects), checks
+// sizes, sizes the workspace by LAPACK's own query and turns INFO into an exception.
+#pragma once
+
+#include "src/core/types.hpp"
+
+namespace mor::lapack {
+
+/// Real Schur form A = Q T Q^T by dgees (Hessenberg reduction, blocked multishift QR with
+/// aggressive early deflation, no reordering). On entry T holds A (n x n); on return T is
+/// quasi upper triangular (1x1 and 2x2 diagonal blocks, LAPACK's standard form: a 2x2 block has
+/// equal diagonal entries and off-diagonal entries of opposite sign) and Q is orthogonal.
+/// @throws InvalidArgument if T is not square or has a non-finite entry; NumericalError if the
+///         QR algorithm did not converge (INFO > 0).
+void real_schur(Matrix& T, Matrix& Q);
+
+/// Thin singular value decomposition X = U diag(s) V^T (X is m x n, k = min(m, n); U m x k,
+/// V n x k, s descending) by dgesdd (divide and conquer). X is destroyed.
+/// @throws NumericalError if the iteration did not converge.
+void svd(Matrix& X, Matrix& U, Vector& s, Matrix& V);
+
+/// Singular values of X (descending) by dgesdd without vectors. X is destroyed.
+Vector singular_values(Matrix& X);
+
+/// C = alpha * op(A) * op(B) + beta * C by dgemm, op(X) = X or X^T; C must already have the
+/// size of the product (any content when beta = 0).
+void gemm(bool transpose_a, bool transpose_b, double alpha, const Eigen::Ref<const Matrix>& A,
+          const Eigen::Ref<const Matrix>& B, double beta, Eigen::Ref<Matrix> C);
+
+/// The k x n upper trapezoidal factor R of the QR decomposition X = Q R (X m x n, k = min(m, n))
+/// by dgeqrf (blocked Householder); X is destroyed. Q is not formed.
+Matrix qr_r_factor(Matrix& X);
+
+/// Eigenvalues of the symmetric matrix X (ascending) by dsyevd without vectors; only the upper
+/// triangle is read, X is destroyed.
+Vector symmetric_eigenvalues(Matrix& X);
+
+}  // namespace mor::lapack
