@@ -20,6 +20,7 @@
 #include "src/core/errors.hpp"
 #include "src/core/interrupt.hpp"
 #include "src/core/timing.hpp"
+#include "src/linalg/lapack.hpp"
 
 namespace mor {
 
@@ -189,8 +190,12 @@ std::vector<Complex> shift_representatives(const std::vector<Complex>& values) {
 /// caller so that every round reuses its memory.
 std::vector<Complex> projection_shifts(LtiOperator& sys, bool transposed, const Matrix& X,
                                        Matrix& Y) {
-  // The column scaling is applied to the small Gram matrix: X itself is not copied.
-  Matrix G = X.transpose() * X;
+  // The column scaling is applied to the small Gram matrix: X itself is not copied. The tall
+  // products (n rows) go to OpenBLAS's dgemm, multithreaded, unlike Eigen's.
+  const Index c = X.cols();
+  Matrix G(c, c);
+  lapack::gemm(true, false, 1.0, X, X, 0.0, G);
+  const Matrix G_unscaled = G;
   Vector scale = G.diagonal().cwiseSqrt();
   for (Index j = 0; j < scale.size(); ++j)
     if (!(scale[j] > 0.0)) scale[j] = 1.0;
@@ -206,10 +211,17 @@ std::vector<Complex> projection_shifts(LtiOperator& sys, bool transposed, const 
   Matrix T = eig.eigenvectors().rightCols(r);
   for (Index j = 0; j < r; ++j) T.col(j) /= std::sqrt(lambda[first + j]);
   T = inv_scale.asDiagonal() * T;
+  Matrix XtY(c, c);
   sys.apply_A(X, Y, transposed);
-  const Matrix Ah = T.transpose() * (X.transpose() * Y) * T;
-  sys.apply_E(X, Y, transposed);
-  const Matrix Eh = T.transpose() * (X.transpose() * Y) * T;
+  lapack::gemm(true, false, 1.0, X, Y, 0.0, XtY);
+  const Matrix Ah = T.transpose() * XtY * T;
+  if (sys.E_is_identity()) {
+    XtY = G_unscaled;
+  } else {
+    sys.apply_E(X, Y, transposed);
+    lapack::gemm(true, false, 1.0, X, Y, 0.0, XtY);
+  }
+  const Matrix Eh = T.transpose() * XtY * T;
   return shift_representatives(pencil_eigenvalues(Ah, Eh));
 }
 
