@@ -1,0 +1,617 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// IRKA and SOR-IRKA (see irka.hpp): the shared interpolation loop, real bases from complex
+// shifted solves, the pole-residue form of the reduced model and the initial shifts.
+#include "reduction/irka.hpp"
+
+#include <Eigen/Eigenvalues>
+#include <Eigen/LU>
+#include <Eigen/QR>
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "reduction/low_rank_adi.hpp"
+#include "reduction/system_norms.hpp"
+#include "src/core/errors.hpp"
+#include "src/core/timing.hpp"
+
+namespace mor {
+
+using detail::concat;
+
+IrkaInitialShifts parse_irka_initial_shifts(std::string_view name) {
+  if (name == "ritz") return IrkaInitialShifts::ritz;
+  if (name == "given") return IrkaInitialShifts::given;
+  throw InvalidArgument(concat("IRKA initial shifts '", name, "' is not one of ritz, given"));
+}
+std::string_view to_string(IrkaInitialShifts s) {
+  return s == IrkaInitialShifts::ritz ? "ritz" : "given";
+}
+std::string_view to_string(IrkaStatus s) {
+  switch (s) {
+    case IrkaStatus::converged:
+      return "converged";
+    case IrkaStatus::max_iterations:
+      return "max_iterations";
+    case IrkaStatus::unstable:
+      return "unstable";
+  }
+  return "?";
+}
+SoIrkaProjection parse_so_irka_projection(std::string_view name) {
+  if (name == "two_sided") return SoIrkaProjection::two_sided;
+  if (name == "galerkin") return SoIrkaProjection::galerkin;
+  throw InvalidArgument(
+      concat("SO-IRKA projection '", name, "' is not one of two_sided, galerkin"));
+}
+std::string_view to_string(SoIrkaProjection p) {
+  return p == SoIrkaProjection::two_sided ? "two_sided" : "galerkin";
+}
+
+IrkaCriterion parse_irka_criterion(std::string_view name) {
+  if (name == "shifts") return IrkaCriterion::shifts;
+  if (name == "h2") return IrkaCriterion::h2;
+  throw InvalidArgument(concat("IRKA criterion '", name, "' is not one of shifts, h2"));
+}
+std::string_view to_string(IrkaCriterion c) {
+  return c == IrkaCriterion::shifts ? "shifts" : "h2";
+}
+
+double shift_distance(const std::vector<Complex>& a, const std::vector<Complex>& b) {
+  if (a.empty() && b.empty()) return 0.0;
+  if (a.empty() || b.empty()) return std::numeric_limits<double>::infinity();
+  auto one_way = [](const std::vector<Complex>& x, const std::vector<Complex>& y) {
+    double worst = 0.0;
+    for (Complex s : x) {
+      double best = std::numeric_limits<double>::infinity();
+      for (Complex t : y) best = std::min(best, std::abs(s - t));
+      worst = std::max(worst, best / std::max(std::abs(s), std::numeric_limits<double>::min()));
+    }
+    return worst;
+  };
+  return std::max(one_way(a, b), one_way(b, a));
+}
+
+PoleResidueForm pole_residue_form(const Matrix& Er, const Matrix& Ar, const Matrix& Br,
+                                  const Matrix& Cr) {
+  const Index r = Ar.rows();
+  const Eigen::PartialPivLU<Matrix> lu(Er);
+  // A reduced E_r this close to singular means the bases V and W are (numerically) orthogonal
+  // to each other in the E inner product: the projection broke down.
+  constexpr double kSingularRcond = 1e-14;
+  const double rcond = lu.rcond();
+  if (!(rcond > kSingularRcond))
+    throw NumericalError(concat("reduced E_r = W^T E V is singular (rcond ", rcond, ")"));
+  const Matrix At = lu.solve(Ar), Bt = lu.solve(Br);
+  Eigen::EigenSolver<Matrix> es(At, true);
+  if (es.info() != Eigen::Success)
+    throw NumericalError("the eigenvalues of the reduced model did not converge");
+  PoleResidueForm f;
+  f.poles = es.eigenvalues();
+  const ComplexMatrix X = es.eigenvectors();
+  const Eigen::PartialPivLU<ComplexMatrix> xlu(X);
+  f.b = xlu.solve(Bt.cast<Complex>()).transpose();  // m x r
+  f.c = Cr.cast<Complex>() * X;                     // p x r
+  (void)r;
+  return f;
+}
+
+namespace {
+
+/// One interpolation point: a real shift, or (Im sigma > 0) a conjugate pair represented by
+/// its member in the upper half plane, with its right and left tangential directions.
+struct Point {
+  Complex sigma;
+  ComplexVector b, c;  ///< empty: not yet chosen (taken from G(sigma) at the first solve)
+  bool real() const { return sigma.imag() == 0.0; }
+  Index columns() const { return real() ? 1 : 2; }
+};
+
+/// Every shift of the points, pairs as both members.
+std::vector<Complex> all_shifts(const std::vector<Point>& pts) {
+  std::vector<Complex> s;
+  for (const Point& p : pts) {
+    s.push_back(p.sigma);
+    if (!p.real()) s.push_back(std::conj(p.sigma));
+  }
+  return s;
+}
+
+/// Directions as m x r and p x r, pairs as a column and its conjugate.
+void all_directions(const std::vector<Point>& pts, ComplexMatrix& b, ComplexMatrix& c) {
+  Index r = 0;
+  for (const Point& p : pts) r += p.columns();
+  b.resize(pts.empty() ? 0 : pts[0].b.size(), r);
+  c.resize(pts.empty() ? 0 : pts[0].c.size(), r);
+  Index k = 0;
+  for (const Point& p : pts) {
+    b.col(k) = p.b;
+    c.col(k++) = p.c;
+    if (!p.real()) {
+      b.col(k) = p.b.conjugate();
+      c.col(k++) = p.c.conjugate();
+    }
+  }
+}
+
+/// The next interpolation data from the reduced model's poles: sigma = -lambda (an unstable
+/// pole mirrored into the right half plane), with its residue directions.
+std::vector<Point> points_from_poles(const PoleResidueForm& f) {
+  std::vector<Point> pts;
+  for (Index i = 0; i < f.poles.size(); ++i) {
+    const Complex l = f.poles(i);
+    // Eigen's real eigensolver returns real eigenvalues (1 x 1 Schur blocks) with an exactly
+    // zero imaginary part and real eigenvectors; pairs come as exact conjugates.
+    if (l.imag() > 0.0) continue;  // the pair's representative has Im sigma = -Im l > 0
+    Point p;
+    p.sigma = Complex(std::abs(l.real()), -l.imag());
+    p.b = f.b.col(i);
+    p.c = f.c.col(i);
+    if (p.real()) {
+      p.b = p.b.real().cast<Complex>();
+      p.c = p.c.real().cast<Complex>();
+    }
+    pts.push_back(std::move(p));
+  }
+  return pts;
+}
+
+double spectral_abscissa(const ComplexVector& poles) {
+  double a = -std::numeric_limits<double>::infinity();
+  for (Index i = 0; i < poles.size(); ++i) a = std::max(a, poles(i).real());
+  return a;
+}
+
+/// Given shifts and directions as points (pairs matched with their conjugates).
+/// @throws InvalidArgument naming the offending shift.
+std::vector<Point> given_points(const std::vector<Complex>& shifts, const ComplexMatrix& b,
+                                const ComplexMatrix& c, Index r, Index m, Index p) {
+  require(static_cast<Index>(shifts.size()) == r, "IRKA: ", shifts.size(),
+          " initial shifts given for order r = ", r);
+  require(b.size() == 0 || (b.rows() == m && b.cols() == r), "IRKA: initial directions b are ",
+          b.rows(), " x ", b.cols(), ", expected ", m, " x ", r);
+  require(c.size() == 0 || (c.rows() == p && c.cols() == r), "IRKA: initial directions c are ",
+          c.rows(), " x ", c.cols(), ", expected ", p, " x ", r);
+  // A given complex shift is matched with a conjugate to this relative accuracy.
+  constexpr double kConjugateTol = 1e-12;
+  std::vector<Point> pts;
+  std::vector<bool> used(shifts.size(), false);
+  for (std::size_t i = 0; i < shifts.size(); ++i) {
+    const Complex s = shifts[i];
+    require(std::isfinite(s.real()) && std::isfinite(s.imag()) && s.real() > 0.0,
+            "IRKA: initial shift ", s.real(), (s.imag() < 0 ? "" : "+"), s.imag(),
+            "i must be finite with Re > 0");
+    if (used[i]) continue;
+    used[i] = true;
+    Point pt;
+    pt.sigma = s;
+    if (b.size()) pt.b = b.col(static_cast<Index>(i));
+    if (c.size()) pt.c = c.col(static_cast<Index>(i));
+    if (s.imag() != 0.0) {
+      std::size_t j = i + 1;
+      while (j < shifts.size() &&
+             (used[j] || std::abs(shifts[j] - std::conj(s)) > kConjugateTol * std::abs(s)))
+        ++j;
+      require(j < shifts.size(), "IRKA: initial shift ", s.real(), (s.imag() < 0 ? "" : "+"),
+              s.imag(),
+              "i has no conjugate among the shifts (the set must be closed under "
+              "conjugation)");
+      used[j] = true;
+      if (s.imag() < 0.0) {
+        pt.sigma = std::conj(s);
+        if (b.size()) pt.b = pt.b.conjugate().eval();
+        if (c.size()) pt.c = pt.c.conjugate().eval();
+      }
+    } else {
+      if (b.size()) pt.b = pt.b.real().cast<Complex>();
+      if (c.size()) pt.c = pt.c.real().cast<Complex>();
+    }
+    pts.push_back(std::move(pt));
+  }
+  return pts;
+}
+
+/// r shifts from the smallest-magnitude Ritz values of the pencil (pairs kept together).
+std::vector<Point> ritz_points(LtiOperator& sys, Index r, Index steps) {
+  if (steps <= 0) steps = std::max(2 * r, r + 10);
+  steps = std::min(steps, sys.n());
+  const std::vector<Complex> ritz = detail::pencil_ritz_estimates(sys, 0, steps);
+  // Ritz values of a real matrix with imaginary parts below this (relative) are taken as real.
+  constexpr double kRealTol = 1e-10;
+  // Shifts closer than this (relative) give nearly parallel columns of V and W: of a cluster
+  // of Ritz values only one is kept.
+  constexpr double kSeparation = 1e-2;
+  std::vector<Complex> all;
+  for (Complex l : ritz) {
+    if (!std::isfinite(l.real()) || !std::isfinite(l.imag()) || l == Complex(0.0)) continue;
+    Complex s(std::abs(l.real()), std::abs(l.imag()));
+    if (s.imag() <= kRealTol * std::abs(s)) s = Complex(s.real(), 0.0);
+    if (s.real() > 0.0) all.push_back(s);  // purely imaginary: no usable mirror image
+  }
+  std::sort(all.begin(), all.end(), [](Complex a, Complex b) { return std::abs(a) < std::abs(b); });
+  std::vector<Complex> cand;
+  for (Complex s : all)
+    if (std::none_of(cand.begin(), cand.end(),
+                     [&](Complex t) { return std::abs(t - s) <= kSeparation * std::abs(s); }))
+      cand.push_back(s);
+  // r of them spread evenly over log |sigma| between the smallest and the largest (pairs
+  // count two), the nearest unused candidate to each target; then any left, smallest first.
+  std::vector<Point> pts;
+  Index filled = 0;
+  std::vector<bool> taken(cand.size(), false);
+  auto take = [&](std::size_t i) {
+    const Index need = cand[i].imag() == 0.0 ? 1 : 2;
+    if (taken[i] || filled + need > r) return;
+    taken[i] = true;
+    pts.push_back(Point{cand[i], {}, {}});
+    filled += need;
+  };
+  if (!cand.empty()) {
+    const double lo = std::log(std::abs(cand.front())), hi = std::log(std::abs(cand.back()));
+    for (Index k = 0; k < r && filled < r; ++k) {
+      const double target = r == 1 ? lo : lo + (hi - lo) * double(k) / double(r - 1);
+      std::size_t best = cand.size();
+      for (std::size_t i = 0; i < cand.size(); ++i)
+        if (!taken[i] &&
+            (best == cand.size() || std::abs(std::log(std::abs(cand[i])) - target) <
+                                        std::abs(std::log(std::abs(cand[best])) - target)))
+          best = i;
+      if (best < cand.size()) take(best);
+    }
+  }
+  for (std::size_t i = 0; i < cand.size() && filled < r; ++i) take(i);
+  if (filled < r) {  // one slot left and only pairs unused: the modulus of one as a real shift
+    for (std::size_t i = 0; i < cand.size() && filled < r; ++i)
+      if (!taken[i]) {
+        pts.push_back(Point{Complex(std::abs(cand[i]), 0.0), {}, {}});
+        ++filled;
+      }
+  }
+  if (filled < r)
+    throw NumericalError(concat("IRKA: inverse Arnoldi (", steps, " steps) found ", filled,
+                                " usable Ritz values for r = ", r,
+                                "; raise ritz_steps or give the shifts"));
+  return pts;
+}
+
+/// The columns of V and W before orthonormalization, and G(sigma_i) b_i for each point.
+struct RawBases {
+  Matrix V, W;                    ///< n x r each (W empty if not asked for)
+  std::vector<ComplexVector> Gb;  ///< G(sigma_i) b_i (without D_ff), one per point
+  Index solves = 0;
+};
+
+/// One shifted solve per point (and one transposed, if with_W), with (sigma E - A) =
+/// -(A + p E), p = -sigma; real shifts in real arithmetic, pairs as the real and imaginary
+/// parts of one complex solve. Points without directions get the leading singular vectors of
+/// G(sigma) (from a solve with all of B, whose factorization the tangential solve reuses).
+RawBases raw_bases(LtiOperator& sys, std::vector<Point>& pts, bool with_W) {
+  const Index n = sys.n();
+  Index r = 0;
+  for (const Point& p : pts) r += p.columns();
+  RawBases out;
+  out.V.resize(n, r);
+  if (with_W) out.W.resize(n, r);
+  const Matrix& B = sys.B();
+  const Matrix& C = sys.C();
+  Index k = 0;
+  for (Point& pt : pts) {
+    const Complex p = -pt.sigma;
+    if (pt.b.size() == 0 || pt.c.size() == 0) {
+      ComplexMatrix X;
+      if (pt.real()) {
+        Matrix Xr;
+        sys.solve_shifted(p.real(), B, Xr);
+        X = Xr.cast<Complex>();
+      } else {
+        sys.solve_shifted(p, B.cast<Complex>(), X);
+      }
+      const ComplexMatrix G = -(C.cast<Complex>() * X);
+      Eigen::JacobiSVD<ComplexMatrix> svd(G, Eigen::ComputeFullU | Eigen::ComputeFullV);
+      pt.b = svd.matrixV().col(0);
+      pt.c = svd.matrixU().col(0).conjugate();
+      if (pt.real()) {
+        pt.b = pt.b.real().cast<Complex>().eval();
+        pt.c = pt.c.real().cast<Complex>().eval();
+      }
+    }
+    if (pt.real()) {
+      Matrix x;
+      sys.solve_shifted(p.real(), B * pt.b.real(), x);
+      out.V.col(k) = x.col(0);
+      out.Gb.push_back(-(C * x.col(0)).cast<Complex>());
+      if (with_W) {
+        Matrix y;
+        sys.solve_shifted(p.real(), C.transpose() * pt.c.real(), y, true);
+        out.W.col(k) = y.col(0);
+      }
+      k += 1;
+    } else {
+      ComplexMatrix x;
+      sys.solve_shifted(p, B.cast<Complex>() * pt.b, x);
+      out.V.col(k) = x.col(0).real();
+      out.V.col(k + 1) = x.col(0).imag();
+      out.Gb.push_back(-(C.cast<Complex>() * x.col(0)));
+      if (with_W) {
+        ComplexMatrix y;
+        sys.solve_shifted(p, C.transpose().cast<Complex>() * pt.c, y, true);
+        out.W.col(k) = y.col(0).real();
+        out.W.col(k + 1) = y.col(0).imag();
+      }
+      k += 2;
+    }
+    ++out.solves;
+  }
+  return out;
+}
+
+/// An orthonormal basis of the columns of X (n x r), which must have full rank.
+/// @throws NumericalError naming the basis, the iteration and the rank.
+Matrix orthonormal_basis(Matrix X, const char* name, Index iteration) {
+  for (Index j = 0; j < X.cols(); ++j) {
+    const double nj = X.col(j).norm();
+    if (!(nj > 0.0) || !std::isfinite(nj))
+      throw NumericalError(concat("IRKA iteration ", iteration, ": column ", j, " of ", name,
+                                  " is ", nj == 0.0 ? "zero" : "not finite"));
+    X.col(j) /= nj;
+  }
+  // Unit columns whose span has a direction this thin are taken as dependent: two shifts (or
+  // directions) have (nearly) coincided.
+  constexpr double kRankTol = 1e-13;
+  Eigen::ColPivHouseholderQR<Matrix> qr(X);
+  qr.setThreshold(kRankTol);
+  if (qr.rank() < X.cols())
+    throw NumericalError(concat("IRKA iteration ", iteration, ": the basis ", name, " lost rank (",
+                                qr.rank(), " < ", X.cols(), "): shifts or directions coincide"));
+  return qr.householderQ() * Matrix::Identity(X.rows(), X.cols());
+}
+
+/// A small dense model's G_r(sigma) b (first-order form, without D).
+ComplexVector reduced_response(const Matrix& Er, const Matrix& Ar, const Matrix& Br,
+                               const Matrix& Cr, Complex sigma, const ComplexVector& b) {
+  const ComplexMatrix S = sigma * Er.cast<Complex>() - Ar.cast<Complex>();
+  return Cr.cast<Complex>() * S.partialPivLu().solve(Br.cast<Complex>() * b);
+}
+
+/// The interpolation data (shifts, directions) of a model and its residues, kept from one
+/// iteration to the next for the history.
+struct Previous {
+  bool valid = false;
+  Matrix Er, Ar, Br, Cr;  ///< first-order form of the previous reduced model
+};
+
+/// History entries from this iteration's solves: the previous model's interpolation residual
+/// at the new shifts and (if ||G||_H2 is known) its H2 error from the pole-residue form.
+void fill_history(IrkaIteration& h, const std::vector<Point>& pts, const RawBases& raw,
+                  const Previous& prev, double full_h2_norm) {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  h.interpolation_residual = nan;
+  h.h2_error = nan;
+  if (!prev.valid) return;
+  double worst = 0.0;
+  double inner = 0.0, reduced = 0.0;  // <G, G_r'>, ||G_r'||^2
+  for (std::size_t i = 0; i < pts.size(); ++i) {
+    const Point& pt = pts[i];
+    const ComplexVector Grb = reduced_response(prev.Er, prev.Ar, prev.Br, prev.Cr, pt.sigma, pt.b);
+    const double scale = std::max(raw.Gb[i].norm(), std::numeric_limits<double>::min());
+    worst = std::max(worst, (raw.Gb[i] - Grb).norm() / scale);
+    // The points of the previous model carry its exact residue directions (sigma_i = -lambda_i),
+    // so sum_i c^_i^T G(sigma_i) b^_i is <G, G_r'>_H2 (pairs count twice, as a real part).
+    const double weight = pt.real() ? 1.0 : 2.0;
+    inner += weight * (pt.c.transpose() * raw.Gb[i]).value().real();
+    reduced += weight * (pt.c.transpose() * Grb).value().real();
+  }
+  h.interpolation_residual = worst;
+  if (full_h2_norm > 0.0) {
+    const double e2 = full_h2_norm * full_h2_norm - 2.0 * inner + reduced;
+    h.h2_error = std::sqrt(std::max(e2, 0.0));
+  }
+}
+
+/// ||G_r - G_r'||_H2 / ||G_r||_H2 of two small dense models (infinite if either is unstable or
+/// the previous one is missing).
+double model_change(const Previous& prev, const Matrix& Er, const Matrix& Ar, const Matrix& Br,
+                    const Matrix& Cr) {
+  if (!prev.valid) return std::numeric_limits<double>::infinity();
+  try {
+    DenseLtiOperator cur(Er, Ar, Br, Cr), old(prev.Er, prev.Ar, prev.Br, prev.Cr);
+    ErrorLtiOperator diff(cur, old);
+    return h2_norm_dense(diff) / h2_norm_dense(cur);
+  } catch (const NumericalError&) {
+    return std::numeric_limits<double>::infinity();
+  }
+}
+
+std::string status_message(IrkaStatus status, Index iterations, double change, double tol,
+                           double abscissa, Index max_iterations, bool converged,
+                           IrkaCriterion criterion) {
+  const char* what = criterion == IrkaCriterion::shifts ? "shift change " : "model change (H2) ";
+  switch (status) {
+    case IrkaStatus::converged:
+      return concat("converged: ", iterations, " iterations, ", what, change, " <= tolerance ",
+                    tol);
+    case IrkaStatus::max_iterations:
+      return concat("not converged: max_iterations = ", max_iterations, " reached with ", what,
+                    change, " > tolerance ", tol);
+    case IrkaStatus::unstable:
+      return concat("unstable: the reduced model has spectral abscissa ", abscissa, " >= 0 after ",
+                    iterations, " iterations (", converged ? "converged" : "not converged", ", ",
+                    what, change, ")");
+  }
+  return "";
+}
+
+void check_common(Index r, Index n, double tol, Index max_iterations, const char* what) {
+  require(r >= 1 && r <= n, what, ": order r must be in [1, ", n, "], got ", r);
+  require(tol > 0.0 && std::isfinite(tol), what, ": tolerance must be > 0, got ", tol);
+  require(max_iterations >= 1, what, ": max_iterations must be >= 1, got ", max_iterations);
+}
+
+void poll(const std::atomic<bool>* stop, const char* what, Index it) {
+  if (stop && stop->load()) throw Interrupted(concat(what, " interrupted at iteration ", it));
+}
+
+}  // namespace
+
+IrkaResult irka(LtiOperator& sys, const IrkaOptions& o) {
+  const auto t0 = Clock::now();
+  const Index n = sys.n(), r = o.order;
+  check_common(r, n, o.tolerance, o.max_iterations, "IRKA");
+  require(o.full_h2_norm >= 0.0 && std::isfinite(o.full_h2_norm),
+          "IRKA: full_h2_norm must be >= 0, got ", o.full_h2_norm);
+  IrkaResult res;
+  std::vector<Point> pts =
+      o.initial == IrkaInitialShifts::given
+          ? given_points(o.shifts, o.b, o.c, r, sys.n_inputs(), sys.n_outputs())
+          : ritz_points(sys, r, o.ritz_steps);
+  res.initial_seconds = seconds_since(t0);
+
+  Previous prev;
+  double change = std::numeric_limits<double>::infinity();
+  bool converged = false;
+  for (Index it = 1; it <= o.max_iterations; ++it) {
+    poll(o.stop_requested, "IRKA", it);
+    const auto ti = Clock::now();
+    IrkaIteration h;
+    h.shifts = all_shifts(pts);
+    RawBases raw = raw_bases(sys, pts, true);
+    res.shifted_solves += raw.solves;
+    fill_history(h, pts, raw, prev, o.full_h2_norm);
+    res.V = orthonormal_basis(std::move(raw.V), "V", it);
+    res.W = orthonormal_basis(std::move(raw.W), "W", it);
+    Matrix EV, AV;
+    sys.apply_E(res.V, EV);
+    sys.apply_A(res.V, AV);
+    res.Er = res.W.transpose() * EV;
+    res.Ar = res.W.transpose() * AV;
+    res.Br = res.W.transpose() * sys.B();
+    res.Cr = sys.C() * res.V;
+    PoleResidueForm f;
+    try {
+      f = pole_residue_form(res.Er, res.Ar, res.Br, res.Cr);
+    } catch (const NumericalError& e) {
+      throw NumericalError(concat("IRKA iteration ", it, ": ", e.what()));
+    }
+    res.spectral_abscissa = spectral_abscissa(f.poles);
+    std::vector<Point> next = points_from_poles(f);
+    const std::vector<Complex> next_shifts = all_shifts(next);
+    h.shift_change = shift_distance(next_shifts, h.shifts);
+    h.model_change = model_change(prev, res.Er, res.Ar, res.Br, res.Cr);
+    change = o.criterion == IrkaCriterion::shifts ? h.shift_change : h.model_change;
+    h.seconds = seconds_since(ti);
+    res.history.push_back(std::move(h));
+    res.iterations = it;
+    prev = Previous{true, res.Er, res.Ar, res.Br, res.Cr};
+    pts = std::move(next);
+    res.shifts = next_shifts;
+    if (change <= o.tolerance) {
+      converged = true;
+      break;
+    }
+  }
+  all_directions(pts, res.b, res.c);
+  res.r = r;
+  res.Dr = sys.D_ff();
+  res.status = !(res.spectral_abscissa < 0.0) ? IrkaStatus::unstable
+               : converged                    ? IrkaStatus::converged
+                                              : IrkaStatus::max_iterations;
+  res.message = status_message(res.status, res.iterations, change, o.tolerance,
+                               res.spectral_abscissa, o.max_iterations, converged, o.criterion);
+  res.seconds = seconds_since(t0);
+  return res;
+}
+
+SoIrkaResult second_order_irka(const SecondOrderSystem& sys, const SoIrkaOptions& o) {
+  const auto t0 = Clock::now();
+  validate(sys);
+  const Index nq = sys.n(), r = o.order;
+  check_common(r, nq, o.tolerance, o.max_iterations, "SO-IRKA");
+  require(o.inner_max_iterations >= 1, "SO-IRKA: inner_max_iterations must be >= 1, got ",
+          o.inner_max_iterations);
+  SecondOrderLtiOperator op(sys);
+  SoIrkaResult res;
+  std::vector<Point> pts =
+      o.initial == IrkaInitialShifts::given
+          ? given_points(o.shifts, o.b, o.c, r, sys.n_inputs(), sys.n_outputs())
+          : ritz_points(op, r, o.ritz_steps);
+  res.initial_seconds = seconds_since(t0);
+  const bool two_sided = o.projection == SoIrkaProjection::two_sided;
+
+  Previous prev;
+  double change = std::numeric_limits<double>::infinity();
+  bool converged = false;
+  for (Index it = 1; it <= o.max_iterations; ++it) {
+    poll(o.stop_requested, "SO-IRKA", it);
+    const auto ti = Clock::now();
+    IrkaIteration h;
+    h.shifts = all_shifts(pts);
+    // The operator's state is x = [q; v]: a solve with B = [0; B] has q-block -S(sigma)^{-1} B b,
+    // a transposed solve with C^T = [Cp^T; Cv^T] has v-block -S(sigma)^{-T} (Cp + sigma Cv)^T c
+    // (see SecondOrderLtiOperator): the second-order bases up to sign.
+    RawBases raw = raw_bases(op, pts, two_sided);
+    res.shifted_solves += raw.solves;
+    fill_history(h, pts, raw, prev, 0.0);
+    res.V = orthonormal_basis(raw.V.topRows(nq), "V", it);
+    res.W = two_sided ? orthonormal_basis(raw.W.bottomRows(nq), "W", it) : res.V;
+    DenseSecondOrderSystem& red = res.reduced;
+    const Matrix MV = sys.M * res.V, DV = sys.D * res.V, KV = sys.K * res.V;
+    red.M = res.W.transpose() * MV;
+    red.D = res.W.transpose() * DV;
+    red.K = res.W.transpose() * KV;
+    red.B = res.W.transpose() * sys.B;
+    red.Cp = sys.Cp * res.V;
+    red.Cv = sys.Cv * res.V;
+    red.D_ff = Matrix::Zero(sys.n_outputs(), sys.n_inputs());
+    const Eigen::PartialPivLU<Matrix> mlu(red.M);
+    constexpr double kSingularRcond = 1e-14;  // as for E_r in pole_residue_form
+    if (!(mlu.rcond() > kSingularRcond))
+      throw NumericalError(concat("SO-IRKA iteration ", it,
+                                  ": reduced M_r = W^T M V is singular (rcond ", mlu.rcond(), ")"));
+    DenseLtiOperator first(to_first_order(red));
+    const Matrix E1 = first.E();
+    res.spectral_abscissa = spectral_abscissa(first.poles());
+    // Wyatt's SOR-IRKA step: the 2r-state first-order form reduced to r by IRKA, warm-started
+    // at the current interpolation data; its mirrored poles are the next shifts.
+    IrkaOptions inner;
+    inner.order = r;
+    inner.tolerance = o.tolerance;
+    inner.max_iterations = o.inner_max_iterations;
+    inner.initial = IrkaInitialShifts::given;
+    inner.shifts = h.shifts;
+    all_directions(pts, inner.b, inner.c);
+    IrkaResult ir;
+    try {
+      ir = irka(first, inner);
+    } catch (const NumericalError& e) {
+      throw NumericalError(concat("SO-IRKA iteration ", it, ", inner IRKA: ", e.what()));
+    }
+    res.inner_iterations.push_back(ir.iterations);
+    std::vector<Point> next =
+        given_points(ir.shifts, ir.b, ir.c, r, sys.n_inputs(), sys.n_outputs());
+    const std::vector<Complex> next_shifts = all_shifts(next);
+    h.shift_change = shift_distance(next_shifts, h.shifts);
+    h.model_change = model_change(prev, E1, first.A(), first.B(), first.C());
+    change = o.criterion == IrkaCriterion::shifts ? h.shift_change : h.model_change;
+    h.seconds = seconds_since(ti);
+    res.history.push_back(std::move(h));
+    res.iterations = it;
+    prev = Previous{true, E1, first.A(), first.B(), first.C()};
+    pts = std::move(next);
+    res.shifts = next_shifts;
+    if (change <= o.tolerance) {
+      converged = true;
+      break;
+    }
+  }
+  all_directions(pts, res.b, res.c);
+  res.r = r;
+  res.status = !(res.spectral_abscissa < 0.0) ? IrkaStatus::unstable
+               : converged                    ? IrkaStatus::converged
+                                              : IrkaStatus::max_iterations;
+  res.message = status_message(res.status, res.iterations, change, o.tolerance,
+                               res.spectral_abscissa, o.max_iterations, converged, o.criterion);
+  res.seconds = seconds_since(t0);
+  return res;
+}
+
+}  // namespace mor
