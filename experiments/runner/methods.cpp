@@ -11,7 +11,7 @@
 #define MOR_REDUCTION_METHODS(X)                                                  \
   X(kNoReduction)                                                                 \
   X(kBtMethod) X(kSobtMethod) X(kModalMethod) X(kPodMethod) X(kEmpiricalBtMethod) \
-      X(kDifferentialBalancingMethod) X(kIrkaMethod)
+      X(kIrkaMethod) X(kDifferentialBalancingMethod)
 
 namespace mor::experiments {
 

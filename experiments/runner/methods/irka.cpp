@@ -62,8 +62,8 @@ void irka_keys(O& o, V& v) {
   v(Key{"max_iterations", "", "iteration limit (not converging is an error unless allowed)"},
     o.max_iterations);
   v.choice(Key{"initial_shifts", "",
-               "ritz (mirrored smallest Ritz values of the pencil, inverse Arnoldi) or given "
-               "(shifts_re, shifts_im)"},
+               "ritz (mirrored Ritz values of the pencil from inverse Arnoldi, spread over "
+               "log |lambda|) or given (shifts_re, shifts_im)"},
            o.initial_shifts, kInitial);
   v(Key{"ritz_steps", "", "ritz: inverse Arnoldi steps (0: max(2 r, r + 10))"}, o.ritz_steps);
   v(Key{"shifts_re", "1/s", "given: real parts of the r initial shifts (Re > 0)"}, o.shifts_re);
