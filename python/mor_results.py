@@ -130,7 +130,10 @@ PATHS = {
 REDUCED_MATRICES = ("E", "A", "B", "C", "D", "M", "K", "Cp", "Cv")  # under reduction.reduced
 LINEAR_MATRICES = ("M", "D", "K", "B", "Cp", "Cv")  # under linear
 SINGULAR_VALUES = ("hsv", "sv", "pod_singular_values", "force_singular_values",
-                   "empirical_singular_values", "subspace_singular_values")
+                   "empirical_singular_values", "subspace_singular_values",
+                   "hankel_singular_values", "position_singular_values")
+METHOD_DATASETS = ("error_bound", "controllability_residuals", "observability_residuals", "P",
+                   "Q")  # under reduction: further datasets of a method (differential_balancing)
 GRAMIAN_SOLVERS = ("adi_controllability", "adi_observability", "rksm_controllability",
                    "rksm_observability")  # groups: attributes, datasets residuals and shifts
 ERROR_VS_R_COLUMNS = ("r", "m", "relative_l2", "max_abs", "reduced_step_s")
@@ -253,6 +256,8 @@ class Reduction:
     singular_values: dict  # hsv, sv, pod_singular_values, ... (those the method stores)
     bases: dict  # V, W when stored
     gramian_solvers: dict  # adi_controllability, ...: GramianSolver
+    datasets: dict = field(default_factory=dict)  # METHOD_DATASETS the method stores: the
+    # bound 2 sum_{i>r} sigma_i for every r, the LMI residuals, the Gramians P and Q
     deim_masses: Optional[np.ndarray] = None  # 1-based sampled masses (pod, empirical_bt)
     omega: Optional[np.ndarray] = None  # modal: undamped frequencies of every mode
     dominance: Optional[np.ndarray] = None  # modal: static modal gain of every mode
@@ -299,7 +304,9 @@ def _reduction(group):
         singular_values={n: v for n in SINGULAR_VALUES
                          if (v := _array(group, f"reduction.{n}")) is not None},
         bases={n: v for n in ("V", "W") if (v := _array(group, f"reduction.{n}")) is not None},
-        gramian_solvers=solvers, deim_masses=_array(group, "reduction.deim_masses"),
+        gramian_solvers=solvers,
+        datasets={n: v for n in METHOD_DATASETS
+                  if (v := _array(group, f"reduction.{n}")) is not None}, deim_masses=_array(group, "reduction.deim_masses"),
         omega=_array(group, "reduction.omega"), dominance=_array(group, "reduction.dominance"))
 
 
