@@ -35,7 +35,10 @@
 // and residue directions as the next shifts. No H2-optimality holds for the second-order
 // model; the iteration is a heuristic that keeps the structure (M_r, D_r, K_r), so the reduced
 // chain runs on the same integrators. With projection = galerkin (W = V) symmetric definite
-// M, D, K stay symmetric definite and the reduced model stays stable.
+// M, D, K stay symmetric definite and the reduced model stays stable. On the Rayleigh-damped
+// chain the shift set cycles (the inner IRKA finds a different local optimum each time): the
+// status says max_iterations, and the last model is still the exact structured interpolant of
+// the shifts that built it (docs/methods/irka.md has the figures).
 #pragma once
 
 #include <atomic>
