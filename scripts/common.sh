@@ -14,6 +14,7 @@ PACKAGES=(
   libtomlplusplus-dev libcli11-dev libgtest-dev libbenchmark-dev libslicot-dev libsundials-dev
   libopenmpi-dev openmpi-bin libmatio-dev libopenblas-dev liblapacke-dev libdsdp-dev ccache
   python3 python3-numpy python3-scipy python3-matplotlib python3-h5py
+  clang-14 libclang-rt-14-dev
 )
 
 install_packages() {

@@ -273,7 +273,10 @@ class Reader {
 
 void check_variable_keys(const ModelFileSpec& spec, const std::vector<Role>& roles,
                          ModelForm form) {
-  for (const auto& [role, name] : spec.variables) {
+  for (const auto& variable : spec.variables) {
+    // Not a structured binding: clang 14 (the fuzz build) cannot capture one in a lambda.
+    const std::string& role = variable.first;
+    const std::string& name = variable.second;
     const bool known =
         std::any_of(roles.begin(), roles.end(), [&](const Role& r) { return role == r.role; });
     require(known, "model file ", quoted(spec.path), ": unknown role '", role, "' for a ",

@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
+# Fuzzing with clang's libFuzzer: builds the targets of tests/fuzz (MOR_FUZZ, clang-14, every
+# target of ours with ASan + UBSan) in build-fuzz/, then runs each for a bounded time on a copy
+# of its seed corpus (tests/fuzz/corpus/<target>/; what the run adds stays in
+# build-fuzz/corpus/). A crash, a leak, a hang (one input over 10 s) or an input needing more
+# than 2 GiB stops the script with the failing input in build-fuzz/artifacts/<target>/.
+#   MOR_FUZZ_SECONDS   seconds per target (default 60; CI)
+#   MOR_FUZZ_RUNS      executions per target instead of a time (e.g. 1000000)
+#   MOR_FUZZ_TARGETS   which targets (default: all, "experiment sweep results mat mtx")
+# Longer runs: MOR_FUZZ_SECONDS=3600 bash scripts/run_fuzz.sh, or build-fuzz/fuzz/fuzz_<target>
+# with libFuzzer's own options (-jobs=N, -max_total_time=S); see docs/hardening.md.
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+install_packages
+
+FUZZ_DIR="${MOR_FUZZ_BUILD_DIR:-$ROOT/build-fuzz}"
+TARGETS=(${MOR_FUZZ_TARGETS:-experiment sweep results mat mtx})
+echo "== build: libFuzzer targets (clang-14, ASan + UBSan, -O2 -g) in $FUZZ_DIR"
+mkdir -p "$FUZZ_DIR"
+CC=clang-14 CXX=clang++-14 cmake -S "$ROOT" -B "$FUZZ_DIR" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O2 -g -DNDEBUG" -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g -DNDEBUG" \
+  -DMOR_FUZZ=ON -DMOR_BUILD_TESTS=OFF -DMOR_BUILD_BENCHMARKS=OFF >"$FUZZ_DIR/configure.log" 2>&1 ||
+  { tail -n 40 "$FUZZ_DIR/configure.log" >&2; echo "error: configuring $FUZZ_DIR failed" >&2; exit 1; }
+build_targets=()
+for t in "${TARGETS[@]}"; do build_targets+=(--target "fuzz_$t"); done
+if ! cmake --build "$FUZZ_DIR" -j"$(nproc)" "${build_targets[@]}" >"$FUZZ_DIR/build.log" 2>&1; then
+  tail -n 60 "$FUZZ_DIR/build.log" >&2
+  echo "error: the fuzz build failed; full log: $FUZZ_DIR/build.log" >&2
+  exit 1
+fi
+
+# Leaks inside third-party libraries are suppressed with their reasons (scripts/lsan.supp).
+export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1}"
+export LSAN_OPTIONS="${LSAN_OPTIONS:-suppressions=$ROOT/scripts/lsan.supp:print_suppressions=0}"
+export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
+limit=(-max_total_time="${MOR_FUZZ_SECONDS:-60}")
+[ -n "${MOR_FUZZ_RUNS:-}" ] && limit=(-runs="$MOR_FUZZ_RUNS")
+for t in "${TARGETS[@]}"; do
+  corpus="$FUZZ_DIR/corpus/$t"
+  artifacts="$FUZZ_DIR/artifacts/$t/"
+  mkdir -p "$corpus" "$artifacts"
+  echo "== fuzz_$t (${limit[*]}), seeds tests/fuzz/corpus/$t"
+  start=$SECONDS
+  if ! "$FUZZ_DIR/fuzz/fuzz_$t" "${limit[@]}" -timeout=10 -rss_limit_mb=2048 \
+      -malloc_limit_mb=2048 -max_len=65536 -print_final_stats=1 -artifact_prefix="$artifacts" \
+      "$corpus" "$ROOT/tests/fuzz/corpus/$t" >"$FUZZ_DIR/fuzz_$t.log" 2>&1; then
+    tail -n 60 "$FUZZ_DIR/fuzz_$t.log" >&2
+    echo "error: fuzz_$t found a failing input (in $artifacts); log: $FUZZ_DIR/fuzz_$t.log" >&2
+    exit 1
+  fi
+  execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$FUZZ_DIR/fuzz_$t.log")
+  echo "   fuzz_$t: ${execs:-?} executions in $((SECONDS - start)) s, no crash, leak or hang"
+done

@@ -1,0 +1,26 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// libFuzzer target: the MATLAB .mat importer (matio): the bytes as a .mat file, its variables
+// listed and read, then imported as a model as `[model] type = "file"` does.
+#include <cstddef>
+#include <cstdint>
+
+#include "fuzz_support.hpp"
+#include "src/io/matrix_files.hpp"
+#include "src/io/model_files.hpp"
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  const auto file = mor::fuzz::as_file(data, size, "model.mat");
+  mor::fuzz::expect_clean([&] {
+    int read = 0;
+    for (const auto& name : mor::io::mat_variable_names(file)) {
+      if (++read > 8) break;
+      mor::fuzz::expect_clean([&] { (void)mor::io::read_mat_variable(file, name); });
+    }
+  });
+  mor::fuzz::expect_clean([&] {
+    mor::io::ModelFileSpec spec;
+    spec.path = file;
+    (void)mor::io::import_model(spec);
+  });
+  return 0;
+}
