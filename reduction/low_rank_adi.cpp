@@ -20,7 +20,7 @@
 #include "src/core/errors.hpp"
 #include "src/core/interrupt.hpp"
 #include "src/core/timing.hpp"
-#include "src/linalg/lapack.hpp"
+#include "src/integrators/integrate.hpp"
 
 namespace mor {
 
@@ -185,16 +185,15 @@ std::vector<Complex> shift_representatives(const std::vector<Complex>& values) {
 /// The Galerkin eigenvalues do not depend on the basis of the span, so no orthonormal basis of
 /// size n is formed: with G = X^T X = V Lambda V^T and T = V_r Lambda_r^{-1/2} (eigenvalues
 /// above 1e-10 of the largest: numerical rank), X T is orthonormal and the projected pencil is
-/// (T^T X^T A X T, T^T X^T E X T). The n-sized work is two operator products and three
-/// c x c Gram products (columns scaled to unit norm first). Y is scratch (n x c), kept by the
-/// caller so that every round reuses its memory.
-std::vector<Complex> projection_shifts(LtiOperator& sys, bool transposed, const Matrix& X,
-                                       Matrix& Y) {
-  // The column scaling is applied to the small Gram matrix: X itself is not copied. The tall
-  // products (n rows) go to OpenBLAS's dgemm, multithreaded, unlike Eigen's.
-  const Index c = X.cols();
-  Matrix G(c, c);
-  lapack::gemm(true, false, 1.0, X, X, 0.0, G);
+/// (T^T X^T A X T, T^T X^T E X T). The n-sized work is three c x c Gram products (columns scaled
+/// to unit norm first) with the products AX = A X and EX = E X (EX unused when E = I), which the
+/// caller supplies: for the columns of Z the ADI step relation gives them without an operator
+/// product (see RecentProducts). Eigen's products: for these tall, thin shapes (c <= 65) they
+/// were as fast as OpenBLAS's dgemm single-threaded and faster than it on the loaded machine.
+std::vector<Complex> projection_shifts_from_products(const LtiOperator& sys, const Matrix& X,
+                                                     const Matrix& AX, const Matrix& EX) {
+  // The column scaling is applied to the small Gram matrix: X itself is not copied.
+  Matrix G = X.transpose() * X;
   const Matrix G_unscaled = G;
   Vector scale = G.diagonal().cwiseSqrt();
   for (Index j = 0; j < scale.size(); ++j)
@@ -211,18 +210,19 @@ std::vector<Complex> projection_shifts(LtiOperator& sys, bool transposed, const 
   Matrix T = eig.eigenvectors().rightCols(r);
   for (Index j = 0; j < r; ++j) T.col(j) /= std::sqrt(lambda[first + j]);
   T = inv_scale.asDiagonal() * T;
-  Matrix XtY(c, c);
-  sys.apply_A(X, Y, transposed);
-  lapack::gemm(true, false, 1.0, X, Y, 0.0, XtY);
-  const Matrix Ah = T.transpose() * XtY * T;
-  if (sys.E_is_identity()) {
-    XtY = G_unscaled;
-  } else {
-    sys.apply_E(X, Y, transposed);
-    lapack::gemm(true, false, 1.0, X, Y, 0.0, XtY);
-  }
-  const Matrix Eh = T.transpose() * XtY * T;
+  const Matrix Ah = T.transpose() * (X.transpose() * AX) * T;
+  const Matrix Eh = sys.E_is_identity() ? Matrix(T.transpose() * G_unscaled * T)
+                                        : Matrix(T.transpose() * (X.transpose() * EX) * T);
   return shift_representatives(pencil_eigenvalues(Ah, Eh));
+}
+
+/// The same with the two operator products formed here; AX and EX are scratch (n x c), kept by
+/// the caller so that every round reuses their memory.
+std::vector<Complex> projection_shifts(LtiOperator& sys, bool transposed, const Matrix& X,
+                                       Matrix& AX, Matrix& EX) {
+  sys.apply_A(X, AX, transposed);
+  if (!sys.E_is_identity()) sys.apply_E(X, EX, transposed);
+  return projection_shifts_from_products(sys, X, AX, EX);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -429,6 +429,41 @@ ShiftStrategy resolve(ShiftStrategy s, const LtiOperator& sys) {
   return sys.symmetric_pencil() ? ShiftStrategy::penzl : ShiftStrategy::projection;
 }
 
+/// A Z and E Z (or the transposed products) of the newest columns of Z, in a ring of `capacity`
+/// columns, from the step relation instead of operator products: a step solves
+/// (A + p E) V = W, so A V = W - p E V, and E V is formed by the step anyway. Projection shifts
+/// then apply the operator to the residual factor W only (m columns per round instead of
+/// m + projection_columns, twice).
+class RecentProducts {
+ public:
+  RecentProducts(Index n, Index capacity, bool with_E)
+      : AZ_(n, capacity), EZ_(with_E ? n : 0, with_E ? capacity : 0) {}
+  Index capacity() const { return AZ_.cols(); }
+  /// Records the products of the next Z column.
+  template <class A, class E>
+  void push(const A& az, const E& ez) {
+    if (capacity() == 0) return;
+    const Index slot = total_ % capacity();
+    AZ_.col(slot) = az;
+    if (EZ_.cols() > 0) EZ_.col(slot) = ez;
+    ++total_;
+  }
+  /// The products of the newest c columns (c <= min(capacity, columns pushed)), oldest first,
+  /// into the last c columns of AX and EX (EX untouched without E).
+  void newest(Index c, Matrix& AX, Matrix& EX) const {
+    const Index offset = AX.cols() - c;
+    for (Index j = 0; j < c; ++j) {
+      const Index slot = (total_ - c + j) % capacity();
+      AX.col(offset + j) = AZ_.col(slot);
+      if (EZ_.cols() > 0) EX.col(offset + j) = EZ_.col(slot);
+    }
+  }
+
+ private:
+  Matrix AZ_, EZ_;
+  Index total_ = 0;
+};
+
 /// Supplies the next shift (a real p, or a complex pair represented by Im p > 0).
 class ShiftSource {
  public:
@@ -464,19 +499,36 @@ class ShiftSource {
     return out;
   }
 
-  Complex next(const FactorBuffer& Z, const Matrix& W) {
+  /// projection: the number of newest Z columns a round projects on (0 otherwise), for which
+  /// the caller records the products in `recent`.
+  Index projection_columns() const { return strategy_ == ShiftStrategy::projection ? columns_ : 0; }
+
+  Complex next(const FactorBuffer& Z, const Matrix& W, const RecentProducts& recent) {
     if (next_ < cycle_.size()) return cycle_[next_++];
     if (strategy_ == ShiftStrategy::projection) {
       // Project on the residual factor (unless projection_with_residual is off) and the newest
       // columns of Z: the directions the next steps work on. The first round sees only W = B
       // (or C^T).
-      const Index c = std::min(columns_, Z.cols());
+      const Index c = std::min({columns_, Z.cols(), recent.capacity()});
       Matrix& span = span_;
       const Index w = (o_.projection_with_residual || c == 0) ? W.cols() : 0;
       span.resize(W.rows(), w + c);
       span.leftCols(w) = W.leftCols(w);
       if (c > 0) span.rightCols(c) = Z.last(c);
-      std::vector<Complex> fresh = projection_shifts(sys_, transposed_, span, scratch_);
+      // Operator products of W only; those of Z's columns come from the step relation.
+      AX_.resize(W.rows(), w + c);
+      const bool with_E = !sys_.E_is_identity();
+      EX_.resize(with_E ? W.rows() : 0, with_E ? w + c : 0);
+      if (w > 0) {
+        sys_.apply_A(W, scratch_, transposed_);
+        AX_.leftCols(w) = scratch_;
+        if (with_E) {
+          sys_.apply_E(W, scratch_, transposed_);
+          EX_.leftCols(w) = scratch_;
+        }
+      }
+      recent.newest(c, AX_, EX_);
+      std::vector<Complex> fresh = projection_shifts_from_products(sys_, span, AX_, EX_);
       if (o_.projection_shifts > 0 && static_cast<Index>(fresh.size()) > o_.projection_shifts)
         fresh = penzl_select(fresh, o_.projection_shifts);
       // span(B) alone may carry no eigenvalue information (a position output C = e_N^T of a
@@ -489,7 +541,7 @@ class ShiftSource {
         const Index old = span.cols();
         span.conservativeResize(Eigen::NoChange, old + block.cols());
         span.rightCols(block.cols()) = block;
-        fresh = projection_shifts(sys_, transposed_, span, scratch_);
+        fresh = projection_shifts(sys_, transposed_, span, AX_, EX_);
       }
       if (!fresh.empty()) {
         cycle_ = std::move(fresh);
@@ -510,7 +562,7 @@ class ShiftSource {
   Index columns_ = 8;
   std::vector<Complex> cycle_;
   std::size_t next_ = 0;
-  Matrix span_, scratch_;  // projection workspaces (n x c), reused every round
+  Matrix span_, scratch_, AX_, EX_;  // projection workspaces (n x c), reused every round
 };
 
 std::string summary(const AdiResult& r, GramianKind kind, const AdiOptions& o) {
@@ -526,6 +578,11 @@ std::string summary(const AdiResult& r, GramianKind kind, const AdiOptions& o) {
 
 AdiResult low_rank_adi(LtiOperator& sys, GramianKind kind, const AdiOptions& options) {
   validate_options(options);
+  // Subnormal numbers flushed to zero (x86 FTZ/DAZ, this thread; restored on return): the
+  // solutions of a system driven at one end (the chain) decay exponentially along it into the
+  // subnormal range, where each operation costs about a hundred cycles. Results change by less
+  // than 1e-307 absolute per operation.
+  detail::SubnormalsFlushed flushed(true);
   const auto t0 = Clock::now();
   const bool obs = kind == GramianKind::observability;
   const Index n = sys.n();
@@ -552,7 +609,9 @@ AdiResult low_rank_adi(LtiOperator& sys, GramianKind kind, const AdiOptions& opt
   result.shift_seconds += seconds_since(shift_t0);
   FactorBuffer Z(n, 16 * m);
   const bool E_identity = sys.E_is_identity();
-  Matrix V, EV;
+  RecentProducts recent(n, shifts.projection_columns(), !E_identity);
+  const bool record = recent.capacity() > 0;
+  Matrix V, EV, EVi, Vr, Vi;
   ComplexMatrix Wc, Vc;  // kept across steps: no allocation of size n per step
 
   auto fail_step = [&](Complex p, const std::exception& e) -> NumericalError {
@@ -570,7 +629,7 @@ AdiResult low_rank_adi(LtiOperator& sys, GramianKind kind, const AdiOptions& opt
                                        result.iterations, " steps"));
     }
     const auto st = Clock::now();
-    const Complex p = shifts.next(Z, W);
+    const Complex p = shifts.next(Z, W, recent);
     result.shift_seconds += seconds_since(st);
     const bool pair = p.imag() != 0.0;
     if (pair && result.iterations + 2 > options.max_iterations) {
@@ -586,13 +645,13 @@ AdiResult low_rank_adi(LtiOperator& sys, GramianKind kind, const AdiOptions& opt
       } catch (const NumericalError& e) {
         throw fail_step(p, e);
       }
-      Z.append(V, std::sqrt(-2.0 * pr));
-      if (E_identity) {
-        W.noalias() -= (2.0 * pr) * V;
-      } else {
-        sys.apply_E(V, EV, obs);
-        W.noalias() -= (2.0 * pr) * EV;
-      }
+      const double s = std::sqrt(-2.0 * pr);
+      Z.append(V, s);
+      if (!E_identity) sys.apply_E(V, EV, obs);
+      const Matrix& EVr = E_identity ? V : EV;
+      if (record)  // A V = W - p E V (before W changes), E V
+        for (Index j = 0; j < m; ++j) recent.push(s * (W.col(j) - pr * EVr.col(j)), s * EVr.col(j));
+      W.noalias() -= (2.0 * pr) * EVr;
     } else {
       // The pair (p, conj p) in real arithmetic (Benner, Kuerschner, Saak 2013): with
       // V = (A + p E)^{-1} W, gamma = 2 sqrt(-Re p), delta = Re p / Im p and
@@ -606,13 +665,37 @@ AdiResult low_rank_adi(LtiOperator& sys, GramianKind kind, const AdiOptions& opt
       }
       const double gamma = 2.0 * std::sqrt(-p.real());
       const double delta = p.real() / p.imag();
+      const double gamma2 = gamma * std::sqrt(delta * delta + 1.0);
       V = Vc.real() + delta * Vc.imag();
       Z.append(V, gamma);
-      Z.append(Vc.imag(), gamma * std::sqrt(delta * delta + 1.0));
+      Z.append(Vc.imag(), gamma2);
+      if (!record) {
+        if (!E_identity) sys.apply_E(V, EV, obs);
+      } else {
+        // With E Re V and E Im V (E V_r = E Re V + delta E Im V: one more product with E per
+        // pair, against two with A and two with E per column in the rounds): A V = W - p E V,
+        //   Re A V = W - Re p E Re V + Im p E Im V,   Im A V = -Im p E Re V - Re p E Im V,
+        // and the new columns' products are gamma (Re A V + delta Im A V), gamma2 Im A V.
+        Vr = Vc.real();
+        Vi = Vc.imag();
+        if (!E_identity) {
+          sys.apply_E(Vr, EV, obs);
+          sys.apply_E(Vi, EVi, obs);
+        }
+        const Matrix& ER = E_identity ? Vr : EV;
+        const Matrix& EI = E_identity ? Vi : EVi;
+        const double pr = p.real(), pi = p.imag();
+        for (Index j = 0; j < m; ++j)  // Z's columns gamma V_r, in order
+          recent.push(gamma * (W.col(j) - pr * ER.col(j) + pi * EI.col(j) +
+                               delta * (-pi * ER.col(j) - pr * EI.col(j))),
+                      gamma * (ER.col(j) + delta * EI.col(j)));
+        for (Index j = 0; j < m; ++j)  // then gamma2 Im V
+          recent.push(gamma2 * (-pi * ER.col(j) - pr * EI.col(j)), gamma2 * EI.col(j));
+        if (!E_identity) EV += delta * EVi;  // E V_r
+      }
       if (E_identity) {
         W.noalias() += (gamma * gamma) * V;
       } else {
-        sys.apply_E(V, EV, obs);
         W.noalias() += (gamma * gamma) * EV;
       }
     }

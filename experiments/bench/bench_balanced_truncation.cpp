@@ -20,6 +20,8 @@
 //                                benchmarks run in ascending N, so it is that of the largest so
 //                                far)
 //   residual_c                   final relative Lyapunov residual of Z_c
+//   seconds_gramians, seconds_projection, seconds_shifts (BM_bt, BM_dense_bt)  both factors;
+//                                SVD, bases and reduced matrices; of the first, computing shifts
 // Each benchmark iteration builds its operator (symbolic analysis included) and runs the whole
 // computation: what a user of `mor run` waits for, minus model assembly and file output.
 //
@@ -125,6 +127,10 @@ void run_bt(benchmark::State& state, GramianMethod method) {
                                  static_cast<double>(g.rank_c + g.rank_o) * 8.0 / (1 << 20);
   state.counters["residual_c"] = g.residual_c;
   state.counters["hsv_1"] = last.hsv.size() > 0 ? last.hsv(0) : 0.0;
+  state.counters["seconds_gramians"] = g.seconds;
+  state.counters["seconds_projection"] = last.seconds_projection;
+  if (g.low_rank_c && g.low_rank_o)
+    state.counters["seconds_shifts"] = g.low_rank_c->shift_seconds + g.low_rank_o->shift_seconds;
   state.counters["peak_rss_MiB"] = experiments::peak_rss_mib();
 }
 
