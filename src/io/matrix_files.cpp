@@ -384,10 +384,13 @@ SparseMatrix sparse_from_matvar(const matvar_t& var, Index rows, Index cols, con
                   static_cast<Index>(sp->ndata) < nnz))
     throw broken(concat("the last column pointer says ", nnz, " nonzeros but ", sp->nir,
                         " row indices and ", sp->ndata, " values are stored"));
-  bool sorted = true;
-  for (Index j = 0; j < cols; ++j) {
+  // Every column pointer first: one above the last (jc = [0, 100, 2]) would send the loop
+  // below past the row indices before the decrease is seen (fuzz_mat found it).
+  for (Index j = 0; j < cols; ++j)
     if (sp->jc[j] > sp->jc[j + 1])
       throw broken(concat("column pointers decrease at column ", j + 1));
+  bool sorted = true;
+  for (Index j = 0; j < cols; ++j) {
     for (Index k = sp->jc[j]; k < static_cast<Index>(sp->jc[j + 1]); ++k) {
       if (static_cast<Index>(sp->ir[k]) >= rows)
         throw broken(concat("row index ", sp->ir[k] + 1, " out of range in column ", j + 1));
