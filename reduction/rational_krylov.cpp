@@ -15,6 +15,7 @@
 #include "src/core/errors.hpp"
 #include "src/core/interrupt.hpp"
 #include "src/core/timing.hpp"
+#include "src/integrators/integrate.hpp"
 
 namespace mor {
 
@@ -54,11 +55,13 @@ class OrthonormalBasis {
   /// (C has cols() rows after the call and X.cols() columns).
   Matrix append(const Matrix& X) {
     Matrix C = Matrix::Zero(used_ + X.cols(), X.cols());
+    Vector& x = x_;  // workspaces kept across calls: no n-sized allocation per column
+    Vector& h = h_;
     for (Index j = 0; j < X.cols(); ++j) {
-      Vector x = X.col(j);
+      x = X.col(j);
       const double before = x.norm();
       for (int pass = 0; pass < 2 && used_ > 0; ++pass) {
-        const Vector h = matrix().transpose() * x;
+        h.noalias() = matrix().transpose() * x;
         x.noalias() -= matrix() * h;
         C.col(j).head(used_) += h;
       }
@@ -78,6 +81,7 @@ class OrthonormalBasis {
  private:
   Matrix Q_;
   Index used_ = 0;
+  Vector x_, h_;
 };
 
 /// Appends rows of zeros so that G has `rows` rows.
@@ -233,6 +237,9 @@ std::string summary(const AdiResult& r, GramianKind kind, const RksmOptions& o, 
 
 AdiResult rational_krylov(LtiOperator& sys, GramianKind kind, const RksmOptions& options) {
   validate_options(options);
+  // Subnormals flushed to zero on this thread while it runs, as in LR-ADI (low_rank_adi.cpp):
+  // basis vectors of a system driven at one end decay into the subnormal range.
+  detail::SubnormalsFlushed flushed(true);
   const auto t0 = Clock::now();
   const bool tr = kind == GramianKind::observability;  // work with A^T, E^T, C^T
   const Index n = sys.n();
