@@ -79,6 +79,8 @@ PATHS = {
     "reduction.deim_masses": "/reduction/deim_masses",  # 1-based
     "reduction.omega": "/reduction/omega",  # modal
     "reduction.dominance": "/reduction/dominance",  # modal
+    "reduction.shifts": "/reduction/shifts",  # irka: r x 2 (real, imaginary)
+    "reduction.history": "/reduction/history",  # irka: per-iteration columns
     "reduction.hankel_singular_values": "/reduction/hankel_singular_values",  # differential_balancing
     "reduction.error_bound": "/reduction/error_bound",  # differential_balancing: 2 sum_{i>r} sigma_i
     "reduction.position_singular_values": "/reduction/position_singular_values",

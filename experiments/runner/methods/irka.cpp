@@ -89,8 +89,8 @@ void irka_keys(O& o, V& v) {
   v(Key{"store_bases", "", "write V and W to the results file"}, o.store_bases);
 }
 
-void record_history(io::ResultsWriter& out, const std::string& grp,
-                    const std::vector<IrkaIteration>& history, const std::vector<Complex>& shifts) {
+void record_history(io::ResultsWriter& out, const std::vector<IrkaIteration>& history,
+                    const std::vector<Complex>& shifts) {
   const Index k = static_cast<Index>(history.size());
   const Index r = static_cast<Index>(shifts.size());
   Vector change(k), model(k), interp(k), h2(k), secs(k);
@@ -107,7 +107,7 @@ void record_history(io::ResultsWriter& out, const std::string& grp,
       im(i, j) = h.shifts[static_cast<std::size_t>(j)].imag();
     }
   }
-  const std::string hg = layout::child(grp, "history");
+  const std::string& hg = layout::kReductionHistory;
   out.create_group(hg);
   out.set_attribute(hg, "description",
                     std::string("row i: iteration i + 1; shifts used to build V and W, the "
@@ -126,7 +126,7 @@ void record_history(io::ResultsWriter& out, const std::string& grp,
   for (Index j = 0; j < r; ++j)
     final_shifts.row(j) << shifts[static_cast<std::size_t>(j)].real(),
         shifts[static_cast<std::size_t>(j)].imag();
-  out.write_matrix(layout::child(grp, "shifts"), final_shifts);
+  out.write_matrix(layout::kReductionShifts, final_shifts);
 }
 
 class IrkaMethod final : public ReductionMethod {
@@ -221,7 +221,7 @@ class IrkaMethod final : public ReductionMethod {
       out.set_attribute(grp, "h2_norm_full", io.full_h2_norm);
       out.set_attribute(grp, "h2_norm_full_s", h2_seconds);
     }
-    record_history(out, grp, res.history, res.shifts);
+    record_history(out, res.history, res.shifts);
     for (const auto& [name, X] : {std::pair<const char*, const Matrix*>{"E", &res.Er},
                                   {"A", &res.Ar},
                                   {"B", &res.Br},
@@ -268,11 +268,11 @@ class IrkaMethod final : public ReductionMethod {
     irka_keys(o_, rec);
     record_common(out, grp, res.r, res.status, res.message, res.iterations, res.spectral_abscissa,
                   res.shifted_solves, res.initial_seconds);
-    record_history(out, grp, res.history, res.shifts);
+    record_history(out, res.history, res.shifts);
     Vector inner(static_cast<Index>(res.inner_iterations.size()));
     for (Index i = 0; i < inner.size(); ++i)
       inner(i) = static_cast<double>(res.inner_iterations[static_cast<std::size_t>(i)]);
-    out.write_vector(layout::child(layout::child(grp, "history"), "inner_iterations"), inner);
+    out.write_vector(layout::child(layout::kReductionHistory, "inner_iterations"), inner);
     const auto& s = res.reduced;
     for (const auto& [name, X] : {std::pair<const char*, const Matrix*>{"M", &s.M},
                                   {"D", &s.D},
