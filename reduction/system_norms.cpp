@@ -14,6 +14,7 @@
 
 #include "reduction/dense_lyapunov.hpp"
 #include "src/core/errors.hpp"
+#include "src/core/interrupt.hpp"
 
 namespace mor {
 
@@ -235,6 +236,9 @@ void require_zero_feedthrough(const LtiOperator& sys, const char* who) {
 ComplexMatrix transfer_function(LtiOperator& sys, Complex s) {
   require(std::isfinite(s.real()) && std::isfinite(s.imag()),
           "transfer function: frequency s = ", complex_text(s), " is not finite");
+  // Every frequency sweep (sigma_max, Bode, the H-infinity grid) solves here once per point: a
+  // stop request (SIGINT) ends it within one sparse solve.
+  throw_if_stop_requested("frequency analysis");
   ComplexMatrix X;
   sys.solve_shifted(-s, sys.B().cast<Complex>(), X);  // X = (A - s E)^{-1} B
   ComplexMatrix G = -(sys.C().cast<Complex>() * X);

@@ -137,6 +137,8 @@ TEST_F(MultibodyRun, MistakesAreNamed) {
   EXPECT_NE(error_of({"reduction.method=\"pod\""}).find("'pod' is not known"), std::string::npos);
   EXPECT_NE(error_of({"reduction.order=0"}).find("needs order >= 1"), std::string::npos);
   EXPECT_NE(error_of({"simulation.rtol=-1"}).find("rtol = -1"), std::string::npos);
+  EXPECT_NE(error_of({"simulation.atol=inf"}).find("must be finite numbers > 0"),
+            std::string::npos);
   EXPECT_NE(error_of({"simulation.method=\"rk4\""}).find("rk4"), std::string::npos);
   EXPECT_NE(error_of({"output.animation=\"avi\""}).find("avi"), std::string::npos);
   // Not a multibody model: the chain's parser takes the file and names the known models.

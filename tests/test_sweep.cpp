@@ -122,6 +122,7 @@ TEST(SweepGrid, OverridesChangeTheSweepOrEveryPoint) {
 TEST(SweepGrid, BadGridsAreRefusedWithTheirReason) {
   EXPECT_MESSAGE(parse_error(sweep_text("[]")), "sweep.N is empty");
   EXPECT_MESSAGE(parse_error(sweep_text("[40, 0]")), "not a positive integer chain size");
+  EXPECT_MESSAGE(parse_error(sweep_text("[40, 1e12]")), "above the largest chain size");
   EXPECT_MESSAGE(parse_error(sweep_text("[40, 80, 40]")),
                  "the same experiment as point 'bt_N40_order6'");
   // An empty axis, an unknown method (named with its point), a study key of another shape.

@@ -184,8 +184,10 @@ MultibodyExperimentConfig parse_multibody_experiment(const std::string& text,
     o.max_step = t.max_step;
     o.max_steps = t.max_steps;
     c.reference_factor = t.reference_factor;
-    require(o.rtol > 0.0 && o.atol > 0.0, r.where("rtol"),
-            ": simulation.rtol and atol must be > 0, got rtol = ", o.rtol, ", atol = ", o.atol);
+    require(o.rtol > 0.0 && std::isfinite(o.rtol) && o.atol > 0.0 && std::isfinite(o.atol),
+            r.where("rtol"),
+            ": simulation.rtol and atol must be finite numbers > 0, got rtol = ", o.rtol,
+            ", atol = ", o.atol);
     require(std::isfinite(o.t_end) && o.t_end > 0.0, r.where("t_end"),
             ": simulation.t_end must be > 0, got ", o.t_end);
     require(o.output_dt > 0.0 && o.output_dt <= o.t_end, r.where("output_dt"),

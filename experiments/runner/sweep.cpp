@@ -253,8 +253,12 @@ SweepConfig parse_sweep(const std::string& text, const std::string& source,
     require(!Ns.empty() || !sweep->contains(key), r.where(key), ": sweep.", key,
             " is empty: give at least one chain size");
     for (const double N : Ns) {
-      require(std::isfinite(N) && N >= 1 && N == std::round(N) && N < 1e12, r.where(key),
-              ": sweep.", key, " holds ", N, ", which is not a positive integer chain size");
+      require(std::isfinite(N) && N >= 1 && N == std::round(N), r.where(key), ": sweep.", key,
+              " holds ", N, ", which is not a positive integer chain size");
+      // The chain's own limit (its sparse matrices index with int), named up front.
+      constexpr double kLargestChain = (std::numeric_limits<int>::max() - 2) / 3;
+      require(N <= kLargestChain, r.where(key), ": sweep.", key, " holds ", N,
+              ", above the largest chain size ", kLargestChain);
       N_values.push_back(std::to_string(static_cast<long long>(N)));
     }
   };
