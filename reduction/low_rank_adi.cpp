@@ -19,6 +19,7 @@
 
 #include "src/core/errors.hpp"
 #include "src/core/interrupt.hpp"
+#include "src/core/progress.hpp"
 #include "src/core/timing.hpp"
 #include "src/integrators/integrate.hpp"
 
@@ -619,6 +620,8 @@ AdiResult low_rank_adi(LtiOperator& sys, GramianKind kind, const AdiOptions& opt
                                          result.iterations + 1, ", shift p = ", p, ": ", e.what()));
   };
 
+  ResidualProgress progress(detail::concat("LR-ADI (", to_string(kind), " Gramian)"),
+                            options.tolerance);
   while (true) {
     if (result.iterations >= options.max_iterations) {
       result.status = AdiStatus::max_iterations;
@@ -711,6 +714,7 @@ AdiResult low_rank_adi(LtiOperator& sys, GramianKind kind, const AdiOptions& opt
       result.shifts.push_back(k == 0 ? p : std::conj(p));
       ++result.iterations;
     }
+    progress.update(result.iterations, residual);
     if (residual <= options.tolerance) {
       result.status = AdiStatus::converged;
       break;

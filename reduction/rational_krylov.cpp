@@ -14,6 +14,7 @@
 #include "reduction/dense_lyapunov.hpp"
 #include "src/core/errors.hpp"
 #include "src/core/interrupt.hpp"
+#include "src/core/progress.hpp"
 #include "src/core/timing.hpp"
 #include "src/integrators/integrate.hpp"
 
@@ -377,6 +378,8 @@ AdiResult rational_krylov(LtiOperator& sys, GramianKind kind, const RksmOptions&
   }
 
   Index block_start = 0;  // first column of the newest block (the continuation vectors)
+  ResidualProgress progress(detail::concat("RKSM (", to_string(kind), " Gramian)"),
+                            options.tolerance);
   while (true) {
     if (stop_requested(options.stop_requested))
       throw Interrupted(detail::concat("RKSM (", to_string(kind), ") interrupted after ",
@@ -386,6 +389,7 @@ AdiResult rational_krylov(LtiOperator& sys, GramianKind kind, const RksmOptions&
     if (k - std::max<Index>(last_update_dim, 0) >= every || last_update_dim < 0) {
       const double residual = update();
       result.residual_history.push_back(residual);
+      progress.update(result.iterations, residual);
       if (residual <= options.tolerance) {
         result.status = AdiStatus::converged;
         break;

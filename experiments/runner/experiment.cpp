@@ -276,7 +276,8 @@ RunSummary run_experiment(const ExperimentConfig& c, const RunOptions& options) 
     full_operator = model->lti_operator();
     progress_note(concat(c.name, ": reducing (", method, ", n = ", N, ") ..."));
     reduced = c.reduction->reduce_linear(*full_operator, model->second_order_system(), out);
-    progress_note(concat(c.name, ": reduced to r = ", reduced.r, " in ", reduced.seconds, " s"));
+    progress_note(concat(c.name, ": reduced to r = ", reduced.r, " in ",
+                         std::round(reduced.seconds * 100) / 100, " s"));
     summary.reduced_order = reduced.r;
     summary.reduction_seconds = reduced.seconds;
     summary.offline_stages = reduced.stages;
@@ -406,6 +407,11 @@ RunSummary run_experiment(const ExperimentConfig& c, const RunOptions& options) 
                     static_cast<std::int64_t>(model->factorizations()));
   if (bt_reducing) {
     stage("analysis");
+    progress_note(concat(
+        c.name, ": frequency analysis of full and reduced model (",
+        c.analysis.h2 ? "H2 norms, " : "",
+        c.analysis.hinf ? concat("H-infinity over ", c.analysis.hinf_grid, " frequencies, ") : "",
+        c.analysis.bode_points, " Bode points) ..."));
     const AnalysisOutcome a =
         analyse_and_record(c.analysis, c.reduction->norm_options(), *full_operator, reduced, out);
     summary.h2_error_relative = a.h2_error_relative;

@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <functional>
 #include <string>
@@ -37,6 +38,57 @@ inline void progress_note(const std::string& text) {
   std::fprintf(stderr, "%s\n", text.c_str());
   std::fflush(stderr);
 }
+
+/// Progress of an iteration that stops when a residual falls below a tolerance (LR-ADI, RKSM):
+/// the step, the residual against the tolerance, and the time left extrapolated from the
+/// residual's geometric decay since the first step. Draws only while g_progress_enabled, at most
+/// every 0.5 s, on stderr.
+class ResidualProgress {
+ public:
+  ResidualProgress(std::string label, double tolerance)
+      : label_(std::move(label)), tolerance_(tolerance), enabled_(g_progress_enabled.load()) {}
+  ~ResidualProgress() { finish(); }
+  ResidualProgress(const ResidualProgress&) = delete;
+  ResidualProgress& operator=(const ResidualProgress&) = delete;
+
+  void update(Index step, double residual) {
+    if (!enabled_ || !(residual > 0) || !std::isfinite(residual)) return;
+    const auto now = Clock::now();
+    if (first_step_ < 0) {
+      first_step_ = step;
+      first_residual_ = residual;
+      first_time_ = now;
+    }
+    if (now - last_draw_ < std::chrono::milliseconds(500)) return;
+    last_draw_ = now;
+    std::fprintf(stderr, "\r%s: step %lld, residual %.2e (stops at %.0e)", label_.c_str(),
+                 static_cast<long long>(step), residual, tolerance_);
+    const double steps = static_cast<double>(step - first_step_);
+    const double decay = steps > 0 ? std::log(residual / first_residual_) / steps : 0.0;
+    if (decay < 0 && residual > tolerance_) {
+      const double per_step = std::chrono::duration<double>(now - first_time_).count() / steps;
+      std::fprintf(stderr, ", about %.1f s left",
+                   std::log(tolerance_ / residual) / decay * per_step);
+    }
+    std::fprintf(stderr, "   ");
+    std::fflush(stderr);
+    drawn_ = true;
+  }
+  void finish() {
+    if (drawn_) std::fprintf(stderr, "\n");
+    drawn_ = false;
+  }
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  std::string label_;
+  double tolerance_;
+  bool enabled_;
+  Index first_step_ = -1;
+  double first_residual_ = 0;
+  Clock::time_point first_time_, last_draw_ = Clock::now();
+  bool drawn_ = false;
+};
 
 class ProgressReporter {
  public:
