@@ -17,6 +17,19 @@ namespace {
 using detail::concat;
 }  // namespace
 
+void record_reduced_first_order(io::ResultsWriter& out, const Matrix& E, const Matrix& A,
+                                const Matrix& B, const Matrix& C, const Matrix& D) {
+  for (const auto& [name, X] :
+       {std::pair<const char*, const Matrix*>{"E", &E}, {"A", &A}, {"B", &B}, {"C", &C}, {"D", &D}})
+    out.write_matrix(layout::child(layout::kReductionReduced, name), *X);
+}
+
+void record_bases(io::ResultsWriter& out, bool store, const Matrix& V, const Matrix& W) {
+  if (!store) return;
+  out.write_matrix(layout::kReductionV, V);
+  out.write_matrix(layout::kReductionW, W);
+}
+
 void record_gramians(io::ResultsWriter& out, const GramianDiagnostics& g) {
   const std::string& grp = layout::kReduction;
   out.set_attribute(grp, "gramian_method", std::string(to_string(g.method)));

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "experiments/runner/experiment.hpp"
+#include "experiments/runner/results_layout.hpp"
 #include "reduction/balanced_truncation.hpp"
 #include "src/io/results.hpp"
 
@@ -30,6 +31,23 @@ struct ReducedModel {
 /// Writes the Gramian diagnostics of a balanced truncation into /reduction (method, ranks,
 /// residuals, and the low-rank runs' histories and shifts).
 void record_gramians(io::ResultsWriter& out, const GramianDiagnostics& g);
+
+/// /reduction/reduced of a first-order reduced model E_r x' = A_r x + B_r u, y = C_r x + D_r u.
+void record_reduced_first_order(io::ResultsWriter& out, const Matrix& E, const Matrix& A,
+                                const Matrix& B, const Matrix& C, const Matrix& D);
+/// /reduction/reduced of a second-order reduced model (its M, D, K, B, Cp, Cv).
+template <class S>
+void record_reduced_second_order(io::ResultsWriter& out, const S& s) {
+  for (const auto& [name, X] : {std::pair<const char*, const Matrix*>{"M", &s.M},
+                                {"D", &s.D},
+                                {"K", &s.K},
+                                {"B", &s.B},
+                                {"Cp", &s.Cp},
+                                {"Cv", &s.Cv}})
+    out.write_matrix(layout::child(layout::kReductionReduced, name), *X);
+}
+/// /reduction/V and /reduction/W, if `store` (the store_bases key).
+void record_bases(io::ResultsWriter& out, bool store, const Matrix& V, const Matrix& W);
 
 /// How the analysis computes norms: dense up to dense_limit states, LR-ADI beyond.
 struct NormOptions {

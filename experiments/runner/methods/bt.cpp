@@ -83,16 +83,8 @@ class BtMethod final : public ReductionMethod {
     out.set_attribute(grp, "projection_s", res.seconds_projection);
     out.write_vector(layout::kReductionHsv, res.hsv);
     record_gramians(out, res.gramians);
-    for (const auto& [name, X] : {std::pair<const char*, const Matrix*>{"E", &res.Er},
-                                  {"A", &res.Ar},
-                                  {"B", &res.Br},
-                                  {"C", &res.Cr},
-                                  {"D", &res.Dr}})
-      out.write_matrix(layout::child(layout::kReductionReduced, name), *X);
-    if (o_.store_bases) {
-      out.write_matrix(layout::kReductionV, res.V);
-      out.write_matrix(layout::kReductionW, res.W);
-    }
+    record_reduced_first_order(out, res.Er, res.Ar, res.Br, res.Cr, res.Dr);
+    record_bases(out, o_.store_bases, res.V, res.W);
     out.set_attribute(grp, "seconds", model.seconds);
     return model;
   }

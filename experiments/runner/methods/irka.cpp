@@ -222,16 +222,8 @@ class IrkaMethod final : public ReductionMethod {
       out.set_attribute(grp, "h2_norm_full_s", h2_seconds);
     }
     record_history(out, res.history, res.shifts);
-    for (const auto& [name, X] : {std::pair<const char*, const Matrix*>{"E", &res.Er},
-                                  {"A", &res.Ar},
-                                  {"B", &res.Br},
-                                  {"C", &res.Cr},
-                                  {"D", &res.Dr}})
-      out.write_matrix(layout::child(layout::kReductionReduced, name), *X);
-    if (o_.store_bases) {
-      out.write_matrix(layout::kReductionV, res.V);
-      out.write_matrix(layout::kReductionW, res.W);
-    }
+    record_reduced_first_order(out, res.Er, res.Ar, res.Br, res.Cr, res.Dr);
+    record_bases(out, o_.store_bases, res.V, res.W);
     out.set_attribute(grp, "seconds", model.seconds);
     return model;
   }
@@ -273,18 +265,8 @@ class IrkaMethod final : public ReductionMethod {
     for (Index i = 0; i < inner.size(); ++i)
       inner(i) = static_cast<double>(res.inner_iterations[static_cast<std::size_t>(i)]);
     out.write_vector(layout::child(layout::kReductionHistory, "inner_iterations"), inner);
-    const auto& s = res.reduced;
-    for (const auto& [name, X] : {std::pair<const char*, const Matrix*>{"M", &s.M},
-                                  {"D", &s.D},
-                                  {"K", &s.K},
-                                  {"B", &s.B},
-                                  {"Cp", &s.Cp},
-                                  {"Cv", &s.Cv}})
-      out.write_matrix(layout::child(layout::kReductionReduced, name), *X);
-    if (o_.store_bases) {
-      out.write_matrix(layout::kReductionV, res.V);
-      out.write_matrix(layout::kReductionW, res.W);
-    }
+    record_reduced_second_order(out, res.reduced);
+    record_bases(out, o_.store_bases, res.V, res.W);
     out.set_attribute(grp, "seconds", model.seconds);
     return model;
   }

@@ -84,14 +84,7 @@ class ModalMethod final : public ReductionMethod {
     out.write_vector(layout::kReductionOmega, res.omega);
     out.write_vector(layout::kReductionDominance, res.dominance);
     out.set_attribute(grp, "kept", to_int64(res.kept));
-    const auto& s = res.reduced;
-    for (const auto& [name, X] : {std::pair<const char*, const Matrix*>{"M", &s.M},
-                                  {"D", &s.D},
-                                  {"K", &s.K},
-                                  {"B", &s.B},
-                                  {"Cp", &s.Cp},
-                                  {"Cv", &s.Cv}})
-      out.write_matrix(layout::child(layout::kReductionReduced, name), *X);
+    record_reduced_second_order(out, res.reduced);
     out.write_matrix(layout::kReductionV, res.V);
     return reduced;
   }

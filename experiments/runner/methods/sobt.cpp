@@ -102,18 +102,8 @@ class SobtMethod final : public ReductionMethod {
     out.write_vector(layout::kReductionHsv, res.hsv);
     out.write_vector(layout::kReductionSv, res.sv);
     record_gramians(out, res.gramians);
-    const auto& s = res.reduced;
-    for (const auto& [name, X] : {std::pair<const char*, const Matrix*>{"M", &s.M},
-                                  {"D", &s.D},
-                                  {"K", &s.K},
-                                  {"B", &s.B},
-                                  {"Cp", &s.Cp},
-                                  {"Cv", &s.Cv}})
-      out.write_matrix(layout::child(layout::kReductionReduced, name), *X);
-    if (o_.store_bases) {
-      out.write_matrix(layout::kReductionV, res.V);
-      out.write_matrix(layout::kReductionW, res.W);
-    }
+    record_reduced_second_order(out, res.reduced);
+    record_bases(out, o_.store_bases, res.V, res.W);
     out.set_attribute(grp, "seconds", model.seconds);
     return model;
   }
