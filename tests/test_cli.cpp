@@ -349,7 +349,10 @@ INSTANTIATE_TEST_SUITE_P(
         LongLoop{"lr_adi", "bt_chain.toml",
                  "--set model.N=10000 --set reduction.gramians=low_rank "
                  "--set reduction.adi_tolerance=1e-300 --set reduction.adi_max_iterations=100000",
-                 "LR-ADI (controllability) interrupted"},
+                 // Either Gramian's run ("LR-ADI (controllability|observability) interrupted
+                 // after k steps"): on an idle machine the first may have stalled and ended
+                 // within the 2 s before the signal.
+                 "LR-ADI ("},
         LongLoop{"rksm", "bt_chain.toml",
                  "--set model.N=10000 --set reduction.gramians=low_rank "
                  "--set reduction.low_rank_solver=rksm --set reduction.rksm_tolerance=1e-300 "

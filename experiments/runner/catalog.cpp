@@ -240,7 +240,8 @@ void print_keys(const std::string& file, const std::string& table, bool markdown
            "`type = \"sine\"`) exists only in that variant of its table. How the files work:\n"
            "[experiment-files.md](experiment-files.md), [multibody.md](multibody.md),\n"
            "[sweeps.md](sweeps.md).\n";
-  const std::string which = file.empty() && table.empty() && !markdown ? "experiment" : file;
+  // Without --file: experiment files (the Markdown page holds every kind).
+  const std::string which = file.empty() && !markdown ? "experiment" : file;
   for (const auto& k : kFileKinds)
     if (which.empty() || which == k.name) print_file_keys(k, table, markdown, out);
 }
