@@ -22,6 +22,7 @@ namespace {
 using testing::Compare;
 using testing::matrices_near;
 using testing::scalars_near;
+using testing::symmetric_grid;
 
 /// Transfer functions of two systems of moderate conditioning agree to this relative accuracy
 /// when they are the same function (rounding in the shifted solves, cond ~ 1e3).
@@ -178,46 +179,11 @@ TEST(BalancedTruncation, AgreesWithSlicotAb09ad) {
   EXPECT_LE(transfer_difference(ours, theirs), 1e-8);
 }
 
-/// A symmetric pencil like the rail's on an nx x nx grid: E = (4 I + grid neighbours) / 8 (SPD),
-/// A = -(5-point Laplacian) (negative definite), three inputs and two outputs at grid points.
-DescriptorSystem symmetric_grid(Index nx) {
-  const Index n = nx * nx;
-  Matrix E = Matrix::Zero(n, n), A = Matrix::Zero(n, n);
-  for (Index i = 0; i < nx; ++i) {
-    for (Index j = 0; j < nx; ++j) {
-      const Index k = i * nx + j;
-      E(k, k) = 0.5;
-      A(k, k) = -4.0;
-      if (i + 1 < nx) {
-        E(k, k + nx) = E(k + nx, k) = 0.125;
-        A(k, k + nx) = A(k + nx, k) = 1.0;
-      }
-      if (j + 1 < nx) {
-        E(k, k + 1) = E(k + 1, k) = 0.125;
-        A(k, k + 1) = A(k + 1, k) = 1.0;
-      }
-    }
-  }
-  Matrix B = Matrix::Zero(n, 3), C = Matrix::Zero(2, n);
-  B(0, 0) = 1.0;
-  B(n / 2, 1) = 1.0;
-  B.col(2).setConstant(0.1);
-  C(0, n - 1) = 1.0;
-  C(1, nx) = 1.0;
-  DescriptorSystem sys;
-  sys.E = testing::to_sparse(E);
-  sys.A = testing::to_sparse(A);
-  sys.B = testing::to_sparse(B);
-  sys.C = testing::to_sparse(C);
-  sys.D_ff = Matrix::Zero(2, 3);
-  return sys;
-}
-
 // The rail's path on a small symmetric pencil: CHOLMOD solves, Penzl's shifts shared by both
 // Gramians, Zo^T E Zc in column blocks (more than one block of 64 here). SLICOT's AB09AD on the
 // dense E^{-1} A is the independent reference for the HSVs and the reduced model.
 TEST(BalancedTruncation, LowRankBtOfASymmetricPencilAgreesWithSlicot) {
-  const DescriptorSystem ds = symmetric_grid(12);
+  const DescriptorSystem ds = symmetric_grid(12, 0.0, /*uniform_input=*/true);
   SparseLtiOperator sys(ds);
   BtOptions o = order(10);
   o.gramians.method = GramianMethod::low_rank;

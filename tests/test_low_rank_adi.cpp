@@ -31,6 +31,7 @@ using testing::Compare;
 using testing::matrices_near;
 using testing::random_descriptor;
 using testing::scalars_near;
+using testing::symmetric_grid;
 using testing::to_sparse;
 
 // The ADI runs below stop at a relative residual of 1e-12. The error of X = Z Z^T solves a
@@ -90,40 +91,6 @@ SecondOrderSystem fe_chain(Index n) {
   sys.B = to_sparse(B);
   sys.Cp = to_sparse(Cp);
   sys.Cv = to_sparse(Cv);
-  return sys;
-}
-
-/// A symmetric pencil like the rail's (E SPD, A symmetric negative definite) on an nx x nx grid:
-/// E = (4 I + grid neighbours) / 8, A = -(5-point Laplacian), two inputs and two outputs.
-DescriptorSystem symmetric_grid(Index nx) {
-  const Index n = nx * nx;
-  Matrix E = Matrix::Zero(n, n), A = Matrix::Zero(n, n);
-  for (Index i = 0; i < nx; ++i) {
-    for (Index j = 0; j < nx; ++j) {
-      const Index k = i * nx + j;
-      E(k, k) = 0.5;
-      A(k, k) = -4.0;
-      if (i + 1 < nx) {
-        E(k, k + nx) = E(k + nx, k) = 0.125;
-        A(k, k + nx) = A(k + nx, k) = 1.0;
-      }
-      if (j + 1 < nx) {
-        E(k, k + 1) = E(k + 1, k) = 0.125;
-        A(k, k + 1) = A(k + 1, k) = 1.0;
-      }
-    }
-  }
-  Matrix B = Matrix::Zero(n, 2), C = Matrix::Zero(2, n);
-  B(0, 0) = 1.0;
-  B(n / 2, 1) = 1.0;
-  C(0, n - 1) = 1.0;
-  C(1, nx) = 1.0;
-  DescriptorSystem sys;
-  sys.E = to_sparse(E);
-  sys.A = to_sparse(A);
-  sys.B = to_sparse(B);
-  sys.C = to_sparse(C);
-  sys.D_ff = Matrix::Zero(2, 2);
   return sys;
 }
 

@@ -25,6 +25,7 @@ namespace {
 using testing::Compare;
 using testing::matrices_near;
 using testing::random_descriptor;
+using testing::symmetric_grid;
 using testing::to_sparse;
 
 // The test matrices are well conditioned (condition numbers below ~100), so a backward-stable
@@ -281,40 +282,6 @@ TEST_P(SparseOperator, SingularShiftNamesTheShift) {
 INSTANTIATE_TEST_SUITE_P(Backends, SparseOperator,
                          ::testing::Values(SparseBackend::klu, SparseBackend::umfpack),
                          [](const auto& info) { return std::string(to_string(info.param)); });
-
-/// A symmetric pencil like the rail's on an nx x nx grid: E = (4 I + grid neighbours) / 8 (SPD,
-/// a lumped-consistent mass), A = -K + c I with K the 5-point Laplacian (SPD, eigenvalues in
-/// (0, 8)): negative definite for c = 0, indefinite for c > lambda_min(K). Two inputs and two
-/// outputs at grid points.
-DescriptorSystem symmetric_grid(Index nx, double c) {
-  const Index n = nx * nx;
-  Matrix E = Matrix::Zero(n, n), A = Matrix::Zero(n, n);
-  for (Index i = 0; i < nx; ++i) {
-    for (Index j = 0; j < nx; ++j) {
-      const Index k = i * nx + j;
-      E(k, k) = 0.5;
-      A(k, k) = -4.0 + c;
-      for (auto [di, dj] : {std::pair<Index, Index>{1, 0}, {0, 1}}) {
-        if (i + di >= nx || j + dj >= nx) continue;
-        const Index l = (i + di) * nx + (j + dj);
-        E(k, l) = E(l, k) = 0.125;
-        A(k, l) = A(l, k) = 1.0;
-      }
-    }
-  }
-  Matrix B = Matrix::Zero(n, 2), C = Matrix::Zero(2, n);
-  B(0, 0) = 1.0;
-  B(n / 2, 1) = 1.0;
-  C(0, n - 1) = 1.0;
-  C(1, nx) = 1.0;
-  DescriptorSystem sys;
-  sys.E = to_sparse(E);
-  sys.A = to_sparse(A);
-  sys.B = to_sparse(B);
-  sys.C = to_sparse(C);
-  sys.D_ff = Matrix::Zero(2, 2);
-  return sys;
-}
 
 TEST_P(SparseOperator, SymmetricPencilSolvesAreExactWithCholeskyAndLu) {
   // A stable symmetric pencil: real p < 0 go through the Cholesky of -(A + p E), p >= 0 (0 and

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <random>
+#include <utility>
 
 #include "src/core/types.hpp"
 #include "src/systems/lti.hpp"
@@ -45,6 +46,43 @@ inline DescriptorSystem random_descriptor(Index n, Index m, Index p, unsigned se
   sys.B = to_sparse(B);
   sys.C = to_sparse(C);
   sys.D_ff = Matrix::Zero(p, m);
+  return sys;
+}
+
+/// A symmetric pencil like the rail's on an nx x nx grid: E = (4 I + grid neighbours) / 8 (SPD,
+/// a lumped-consistent mass), A = -K + c I with K the 5-point Laplacian (SPD, eigenvalues in
+/// (0, 8)): negative definite for c = 0, indefinite for c > lambda_min(K). Inputs at the first
+/// and the middle grid point (and, if uniform_input, a third one of 0.1 everywhere); outputs at
+/// the last point and at point nx.
+inline DescriptorSystem symmetric_grid(Index nx, double c = 0.0, bool uniform_input = false) {
+  const Index n = nx * nx;
+  Matrix E = Matrix::Zero(n, n), A = Matrix::Zero(n, n);
+  for (Index i = 0; i < nx; ++i) {
+    for (Index j = 0; j < nx; ++j) {
+      const Index k = i * nx + j;
+      E(k, k) = 0.5;
+      A(k, k) = -4.0 + c;
+      for (auto [di, dj] : {std::pair<Index, Index>{1, 0}, {0, 1}}) {
+        if (i + di >= nx || j + dj >= nx) continue;
+        const Index l = (i + di) * nx + (j + dj);
+        E(k, l) = E(l, k) = 0.125;
+        A(k, l) = A(l, k) = 1.0;
+      }
+    }
+  }
+  const Index m = uniform_input ? 3 : 2;
+  Matrix B = Matrix::Zero(n, m), C = Matrix::Zero(2, n);
+  B(0, 0) = 1.0;
+  B(n / 2, 1) = 1.0;
+  if (uniform_input) B.col(2).setConstant(0.1);
+  C(0, n - 1) = 1.0;
+  C(1, nx) = 1.0;
+  DescriptorSystem sys;
+  sys.E = to_sparse(E);
+  sys.A = to_sparse(A);
+  sys.B = to_sparse(B);
+  sys.C = to_sparse(C);
+  sys.D_ff = Matrix::Zero(2, m);
   return sys;
 }
 
