@@ -4,7 +4,7 @@
 
 #include "experiments/runner/model_kind.hpp"
 
-#define MOR_MODEL_KINDS(X) X(kMassSpringChainKind) X(kFileModelKind)
+#define MOR_MODEL_KINDS(X) X(kMassSpringChainKind) X(kFileModelKind) X(kLinearisedMultibodyKind)
 
 namespace mor::experiments {
 
