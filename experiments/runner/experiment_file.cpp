@@ -168,7 +168,7 @@ ExperimentConfig parse_experiment(const std::string& text, const std::string& so
   }
   if (const toml::node* tn = root.get("training")) {
     const toml::array* arr = tn->as_array();
-    require(arr != nullptr && arr->is_array_of_tables(), source, ":", tn->source().begin.line,
+    require(arr != nullptr && arr->is_array_of_tables(), located(source, *tn),
             ": training must be an array of tables ([[training]] with the keys of [input])");
     for (std::size_t i = 0; i < arr->size(); ++i) {
       const std::string name = concat("training[", i, "]");

@@ -51,10 +51,8 @@ void require_known_model_type(const fs::path& file, const std::vector<std::strin
   for (const auto& kind : model_kinds()) known.emplace_back(kind.name);
   for (const auto& id : multibody_model_ids()) known.push_back(id);
   if (std::find(known.begin(), known.end(), *type) != known.end()) return;
-  const auto line = node->source().begin.line;
   const std::string near = suggestion(*type, known);
-  throw InvalidArgument(concat(file.string(), line > 0 ? concat(":", line) : std::string(),
-                               ": unknown model.type '", *type, "'",
+  throw InvalidArgument(concat(located(file.string(), *node), ": unknown model.type '", *type, "'",
                                near.empty() ? std::string() : "; did you mean '" + near + "'?",
                                " (known: ", join(known), ")"));
 }

@@ -100,6 +100,11 @@ std::string toml_string(const std::string& s) {
   return os.str();
 }
 
+std::string located(const std::string& source, const toml::node& n) {
+  const auto line = n.source().begin.line;
+  return line > 0 ? detail::concat(source, ":", line) : source + " (--set)";
+}
+
 void read_experiment_table(TableReader& r, const std::string& source, std::string& name,
                            std::string& description, std::filesystem::path& output) {
   ExperimentTable t;
@@ -135,7 +140,7 @@ toml::table parse_root(const std::string& text, const std::string& source,
       continue;
     const std::string near = suggestion(key, tables);
     throw InvalidArgument(
-        detail::concat(source, ":", node.source().begin.line, ": unknown ",
+        detail::concat(located(source, node), ": unknown ",
                        node.is_table() ? "table [" + key + "]" : "top-level key '" + key + "'",
                        near.empty() ? "" : "; did you mean [" + near + "]?",
                        " (known tables: ", join(tables), ")"));

@@ -35,6 +35,9 @@ std::string toml_text(const toml::node& n);
 std::filesystem::path resolve(const std::filesystem::path& p, const std::filesystem::path& base);
 /// s as a quoted TOML string.
 std::string toml_string(const std::string& s);
+/// "file:line" of a node of the file, or "file (--set)" for a node an override put there (line
+/// 0: it has no line in the file).
+std::string located(const std::string& source, const toml::node& n);
 /// Parses TOML text, applies the overrides, and checks that every top-level key is one of
 /// `tables` (a table, or an array of tables for those in `arrays`).
 /// @throws InvalidArgument naming the line and the unknown table or the parse error.
@@ -135,10 +138,10 @@ class TableReader {
       const std::string key(k.str());
       if (std::find(known_.begin(), known_.end(), key) != known_.end()) continue;
       const std::string near = suggestion(key, known_);
-      throw InvalidArgument(detail::concat(
-          source_, ":", node.source().begin.line, ": unknown key '", name_, ".", key, "'", context,
-          near.empty() ? "" : "; did you mean '" + name_ + "." + near + "'?",
-          " (known keys: ", join(known_), ")"));
+      throw InvalidArgument(
+          detail::concat(located(source_, node), ": unknown key '", name_, ".", key, "'", context,
+                         near.empty() ? "" : "; did you mean '" + name_ + "." + near + "'?",
+                         " (known keys: ", join(known_), ")"));
     }
   }
   /// The table's keys that were not read (yet), in the table's order.
@@ -154,7 +157,7 @@ class TableReader {
   bool given(const std::string& key) const { return table_ && table_->contains(key); }
   std::string where(const std::string& key) const {
     const toml::node* n = table_ ? table_->get(key) : nullptr;
-    return n ? detail::concat(source_, ":", n->source().begin.line) : source_;
+    return n ? located(source_, *n) : source_;
   }
 
  private:
@@ -165,8 +168,8 @@ class TableReader {
   [[noreturn]] void fail(const std::string& key, const toml::node& n, const char* expected) const {
     std::ostringstream value;
     n.visit([&](const auto& x) { value << x; });
-    throw InvalidArgument(detail::concat(source_, ":", n.source().begin.line, ": ", name_, ".", key,
-                                         " must be ", expected, ", got ", value.str()));
+    throw InvalidArgument(detail::concat(located(source_, n), ": ", name_, ".", key, " must be ",
+                                         expected, ", got ", value.str()));
   }
 
   const toml::table* table_;
