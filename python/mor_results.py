@@ -78,6 +78,7 @@ PATHS = {
     "reduction.subspace_singular_values": "/reduction/subspace_singular_values",
     "reduction.deim_masses": "/reduction/deim_masses",  # 1-based
     "reduction.omega": "/reduction/omega",  # modal
+    "reduction.eigenvalues": "/reduction/eigenvalues",  # modal, first-order models
     "reduction.dominance": "/reduction/dominance",  # modal
     "reduction.shifts": "/reduction/shifts",  # irka: r x 2 (real, imaginary)
     "reduction.history": "/reduction/history",  # irka: per-iteration columns

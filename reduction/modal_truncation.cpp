@@ -94,4 +94,75 @@ ModalResult modal_truncation(const SecondOrderSystem& sys, const ModalOptions& o
   return res;
 }
 
+ModalFirstOrderResult modal_truncation(const LtiOperator& sys, const ModalOptions& options) {
+  const auto t0 = Clock::now();
+  const Index n = sys.n();
+  require(options.order >= 1 && options.order <= n,
+          "modal truncation: the order r = ", options.order, " must be between 1 and n = ", n);
+  require(n <= kModalDenseLimit, "modal truncation: n = ", n,
+          " is above the dense limit of first-order modal truncation (", kModalDenseLimit,
+          "); use bt (low-rank Gramians) or irka");
+  const Matrix I = Matrix::Identity(n, n);
+  Matrix E, A;
+  sys.apply_E(I, E);
+  sys.apply_A(I, A);
+  constexpr double kSymmetryTol = 1e-12;  // relative, of E and A
+  auto asymmetry = [](const Matrix& X) {
+    const double scale = std::max(X.norm(), std::numeric_limits<double>::min());
+    return (X - X.transpose()).norm() / scale;
+  };
+  for (const auto& [name, X] : {std::pair{"E", &E}, std::pair{"A", &A}})
+    require(asymmetry(*X) <= kSymmetryTol,
+            "modal truncation of a first-order model needs a "
+            "symmetric pencil: ",
+            name, " is not symmetric (relative asymmetry ", asymmetry(*X),
+            "); use bt or irka for this model");
+  {
+    const Eigen::SelfAdjointEigenSolver<Matrix> ee(E, Eigen::EigenvaluesOnly);
+    require(ee.eigenvalues()(0) > 0.0,
+            "modal truncation: E is not positive definite (smallest eigenvalue ",
+            ee.eigenvalues()(0), ")");
+  }
+  // -A phi = mu E phi, ascending mu = -lambda (slowest first), Phi^T E Phi = I.
+  const Eigen::GeneralizedSelfAdjointEigenSolver<Matrix> es(Matrix(-A), E);
+  if (es.info() != Eigen::Success)
+    throw NumericalError(
+        "modal truncation: the generalized eigenproblem A phi = lambda E phi "
+        "failed");
+  const Vector mu = es.eigenvalues();
+  const Matrix& Phi = es.eigenvectors();
+  const double zero = options.rigid_tolerance * std::max(std::abs(mu(n - 1)), 1.0);
+  if (mu(0) < -zero)
+    throw NumericalError(detail::concat("modal truncation: A has the positive eigenvalue ", -mu(0),
+                                        ": the model is unstable"));
+  const Matrix& B = sys.B();
+  const Matrix& C = sys.C();
+  ModalFirstOrderResult res;
+  res.lambda = -mu;
+  res.dominance.resize(n);
+  for (Index i = 0; i < n; ++i) {
+    const auto phi = Phi.col(i);
+    res.dominance(i) = mu(i) <= zero ? std::numeric_limits<double>::infinity()
+                                     : (C * phi).norm() * (B.transpose() * phi).norm() / mu(i);
+  }
+  std::vector<Index> order(static_cast<std::size_t>(n));
+  std::iota(order.begin(), order.end(), Index{0});
+  if (options.selection == ModalSelection::dominance)
+    std::stable_sort(order.begin(), order.end(),
+                     [&](Index a, Index b) { return res.dominance(a) > res.dominance(b); });
+  order.resize(static_cast<std::size_t>(options.order));
+  std::sort(order.begin(), order.end());  // slowest first within the kept set
+  res.kept = order;
+  res.r = options.order;
+  res.V.resize(n, res.r);
+  for (Index j = 0; j < res.r; ++j) res.V.col(j) = Phi.col(res.kept[static_cast<std::size_t>(j)]);
+  res.E = res.V.transpose() * E * res.V;
+  res.A = res.V.transpose() * A * res.V;
+  res.B = res.V.transpose() * B;
+  res.C = C * res.V;
+  res.D_ff = sys.D_ff().size() > 0 ? sys.D_ff() : Matrix::Zero(C.rows(), B.cols());
+  res.seconds = seconds_since(t0);
+  return res;
+}
+
 }  // namespace mor

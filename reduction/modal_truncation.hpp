@@ -16,6 +16,7 @@
 
 #include <string_view>
 
+#include "reduction/lti_operator.hpp"
 #include "src/core/types.hpp"
 #include "src/systems/dense_model.hpp"
 #include "src/systems/lti.hpp"
@@ -49,5 +50,32 @@ struct ModalResult {
 ///         positive definite (naming its smallest eigenvalue); NumericalError if K has a
 ///         negative eigenvalue beyond rounding (an unstable equilibrium), naming it.
 ModalResult modal_truncation(const SecondOrderSystem& sys, const ModalOptions& options);
+
+/// Modal truncation of a first-order system E x' = A x + B u, y = C x + D u with a symmetric
+/// pencil (E symmetric positive definite, A symmetric: heat, diffusion and the steel rail's
+/// models): the modes A phi_i = lambda_i E phi_i (phi_i^T E phi_j = delta_ij, lambda_i <= 0) and
+/// the Galerkin projection onto r of them, E_r = I, A_r = diag(lambda_i) (to rounding: formed as
+/// V^T E V, V^T A V), B_r = V^T B, C_r = C V, D_r = D. Modes with lambda_i = 0 (integrators)
+/// are kept first, then by decreasing mu_i = ||C phi_i|| ||B^T phi_i|| / |lambda_i| (the mode's
+/// static gain, its H-infinity norm), or the slowest first (selection lowest_frequency). Dense:
+/// E and A are formed from the operator (n x n each).
+struct ModalFirstOrderResult {
+  Matrix E, A, B, C, D_ff;  ///< the reduced system, r x r, r x m, p x r, p x m
+  Matrix V;                 ///< n x r, the kept E-orthonormal modes
+  Vector lambda;            ///< all n eigenvalues, in descending order (slowest first)
+  Vector dominance;         ///< mu_i of every mode in the order of lambda (inf: lambda_i = 0)
+  std::vector<Index> kept;  ///< indices into lambda of the kept modes, in V's order
+  Index r = 0;
+  double seconds = 0.0;
+};
+
+/// Largest n modal truncation of a first-order system forms densely.
+inline constexpr Index kModalDenseLimit = 8000;
+
+/// @throws InvalidArgument for r outside 1..n, n above kModalDenseLimit, a pencil that is not
+///         symmetric (naming which matrix, with the hint to use bt or irka), or an E that is not
+///         positive definite; NumericalError if A has a positive eigenvalue beyond rounding (an
+///         unstable model), naming it.
+ModalFirstOrderResult modal_truncation(const LtiOperator& sys, const ModalOptions& options);
 
 }  // namespace mor

@@ -2,16 +2,20 @@
 // Modal truncation (reduction/modal_truncation.hpp) against closed forms: the eigenfrequencies
 // of the fixed-fixed spring chain, the modal expansion of a Rayleigh-damped transfer function
 // (the reduced model must equal the sum of the kept modal terms), rigid-body modes kept first,
-// and bad input.
+// and bad input; for first-order models with a symmetric pencil, the expansion's error bound
+// (the discarded modes' static gains) and the exact reproduction at r = n.
 #include "reduction/modal_truncation.hpp"
 
 #include <gtest/gtest.h>
 
+#include <Eigen/SVD>
+#include <algorithm>
 #include <cmath>
 #include <numbers>
 
 #include "src/core/errors.hpp"
 #include "support/compare.hpp"
+#include "support/random_systems.hpp"
 
 namespace mor {
 namespace {
@@ -127,6 +131,70 @@ TEST(ModalTruncation, RigidBodyModesAreKeptFirst) {
   EXPECT_EQ(res.kept, std::vector<Index>{0});
   // The rigid mode of unit masses is the uniform translation 1 / sqrt(n).
   EXPECT_NEAR(std::abs(res.V(0, 0)), 1.0 / std::sqrt(double(n)), 1e-12);
+}
+
+/// G(s) = C (s E - A)^{-1} B + D, dense.
+ComplexMatrix transfer(const DescriptorSystem& d, Complex s) {
+  const ComplexMatrix P = s * Matrix(d.E).cast<Complex>() - Matrix(d.A).cast<Complex>();
+  return Matrix(d.C).cast<Complex>() * P.partialPivLu().solve(Matrix(d.B).cast<Complex>()) +
+         d.D_ff.cast<Complex>();
+}
+ComplexMatrix transfer(const ModalFirstOrderResult& r, Complex s) {
+  const ComplexMatrix P = s * r.E.cast<Complex>() - r.A.cast<Complex>();
+  return r.C.cast<Complex>() * P.partialPivLu().solve(r.B.cast<Complex>()) + r.D_ff.cast<Complex>();
+}
+
+// For a symmetric pencil G(s) - G_r(s) = sum over the discarded modes of
+// (C phi_i)(B^T phi_i)^T / (s - lambda_i), whose spectral norm on the imaginary axis is at most
+// sum_i ||C phi_i|| ||B^T phi_i|| / |lambda_i| = the discarded dominances (equality at s = 0 for
+// a single mode): an a priori bound the reduced model must meet at every frequency.
+TEST(ModalTruncation, FirstOrderSymmetricPencilMeetsTheDiscardedGainBound) {
+  const DescriptorSystem d = testing::symmetric_grid(6);  // n = 36, E SPD, A symmetric < 0
+  const SparseLtiOperator op(d);
+  const Index n = d.n();
+  ModalOptions o;
+  o.order = 8;
+  const ModalFirstOrderResult res = modal_truncation(op, o);
+  ASSERT_EQ(res.r, 8);
+  EXPECT_TRUE(matrices_near(res.E, Matrix::Identity(8, 8), kModeTol)) << "V^T E V = I";
+  double discarded = 0.0, largest_discarded = 0.0;
+  for (Index i = 0; i < n; ++i) {
+    const bool kept = std::find(res.kept.begin(), res.kept.end(), i) != res.kept.end();
+    if (!kept) discarded += res.dominance(i);
+    if (!kept) largest_discarded = std::max(largest_discarded, res.dominance(i));
+    EXPECT_LT(res.lambda(i), 0.0);
+  }
+  // Dominance order: every kept mode dominates every discarded one.
+  for (const Index k : res.kept) EXPECT_GE(res.dominance(k), largest_discarded);
+  for (const double w : {0.0, 0.01, 0.3, 1.0, 3.0, 30.0}) {
+    const ComplexMatrix err = transfer(d, Complex(0, w)) - transfer(res, Complex(0, w));
+    const double e = Eigen::JacobiSVD<ComplexMatrix>(err).singularValues()(0);
+    EXPECT_LE(e, discarded * (1 + kModeTol))
+        << "omega " << w << ": " << e << " vs bound " << discarded;
+  }
+  // All modes: the same transfer function.
+  o.order = n;
+  const ModalFirstOrderResult all = modal_truncation(op, o);
+  for (const double w : {0.0, 0.5, 5.0}) {
+    const ComplexMatrix G = transfer(d, Complex(0, w));
+    EXPECT_LE((G - transfer(all, Complex(0, w))).norm(), kModeTol * G.norm()) << "omega " << w;
+  }
+}
+
+TEST(ModalTruncation, FirstOrderNonsymmetricPencilIsRefusedByName) {
+  DescriptorSystem d = testing::symmetric_grid(3);
+  Matrix A = Matrix(d.A);
+  A(0, 1) += 0.5;
+  d.A = A.sparseView();
+  const SparseLtiOperator op(d);
+  ModalOptions o;
+  o.order = 2;
+  try {
+    modal_truncation(op, o);
+    FAIL() << "a nonsymmetric A must be refused";
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("A is not symmetric"), std::string::npos) << e.what();
+  }
 }
 
 TEST(ModalTruncation, BadInputIsNamed) {

@@ -62,9 +62,11 @@ namespace mor::experiments::layout {
   X(kReductionDeimMasses, "reduction.deim_masses", "/reduction/deim_masses", "dataset",            \
     "DEIM: the 1-based masses whose forces are evaluated")                                         \
   X(kReductionOmega, "reduction.omega", "/reduction/omega", "dataset",                             \
-    "modal: natural frequencies of the kept modes (rad/s)")                                        \
+    "modal, second-order models: undamped natural frequencies of every mode (rad/s)")              \
+  X(kReductionEigenvalues, "reduction.eigenvalues", "/reduction/eigenvalues", "dataset",           \
+    "modal, first-order models: the eigenvalues lambda_i of every mode, slowest first (1/s)")      \
   X(kReductionDominance, "reduction.dominance", "/reduction/dominance", "dataset",                 \
-    "modal: dominance of the kept modes")                                                          \
+    "modal: dominance (static modal gain) of every mode, in the order of omega or eigenvalues")    \
   X(kReductionShifts, "reduction.shifts", "/reduction/shifts", "dataset",                          \
     "irka: the final shifts, r x 2 (real, imaginary parts)")                                       \
   X(kReductionHistory, "reduction.history", "/reduction/history", "table",                         \

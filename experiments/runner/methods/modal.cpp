@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// Method "modal": modal truncation of a second-order LTI model with symmetric M (definite) and K
-// (reduction/modal_truncation.hpp): rigid modes first, then by dominance or lowest frequency.
+// Method "modal": modal truncation of a second-order LTI model with symmetric M (definite) and K,
+// or of a first-order one with a symmetric pencil (E definite, A symmetric)
+// (reduction/modal_truncation.hpp): rigid modes (integrators) first, then by dominance or the
+// lowest frequency.
 // The reduction for undamped or rigid models, where balanced truncation has no Gramians.
 #include <limits>
 #include <ostream>
@@ -45,10 +47,6 @@ class ModalMethod final : public ReductionMethod {
   Index order() const override { return o_.order; }
   void check(const ExperimentConfig& c, const std::string& where) const override {
     require_linear_model(c, where, name());
-    require(!c.model->first_order(), where,
-            ": reduction.method = \"modal\" needs a second-order "
-            "model; model.type = \"",
-            c.model->kind(), "\" is first order");
   }
   double estimate_seconds(const ExperimentConfig& c, double) const override {
     const double n = static_cast<double>(c.model_size());
@@ -58,9 +56,9 @@ class ModalMethod final : public ReductionMethod {
     const double n = static_cast<double>(c.model_size());
     return 6.0 * 8.0 * n * n;
   }
-  ReducedModel reduce_linear(LtiOperator&, const SecondOrderSystem* sys,
+  ReducedModel reduce_linear(LtiOperator& full, const SecondOrderSystem* sys,
                              io::ResultsWriter& out) const override {
-    require(sys != nullptr, "reduction.method = \"modal\" needs a second-order model");
+    if (sys == nullptr) return reduce_first_order(full, out);
     ModalOptions mo;
     mo.order = o_.order;
     mo.selection = o_.selection;
@@ -90,6 +88,34 @@ class ModalMethod final : public ReductionMethod {
   }
 
  private:
+  /// A first-order model: the modes of its symmetric pencil.
+  ReducedModel reduce_first_order(const LtiOperator& full, io::ResultsWriter& out) const {
+    ModalOptions mo;
+    mo.order = o_.order;
+    mo.selection = o_.selection;
+    const ModalFirstOrderResult res = modal_truncation(full, mo);
+    ReducedModel reduced;
+    reduced.r = res.r;
+    reduced.seconds = res.seconds;
+    reduced.first_order.reset(new DenseLtiOperator(res.E, res.A, res.B, res.C, res.D_ff));
+    reduced.second_order = from_first_order(res.E, res.A, res.B, res.C, res.D_ff);
+    reduced.stages = {{"modes_s", res.seconds}};
+    reduced.spectral_abscissa = res.lambda(res.kept.front());
+    const std::string& grp = layout::kReduction;
+    begin_reduction_record(out, name());
+    KeyRecorder rec(out, grp);
+    modal_keys(o_, rec);
+    out.set_attribute(grp, "r", static_cast<std::int64_t>(res.r));
+    out.set_attribute(grp, "seconds", res.seconds);
+    out.set_attribute(grp, "spectral_abscissa", reduced.spectral_abscissa);
+    out.write_vector(layout::kReductionEigenvalues, res.lambda);
+    out.write_vector(layout::kReductionDominance, res.dominance);
+    out.set_attribute(grp, "kept", to_int64(res.kept));
+    record_reduced_first_order(out, res.E, res.A, res.B, res.C, res.D_ff);
+    out.write_matrix(layout::kReductionV, res.V);
+    return reduced;
+  }
+
   ModalKeys o_;
 };
 
