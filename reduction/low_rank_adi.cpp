@@ -181,26 +181,21 @@ std::vector<Complex> shift_representatives(const std::vector<Complex>& values) {
 }
 
 /// Projection shifts (Benner, Kuerschner, Saak, ETNA 2014): the eigenvalues of the pencil
-/// (A, E) (or (A^T, E^T)) projected on the span of the columns of X (n x c, c small).
+/// (A, E) (or (A^T, E^T)) projected on the span of the columns of X (n x c, c small), from the
+/// c x c Gram products G = X^T X, XA = X^T A X and XE = X^T E X (XE unused when E = I).
 ///
-/// The Galerkin eigenvalues do not depend on the basis of the span, so no orthonormal basis of
-/// size n is formed: with G = X^T X = V Lambda V^T and T = V_r Lambda_r^{-1/2} (eigenvalues
-/// above 1e-10 of the largest: numerical rank), X T is orthonormal and the projected pencil is
-/// (T^T X^T A X T, T^T X^T E X T). The n-sized work is three c x c Gram products (columns scaled
-/// to unit norm first) with the products AX = A X and EX = E X (EX unused when E = I), which the
-/// caller supplies: for the columns of Z the ADI step relation gives them without an operator
-/// product (see RecentProducts). Eigen's products: for these tall, thin shapes (c <= 65) they
-/// were as fast as OpenBLAS's dgemm single-threaded and faster than it on the loaded machine.
-std::vector<Complex> projection_shifts_from_products(const LtiOperator& sys, const Matrix& X,
-                                                     const Matrix& AX, const Matrix& EX) {
+/// The Galerkin eigenvalues do not depend on the basis of the span (nor on the order of its
+/// columns), so no orthonormal basis of size n is formed: with the columns scaled to unit norm,
+/// G = V Lambda V^T and T = V_r Lambda_r^{-1/2} (eigenvalues above 1e-10 of the largest:
+/// numerical rank), X T is orthonormal and the projected pencil is (T^T XA T, T^T XE T).
+std::vector<Complex> projection_shifts_from_gram(const Matrix& G_unscaled, const Matrix& XA,
+                                                 const Matrix& XE, bool E_identity) {
   // The column scaling is applied to the small Gram matrix: X itself is not copied.
-  Matrix G = X.transpose() * X;
-  const Matrix G_unscaled = G;
-  Vector scale = G.diagonal().cwiseSqrt();
+  Vector scale = G_unscaled.diagonal().cwiseSqrt();
   for (Index j = 0; j < scale.size(); ++j)
     if (!(scale[j] > 0.0)) scale[j] = 1.0;
   const Vector inv_scale = scale.cwiseInverse();
-  G = inv_scale.asDiagonal() * G * inv_scale.asDiagonal();
+  const Matrix G = inv_scale.asDiagonal() * G_unscaled * inv_scale.asDiagonal();
   Eigen::SelfAdjointEigenSolver<Matrix> eig(G);
   const Vector& lambda = eig.eigenvalues();  // ascending
   const double top = lambda.size() > 0 ? lambda.maxCoeff() : 0.0;
@@ -211,16 +206,24 @@ std::vector<Complex> projection_shifts_from_products(const LtiOperator& sys, con
   Matrix T = eig.eigenvectors().rightCols(r);
   for (Index j = 0; j < r; ++j) T.col(j) /= std::sqrt(lambda[first + j]);
   T = inv_scale.asDiagonal() * T;
-  const Matrix Ah = T.transpose() * (X.transpose() * AX) * T;
-  const Matrix Eh = sys.E_is_identity() ? Matrix(T.transpose() * G_unscaled * T)
-                                        : Matrix(T.transpose() * (X.transpose() * EX) * T);
+  const Matrix Ah = T.transpose() * XA * T;
+  const Matrix Eh = T.transpose() * (E_identity ? G_unscaled : XE) * T;
   return shift_representatives(pencil_eigenvalues(Ah, Eh));
 }
 
-/// The same with the two operator products formed here; AX and EX are scratch (n x c), kept by
-/// the caller so that every round reuses their memory.
-std::vector<Complex> projection_shifts(LtiOperator& sys, bool transposed, const Matrix& X,
-                                       Matrix& AX, Matrix& EX) {
+/// The same from X and its products AX = A X, EX = E X (n x c each; EX unused when E = I).
+std::vector<Complex> projection_shifts_from_products(const LtiOperator& sys, const Matrix& X,
+                                                     const Matrix& AX, const Matrix& EX) {
+  const bool E_identity = sys.E_is_identity();
+  const Matrix G = X.transpose() * X;
+  const Matrix XA = X.transpose() * AX;
+  const Matrix XE = E_identity ? Matrix() : Matrix(X.transpose() * EX);
+  return projection_shifts_from_gram(G, XA, XE, E_identity);
+}
+
+/// The same with the two operator products formed here (the first round's fallback only).
+std::vector<Complex> projection_shifts(LtiOperator& sys, bool transposed, const Matrix& X) {
+  Matrix AX, EX;
   sys.apply_A(X, AX, transposed);
   if (!sys.E_is_identity()) sys.apply_E(X, EX, transposed);
   return projection_shifts_from_products(sys, X, AX, EX);
@@ -398,8 +401,8 @@ std::vector<Complex> penzl_shifts(LtiOperator& sys, const AdiOptions& o) {
 // The iteration
 
 /// The growing factor Z: columns are appended into spare capacity that grows geometrically, so
-/// the total copying is O(n k) (for large blocks glibc's realloc even remaps pages instead of
-/// copying); take() trims to the used columns.
+/// the total copying is O(n k) (for large blocks glibc's realloc remaps pages instead of
+/// copying, and untouched capacity costs no memory); take() trims to the used columns.
 class FactorBuffer {
  public:
   FactorBuffer(Index n, Index initial) : Z_(n, initial) {}
@@ -412,8 +415,6 @@ class FactorBuffer {
     Z_.middleCols(used_, c) = scale * X;
     used_ += c;
   }
-  /// The last c columns (c <= cols()).
-  auto last(Index c) const { return Z_.middleCols(used_ - c, c); }
   Matrix take() {
     Z_.conservativeResize(Z_.rows(), used_);
     return std::move(Z_);
@@ -430,38 +431,65 @@ ShiftStrategy resolve(ShiftStrategy s, const LtiOperator& sys) {
   return sys.symmetric_pencil() ? ShiftStrategy::penzl : ShiftStrategy::projection;
 }
 
-/// A Z and E Z (or the transposed products) of the newest columns of Z, in a ring of `capacity`
-/// columns, from the step relation instead of operator products: a step solves
-/// (A + p E) V = W, so A V = W - p E V, and E V is formed by the step anyway. Projection shifts
-/// then apply the operator to the residual factor W only (m columns per round instead of
-/// m + projection_columns, twice).
-class RecentProducts {
+/// The span that projection shifts project on, with its operator products, in one n x 3 (m + c)
+/// block laid out as [W | Z | A W | A Z | E W | E Z] (without the E part when E = I): the
+/// residual factor W (m columns, copied in at each round) and the newest c columns of Z in a
+/// ring of c slots, whose products come from the ADI step relation instead of operator
+/// products: a step solves (A + p E) V = W, so A V = W - p E V, and E V is formed by the step
+/// anyway. A round then applies the operator to W only and forms the three Gram products
+/// X^T [X, A X, E X] in one pass over the block, without copying anything of size n. The slots
+/// are in ring order, not in age order; the projected pencil does not depend on the order of
+/// the basis.
+class ProjectionSpan {
  public:
-  RecentProducts(Index n, Index capacity, bool with_E)
-      : AZ_(n, capacity), EZ_(with_E ? n : 0, with_E ? capacity : 0) {}
-  Index capacity() const { return AZ_.cols(); }
-  /// Records the products of the next Z column.
-  template <class A, class E>
-  void push(const A& az, const E& ez) {
-    if (capacity() == 0) return;
-    const Index slot = total_ % capacity();
-    AZ_.col(slot) = az;
-    if (EZ_.cols() > 0) EZ_.col(slot) = ez;
+  ProjectionSpan(Index n, Index m, Index capacity, bool with_E)
+      : m_(m), capacity_(capacity), with_E_(with_E) {
+    if (capacity_ > 0) S_ = Matrix::Zero(n, (with_E_ ? 3 : 2) * block());
+  }
+  Index capacity() const { return capacity_; }
+  /// Records the next Z column z with its products A z and E z (ez ignored when E = I).
+  template <class Z, class A, class E>
+  void push(const Z& z, const A& az, const E& ez) {
+    if (capacity_ == 0) return;
+    const Index slot = m_ + total_ % capacity_;
+    S_.col(slot) = z;
+    S_.col(block() + slot) = az;
+    if (with_E_) S_.col(2 * block() + slot) = ez;
     ++total_;
   }
-  /// The products of the newest c columns (c <= min(capacity, columns pushed)), oldest first,
-  /// into the last c columns of AX and EX (EX untouched without E).
-  void newest(Index c, Matrix& AX, Matrix& EX) const {
-    const Index offset = AX.cols() - c;
-    for (Index j = 0; j < c; ++j) {
-      const Index slot = (total_ - c + j) % capacity();
-      AX.col(offset + j) = AZ_.col(slot);
-      if (EZ_.cols() > 0) EX.col(offset + j) = EZ_.col(slot);
+  /// Z columns held: min(capacity, columns pushed).
+  Index columns() const { return std::min(total_, capacity_); }
+
+  /// Shifts from the span of [W (if with_residual, or while no Z column is held), the held Z
+  /// columns]; `scratch` receives the operator products of W.
+  std::vector<Complex> shifts(LtiOperator& sys, bool transposed, const Matrix& W,
+                              bool with_residual, Matrix& scratch) {
+    const Index c = columns();
+    const Index w = (with_residual || c == 0) ? m_ : 0;
+    const Index first = m_ - w, k = w + c;
+    if (w > 0) {
+      S_.leftCols(m_) = W;
+      sys.apply_A(W, scratch, transposed);
+      S_.middleCols(block(), m_) = scratch;
+      if (with_E_) {
+        sys.apply_E(W, scratch, transposed);
+        S_.middleCols(2 * block(), m_) = scratch;
+      }
     }
+    // X^T [X | A X | E X] in one product; the unused slots of an early round are zero.
+    const Index last = (with_E_ ? 2 * block() : block()) + first + k;
+    const Matrix P = S_.middleCols(first, k).transpose() * S_.middleCols(first, last - first);
+    const Matrix G = P.leftCols(k);
+    const Matrix XA = P.middleCols(block(), k);
+    const Matrix XE = with_E_ ? Matrix(P.middleCols(2 * block(), k)) : Matrix();
+    return projection_shifts_from_gram(G, XA, XE, !with_E_);
   }
 
  private:
-  Matrix AZ_, EZ_;
+  Index block() const { return m_ + capacity_; }
+  Index m_, capacity_;
+  bool with_E_;
+  Matrix S_;
   Index total_ = 0;
 };
 
@@ -501,48 +529,32 @@ class ShiftSource {
   }
 
   /// projection: the number of newest Z columns a round projects on (0 otherwise), for which
-  /// the caller records the products in `recent`.
+  /// the caller records the columns and their products in a ProjectionSpan.
   Index projection_columns() const { return strategy_ == ShiftStrategy::projection ? columns_ : 0; }
 
-  Complex next(const FactorBuffer& Z, const Matrix& W, const RecentProducts& recent) {
+  Complex next(const Matrix& W, ProjectionSpan& span) {
     if (next_ < cycle_.size()) return cycle_[next_++];
     if (strategy_ == ShiftStrategy::projection) {
       // Project on the residual factor (unless projection_with_residual is off) and the newest
       // columns of Z: the directions the next steps work on. The first round sees only W = B
       // (or C^T).
-      const Index c = std::min({columns_, Z.cols(), recent.capacity()});
-      Matrix& span = span_;
-      const Index w = (o_.projection_with_residual || c == 0) ? W.cols() : 0;
-      span.resize(W.rows(), w + c);
-      span.leftCols(w) = W.leftCols(w);
-      if (c > 0) span.rightCols(c) = Z.last(c);
-      // Operator products of W only; those of Z's columns come from the step relation.
-      AX_.resize(W.rows(), w + c);
-      const bool with_E = !sys_.E_is_identity();
-      EX_.resize(with_E ? W.rows() : 0, with_E ? w + c : 0);
-      if (w > 0) {
-        sys_.apply_A(W, scratch_, transposed_);
-        AX_.leftCols(w) = scratch_;
-        if (with_E) {
-          sys_.apply_E(W, scratch_, transposed_);
-          EX_.leftCols(w) = scratch_;
-        }
-      }
-      recent.newest(c, AX_, EX_);
-      std::vector<Complex> fresh = projection_shifts_from_products(sys_, span, AX_, EX_);
+      std::vector<Complex> fresh =
+          span.shifts(sys_, transposed_, W, o_.projection_with_residual, scratch_);
       if (o_.projection_shifts > 0 && static_cast<Index>(fresh.size()) > o_.projection_shifts)
         fresh = penzl_select(fresh, o_.projection_shifts);
       // span(B) alone may carry no eigenvalue information (a position output C = e_N^T of a
       // second-order system projects A^T to zero): extend it by a few block Krylov steps.
-      Matrix block = W;
-      for (int extend = 0; fresh.empty() && cycle_.empty() && extend < 4; ++extend) {
-        Matrix next_block;
-        sys_.apply_A(block, next_block, transposed_);
-        block = std::move(next_block);
-        const Index old = span.cols();
-        span.conservativeResize(Eigen::NoChange, old + block.cols());
-        span.rightCols(block.cols()) = block;
-        fresh = projection_shifts(sys_, transposed_, span, AX_, EX_);
+      if (fresh.empty() && cycle_.empty()) {
+        Matrix basis = W, block = W;
+        for (int extend = 0; fresh.empty() && extend < 4; ++extend) {
+          Matrix next_block;
+          sys_.apply_A(block, next_block, transposed_);
+          block = std::move(next_block);
+          const Index old = basis.cols();
+          basis.conservativeResize(Eigen::NoChange, old + block.cols());
+          basis.rightCols(block.cols()) = block;
+          fresh = projection_shifts(sys_, transposed_, basis);
+        }
       }
       if (!fresh.empty()) {
         cycle_ = std::move(fresh);
@@ -563,7 +575,7 @@ class ShiftSource {
   Index columns_ = 8;
   std::vector<Complex> cycle_;
   std::size_t next_ = 0;
-  Matrix span_, scratch_, AX_, EX_;  // projection workspaces (n x c), reused every round
+  Matrix scratch_;  // operator products of W (n x m), reused every round
 };
 
 std::string summary(const AdiResult& r, GramianKind kind, const AdiOptions& o) {
@@ -610,9 +622,9 @@ AdiResult low_rank_adi(LtiOperator& sys, GramianKind kind, const AdiOptions& opt
   result.shift_seconds += seconds_since(shift_t0);
   FactorBuffer Z(n, 16 * m);
   const bool E_identity = sys.E_is_identity();
-  RecentProducts recent(n, shifts.projection_columns(), !E_identity);
-  const bool record = recent.capacity() > 0;
-  Matrix V, EV, EVi, Vr, Vi;
+  ProjectionSpan span(n, m, shifts.projection_columns(), !E_identity);
+  const bool record = span.capacity() > 0;
+  Matrix V, EV, Vi, EVi;
   ComplexMatrix Wc, Vc;  // kept across steps: no allocation of size n per step
 
   auto fail_step = [&](Complex p, const std::exception& e) -> NumericalError {
@@ -632,7 +644,7 @@ AdiResult low_rank_adi(LtiOperator& sys, GramianKind kind, const AdiOptions& opt
                                        result.iterations, " steps"));
     }
     const auto st = Clock::now();
-    const Complex p = shifts.next(Z, W, recent);
+    const Complex p = shifts.next(W, span);
     result.shift_seconds += seconds_since(st);
     const bool pair = p.imag() != 0.0;
     if (pair && result.iterations + 2 > options.max_iterations) {
@@ -653,7 +665,8 @@ AdiResult low_rank_adi(LtiOperator& sys, GramianKind kind, const AdiOptions& opt
       if (!E_identity) sys.apply_E(V, EV, obs);
       const Matrix& EVr = E_identity ? V : EV;
       if (record)  // A V = W - p E V (before W changes), E V
-        for (Index j = 0; j < m; ++j) recent.push(s * (W.col(j) - pr * EVr.col(j)), s * EVr.col(j));
+        for (Index j = 0; j < m; ++j)
+          span.push(s * V.col(j), s * (W.col(j) - pr * EVr.col(j)), s * EVr.col(j));
       W.noalias() -= (2.0 * pr) * EVr;
     } else {
       // The pair (p, conj p) in real arithmetic (Benner, Kuerschner, Saak 2013): with
@@ -669,32 +682,26 @@ AdiResult low_rank_adi(LtiOperator& sys, GramianKind kind, const AdiOptions& opt
       const double gamma = 2.0 * std::sqrt(-p.real());
       const double delta = p.real() / p.imag();
       const double gamma2 = gamma * std::sqrt(delta * delta + 1.0);
-      V = Vc.real() + delta * Vc.imag();
+      Vi = Vc.imag();
+      V = Vc.real() + delta * Vi;
       Z.append(V, gamma);
-      Z.append(Vc.imag(), gamma2);
-      if (!record) {
-        if (!E_identity) sys.apply_E(V, EV, obs);
-      } else {
-        // With E Re V and E Im V (E V_r = E Re V + delta E Im V: one more product with E per
-        // pair, against two with A and two with E per column in the rounds): A V = W - p E V,
-        //   Re A V = W - Re p E Re V + Im p E Im V,   Im A V = -Im p E Re V - Re p E Im V,
-        // and the new columns' products are gamma (Re A V + delta Im A V), gamma2 Im A V.
-        Vr = Vc.real();
-        Vi = Vc.imag();
-        if (!E_identity) {
-          sys.apply_E(Vr, EV, obs);
-          sys.apply_E(Vi, EVi, obs);
-        }
-        const Matrix& ER = E_identity ? Vr : EV;
+      Z.append(Vi, gamma2);
+      if (!E_identity) sys.apply_E(V, EV, obs);  // E V_r
+      if (record) {
+        // The products of the new columns from the step relation A V = W - p E V (W before
+        // its update): with E V_r and E Im V (one more product with E per pair, against two
+        // with A and two with E per column in the rounds) and Im p delta = Re p,
+        //   A V_r = W - 2 Re p E V_r + (Im p + delta Re p) E Im V,   A Im V = -Im p E V_r.
+        if (!E_identity) sys.apply_E(Vi, EVi, obs);
+        const Matrix& ER = E_identity ? V : EV;
         const Matrix& EI = E_identity ? Vi : EVi;
         const double pr = p.real(), pi = p.imag();
+        const double c_i = pi + delta * pr;
         for (Index j = 0; j < m; ++j)  // Z's columns gamma V_r, in order
-          recent.push(gamma * (W.col(j) - pr * ER.col(j) + pi * EI.col(j) +
-                               delta * (-pi * ER.col(j) - pr * EI.col(j))),
-                      gamma * (ER.col(j) + delta * EI.col(j)));
+          span.push(gamma * V.col(j), gamma * (W.col(j) - 2.0 * pr * ER.col(j) + c_i * EI.col(j)),
+                    gamma * ER.col(j));
         for (Index j = 0; j < m; ++j)  // then gamma2 Im V
-          recent.push(gamma2 * (-pi * ER.col(j) - pr * EI.col(j)), gamma2 * EI.col(j));
-        if (!E_identity) EV += delta * EVi;  // E V_r
+          span.push(gamma2 * Vi.col(j), (-gamma2 * pi) * ER.col(j), gamma2 * EI.col(j));
       }
       if (E_identity) {
         W.noalias() += (gamma * gamma) * V;
