@@ -111,7 +111,10 @@ class SparseLtiOperator final : public LtiOperator {
 ///     (A + p E)^T [x1; x2] = [b1; b2] <=>  S(p) x2 = p b2 - b1,           x1 = b2 - (p M - D) x2
 /// For real p < 0 and symmetric positive (semi)definite M, D, K, S(p) is symmetric positive
 /// definite and CHOLMOD factorizes it; complex p use KLU's complex LU. The symbolic analysis of
-/// the pattern of M + D + K is done once. The system must outlive the operator.
+/// the pattern of M + D + K is done once. When that pattern is banded with bandwidth w <= 8 (the
+/// chain: tridiagonal), real shifts are factorized in O(n_q w^2) without any analysis instead:
+/// the tridiagonal L D L^T of TridiagonalSpdSolver or LAPACK's band Cholesky for SPD S(p),
+/// LAPACK's tridiagonal or band LU otherwise. The system must outlive the operator.
 class SecondOrderLtiOperator final : public LtiOperator {
  public:
   explicit SecondOrderLtiOperator(const SecondOrderSystem& sys);

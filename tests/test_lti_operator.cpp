@@ -439,6 +439,71 @@ TEST(SecondOrderOperator, AliasedSolvesAndRepeatedShifts) {
   }
 }
 
+/// The fe_chain with its damping replaced by D = 0.1 M + 0.05 K plus dampers between masses
+/// (i, i + w) for each w in `spans`: S(p) then has bandwidth max(1, spans).
+SecondOrderSystem chain_with_band(Index n, const std::vector<Index>& spans) {
+  SecondOrderSystem sys = fe_chain(n, 0.1, 0.05);
+  Matrix D = 0.1 * Matrix(sys.M) + 0.05 * Matrix(sys.K);
+  for (Index w : spans) {
+    D(0, 0) += 0.3;
+    D(w, w) += 0.3;
+    D(0, w) -= 0.3;
+    D(w, 0) -= 0.3;
+  }
+  sys.D = to_sparse(D);
+  return sys;
+}
+
+TEST(SecondOrderOperator, BandedAndSparseFactorizationsSolveExactly) {
+  // Real shifts at bandwidth 1 (the chain: the tridiagonal L D L^T for SPD S(p), else LAPACK's
+  // tridiagonal LU), 3 (band Cholesky / band LU) and 12 (beyond the band limit 8: CHOLMOD /
+  // KLU); complex shifts by KLU throughout. Each against dense solves of the first-order form,
+  // both orientations, also in place.
+  for (const std::vector<Index>& spans :
+       {std::vector<Index>{}, std::vector<Index>{3}, std::vector<Index>{12}}) {
+    ThreeOperators ops(chain_with_band(16, spans));
+    const Index n = 32;
+    const Matrix R = random_rhs(n, 2, 31);
+    const ComplexMatrix Rc = random_complex_rhs(n, 2, 32);
+    const std::string band = spans.empty() ? "1" : std::to_string(spans[0]);
+    for (bool transpose : {false, true}) {
+      for (double p : {-0.8, 0.0, 0.6}) {
+        Matrix X, Xd;
+        ops.structured.solve_shifted(p, R, X, transpose);
+        ops.dense.solve_shifted(p, R, Xd, transpose);
+        const double res = shifted_residual(ops.dense, p, R, X, transpose);
+        EXPECT_LE(res, kSolveTol) << "bandwidth " << band << ", p = " << p;
+        EXPECT_TRUE(matrices_near(X, Xd, kAgreeTol, Compare::relative))
+            << "bandwidth " << band << ", p = " << p;
+        Matrix Y = R;
+        ops.structured.solve_shifted(p, Y, Y, transpose);
+        EXPECT_TRUE(matrices_near(Y, X, 0.0)) << "in place, bandwidth " << band << ", p = " << p;
+      }
+      for (Complex p : {Complex(-0.2, 0.9), Complex(0.5, 2.0)}) {
+        ComplexMatrix X, Xd;
+        ops.structured.solve_shifted(p, Rc, X, transpose);
+        ops.dense.solve_shifted(p, Rc, Xd, transpose);
+        const double res = shifted_residual(ops.dense, p, Rc, X, transpose);
+        EXPECT_LE(res, kSolveTol) << "bandwidth " << band << ", p = " << p;
+        EXPECT_TRUE(matrices_near(X, Xd, kAgreeTol, Compare::relative))
+            << "bandwidth " << band << ", p = " << p;
+      }
+    }
+    // The energy weight needs S(0) = K factorized as positive definite, on every path:
+    // H = diag(K, I) and, transposed, diag(K^{-1}, I).
+    const Matrix X = random_rhs(n, 3, 33);
+    const Matrix K = Matrix(ops.so.K);
+    Matrix Y;
+    ASSERT_TRUE(ops.structured.apply_energy_weight(X, Y, false)) << "bandwidth " << band;
+    Matrix ref = X;
+    ref.topRows(16) = K * X.topRows(16);
+    EXPECT_TRUE(matrices_near(Y, ref, kProductTol, Compare::relative)) << "bandwidth " << band;
+    ASSERT_TRUE(ops.structured.apply_energy_weight(X, Y, true)) << "bandwidth " << band;
+    ref.topRows(16) = K.partialPivLu().solve(X.topRows(16));
+    EXPECT_TRUE(matrices_near(Y, ref, kAgreeTol, Compare::relative)) << "bandwidth " << band;
+  }
+}
+
 TEST(SecondOrderOperator, SingularShiftNamesTheShift) {
   // Without damping, S(p) = p^2 M + K is singular at p = +- i w for every eigenfrequency w;
   // a free-free chain (K without the wall springs) is singular at p = 0.
