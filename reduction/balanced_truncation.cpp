@@ -27,13 +27,13 @@ double rank_threshold(Index n) {
 }
 
 /// A^T B (transpose_a) or A B: the tall products of BT with low-rank factors (n x k times k x r,
-/// n x k transposed times n x c), by Eigen on this thread, where the caller's flush of
-/// subnormals applies (OpenBLAS's worker threads keep the default mode: on the chain, whose
-/// factors decay exponentially along it into the subnormal range, its dgemm took 1.4 s for an
-/// n x 96 times 96 x 20 product at N = 1e5, 25 times the time on normal numbers).
+/// n x k transposed times n x c), by Eigen on this thread and a second one with subnormals
+/// flushed (detail::tall_product; OpenBLAS's worker threads keep the default mode: on the chain,
+/// whose factors decay exponentially along it into the subnormal range, its dgemm took 1.4 s
+/// for an n x 96 times 96 x 20 product at N = 1e5, 25 times the time on normal numbers).
 Matrix product(bool transpose_a, const Matrix& A, const Matrix& B) {
-  if (transpose_a) return A.transpose() * B;
-  return A * B;
+  if (transpose_a) return detail::tall_transpose_product(A, B);
+  return detail::tall_product(A, B);
 }
 
 struct Svd {
@@ -145,7 +145,7 @@ Factors gramian_factors(LtiOperator& sys, const GramianOptions& options, bool fo
 /// reads all of Zo once, so kBlock trades memory (2 kBlock n doubles) against passes over Zo
 /// (k_c / kBlock): at N = 10^6, 16 columns are 512 MB, a sixth of the factors.
 Matrix projected_E(const LtiOperator& sys, const Matrix& Zo, const Matrix& Zc) {
-  if (sys.E_is_identity()) return Zo.transpose() * Zc;
+  if (sys.E_is_identity()) return detail::tall_transpose_product(Zo, Zc);
   constexpr Index kBlock = 16;
   const Index k = Zc.cols();
   Matrix P(Zo.cols(), k);
@@ -159,7 +159,7 @@ Matrix projected_E(const LtiOperator& sys, const Matrix& Zo, const Matrix& Zc) {
     const Index c = std::min(width, k - j);
     block.leftCols(c) = Zc.middleCols(j, c);
     sys.apply_E(block, E_block);
-    P.middleCols(j, c).noalias() = Zo.transpose() * E_block.leftCols(c);
+    P.middleCols(j, c) = detail::tall_transpose_product(Zo, E_block.leftCols(c));
   }
   return P;
 }
@@ -314,9 +314,11 @@ BtResult balanced_truncation(LtiOperator& sys, const BtOptions& options) {
     require_rank(res.hsv, r, n, what);
     const Vector scale = res.hsv.head(r).cwiseSqrt().cwiseInverse();
     res.V = f.controllability_times(s.Y.leftCols(r) * scale.asDiagonal());
+    f.Zc = Matrix();  // each factor is released once used: at N = 10^6 each is 1.5 GB
     res.W = f.observability_times(s.U.leftCols(r) * scale.asDiagonal());
   } else {
     res.V = orthonormal_basis(f.controllability_times(s.Y.leftCols(r)));
+    f.Zc = Matrix();
     res.W = orthonormal_basis(f.observability_times(s.U.leftCols(r)));
   }
   res.gramians = std::move(f.diagnostics);

@@ -13,9 +13,11 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <exception>
 #include <functional>
 #include <limits>
 #include <random>
+#include <thread>
 
 #include "src/core/errors.hpp"
 #include "src/core/interrupt.hpp"
@@ -478,7 +480,8 @@ class ProjectionSpan {
     }
     // X^T [X | A X | E X] in one product; the unused slots of an early round are zero.
     const Index last = (with_E_ ? 2 * block() : block()) + first + k;
-    const Matrix P = S_.middleCols(first, k).transpose() * S_.middleCols(first, last - first);
+    const Matrix P =
+        detail::tall_transpose_product(S_.middleCols(first, k), S_.middleCols(first, last - first));
     const Matrix G = P.leftCols(k);
     const Matrix XA = P.middleCols(block(), k);
     const Matrix XE = with_E_ ? Matrix(P.middleCols(2 * block(), k)) : Matrix();
@@ -746,6 +749,60 @@ AdiResult low_rank_adi(LtiOperator& sys, GramianKind kind, const AdiOptions& opt
   result.seconds = seconds_since(t0);
   result.message = summary(result, kind, options);
   return result;
+}
+
+namespace {
+
+/// Runs body(begin, end) over the rows [0, n): in two halves on two threads (the caller's and
+/// one more, both flushing subnormals) from 2 kMinRowsPerThread rows on, else on the caller's.
+template <class Body>
+void split_rows(Index n, Body&& body) {
+  if (n < 2 * detail::kMinRowsPerThread) {
+    body(Index{0}, n);
+    return;
+  }
+  const Index half = n / 2;
+  std::exception_ptr error;
+  std::thread helper([&] {
+    try {
+      detail::SubnormalsFlushed flushed(true);
+      body(half, n);
+    } catch (...) {
+      error = std::current_exception();
+    }
+  });
+  try {
+    detail::SubnormalsFlushed flushed(true);
+    body(Index{0}, half);
+  } catch (...) {
+    helper.join();
+    throw;
+  }
+  helper.join();
+  if (error) std::rethrow_exception(error);
+}
+
+}  // namespace
+
+Matrix detail::tall_transpose_product(const Eigen::Ref<const Matrix>& X,
+                                      const Eigen::Ref<const Matrix>& Y) {
+  require(X.rows() == Y.rows(), "tall_transpose_product: X has ", X.rows(), " rows, Y ", Y.rows());
+  Matrix P = Matrix::Zero(X.cols(), Y.cols()), Q = P;
+  split_rows(X.rows(), [&](Index b, Index e) {
+    Matrix& out = b == 0 ? P : Q;
+    out.noalias() = X.middleRows(b, e - b).transpose() * Y.middleRows(b, e - b);
+  });
+  return P + Q;
+}
+
+Matrix detail::tall_product(const Eigen::Ref<const Matrix>& X, const Eigen::Ref<const Matrix>& Z) {
+  require(X.cols() == Z.rows(), "tall_product: X has ", X.cols(), " columns, Z ", Z.rows(),
+          " rows");
+  Matrix R(X.rows(), Z.cols());
+  split_rows(X.rows(), [&](Index b, Index e) {
+    R.middleRows(b, e - b).noalias() = X.middleRows(b, e - b) * Z;
+  });
+  return R;
 }
 
 std::string detail::status_text(const AdiResult& r, double tolerance, const std::string& limit,

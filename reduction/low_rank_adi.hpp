@@ -117,6 +117,16 @@ std::vector<Complex> pencil_eigenvalues(const Matrix& Ah, const Matrix& Eh);
 /// inverse_arnoldi_steps steps (Penzl's heuristic and the RKSM start both use them).
 std::vector<Complex> pencil_ritz_estimates(LtiOperator& sys, Index arnoldi_steps,
                                            Index inverse_arnoldi_steps);
+/// X^T Y (k x c) and X Z (n x c) for tall X, Y (n rows) and small Z, the products of the
+/// low-rank Gramian methods whose cost grows with n (projection shifts, Zo^T E Zc, BT's bases).
+/// With at least 2 kMinRowsPerThread rows the rows are split in two halves, the second computed
+/// on a second thread; both threads flush subnormals to zero, which low-rank factors of systems
+/// driven at one end reach in many entries (OpenBLAS's own threads do not, so its dgemm is not
+/// used here). Eigen's products in each half; the result equals the one-thread product up to
+/// the order of summation of the two halves.
+constexpr Index kMinRowsPerThread = 4096;
+Matrix tall_transpose_product(const Eigen::Ref<const Matrix>& X, const Eigen::Ref<const Matrix>& Y);
+Matrix tall_product(const Eigen::Ref<const Matrix>& X, const Eigen::Ref<const Matrix>& Z);
 /// The status part of a low-rank solver's message (LR-ADI and RKSM share AdiStatus):
 /// "converged: ...", "not converged: <limit> reached at ...", or "stalled: ... over the last
 /// <stall_window> <unit>", each with the final relative residual and the tolerance.

@@ -30,6 +30,10 @@ constexpr double kSameTransferTol = 1e-9;
 /// The reduced Gramians of a square-root balanced model equal diag(sigma_1..r) to this relative
 /// accuracy (the HSVs themselves are accurate to about eps * sigma_1 * cond).
 constexpr double kBalancedGramianTol = 1e-8;
+/// W^T E V = I_r of square-root bases, and W^T A V against the reduced Ar: rounding in the tall
+/// products of an n = 8400 model (sums of n terms).
+constexpr double kBiorthogonalityTol = 1e-10;
+constexpr double kProjectedMatrixTol = 1e-12;
 /// The level-set H-infinity norm is certified to this relative accuracy.
 constexpr double kHinfTol = 1e-10;
 
@@ -227,6 +231,25 @@ TEST(BalancedTruncation, LowRankAndDenseGramiansGiveTheSameReducedModel) {
   auto ra = reduced_operator(a);
   auto rb = reduced_operator(b);
   EXPECT_LE(transfer_difference(rb, ra), 1e-6);
+}
+
+TEST(BalancedTruncation, LowRankBtOfALargerChainKeepsItsBiorthogonality) {
+  // n = 8400 states: the tall products of the projection step run on two threads
+  // (2 kMinRowsPerThread rows and more); the bases and Ar are checked by plain products here.
+  const auto chain = linear_chain(4200, ChainDamping::rayleigh);
+  SecondOrderSystem so = chain.linear_system();
+  SecondOrderLtiOperator sys(so);
+  ASSERT_GE(sys.n(), 2 * detail::kMinRowsPerThread);
+  BtOptions o = order(10);
+  o.gramians.method = GramianMethod::low_rank;
+  const BtResult res = balanced_truncation(sys, o);
+  Matrix EV, AV;
+  sys.apply_E(res.V, EV);
+  sys.apply_A(res.V, AV);
+  EXPECT_TRUE(
+      matrices_near(Matrix(res.W.transpose() * EV), Matrix::Identity(10, 10), kBiorthogonalityTol));
+  EXPECT_TRUE(matrices_near(res.Ar, Matrix(res.W.transpose() * AV), kProjectedMatrixTol,
+                            Compare::relative));
 }
 
 TEST(BalancedTruncation, BadInputIsRejected) {

@@ -326,6 +326,36 @@ TEST(LowRankAdi, ChainOf100MassesMatchesSlicot) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// The tall products (two threads from 2 kMinRowsPerThread rows on)
+
+/// The two-thread products only reorder the sums of the one-thread ones: X^T Y adds two partial
+/// sums of about n/2 products each (rounding about n eps |x| |y| per entry, here below 1e-12 of
+/// the largest entry); X Z computes each row as before.
+constexpr double kSplitSumTol = 1e-12;
+constexpr double kSplitRowTol = 1e-14;
+
+TEST(TallProducts, TwoThreadSplitEqualsTheOneThreadProduct) {
+  const Index n = 2 * detail::kMinRowsPerThread + 123;  // unequal halves
+  std::mt19937 gen(20261124u);
+  const Matrix X = testing::random_normal(n, 9, gen), Y = testing::random_normal(n, 27, gen);
+  const Matrix Z = testing::random_normal(9, 4, gen);
+  const Matrix XtY = X.transpose() * Y, XZ = X * Z;  // Eigen on this thread
+  EXPECT_TRUE(
+      matrices_near(detail::tall_transpose_product(X, Y), XtY, kSplitSumTol, Compare::relative));
+  EXPECT_TRUE(matrices_near(detail::tall_product(X, Z), XZ, kSplitRowTol, Compare::relative));
+  // Column blocks of a larger matrix (outer stride n), as the projection shifts pass them.
+  EXPECT_TRUE(matrices_near(detail::tall_transpose_product(Y.middleCols(3, 5), Y.middleCols(1, 20)),
+                            Matrix(Y.middleCols(3, 5).transpose() * Y.middleCols(1, 20)),
+                            kSplitSumTol, Compare::relative));
+  // Below the threshold the caller's thread does it all.
+  const Index small = detail::kMinRowsPerThread;
+  EXPECT_TRUE(matrices_near(detail::tall_transpose_product(X.topRows(small), Y.topRows(small)),
+                            Matrix(X.topRows(small).transpose() * Y.topRows(small)), kSplitSumTol,
+                            Compare::relative));
+  EXPECT_THROW(detail::tall_transpose_product(X, Y.topRows(small)), InvalidArgument);
+}
+
+// ---------------------------------------------------------------------------------------------
 // The residual norm
 
 TEST(LyapunovResidual, MatchesTheDenseDefinition) {
