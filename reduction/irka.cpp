@@ -383,10 +383,14 @@ void gram(const Matrix& X, Matrix& G) {
 /// level-2 sweeps over X, twice (factor, then form Q): at n = 2 10^5, r = 20 it took half of
 /// each IRKA iteration on the chain, this path a fifth of that.
 ///
-/// Returns false when it cannot vouch for the result: a column is zero or not finite, a Cholesky
-/// factorization fails, the last Gram matrix is not close to the identity, or kappa(R) > kMaxCond
-/// (so that the pivoted QR, which then decides, keeps deciding every case near its rank tolerance).
-bool cholesky_qr(const Matrix& X, Matrix& Q) {
+/// With `one_pass`, a first factor with kappa(R_1) <= kOnePassCond ends it after one pass
+/// (`orthonormal` false): Q^T Q is then within about u kappa^2 <= 1e-8 of I, as good a basis of
+/// the same span for the next projection, and IRKA's iterations need no more; the returned
+/// bases get one more pass (finish_bases). Returns false when it cannot vouch for the result:
+/// a column is zero or not finite, a Cholesky factorization fails, the last Gram matrix is not
+/// close to the identity, or kappa(R) > kMaxCond (so that the pivoted QR, which then decides,
+/// keeps deciding every case near its rank tolerance).
+bool cholesky_qr(Matrix& X, Matrix& Q, bool one_pass, bool& orthonormal) {
   const Index n = X.rows(), r = X.cols();
   // The last pass starts from a Gram matrix this close to I in the Frobenius norm: one more
   // Cholesky QR pass is then orthonormal to O(u) (its error grows with kappa^2 u).
@@ -394,6 +398,7 @@ bool cholesky_qr(const Matrix& X, Matrix& Q) {
   // Well below the pivoted QR's rank tolerance 1e-13 on |R_ii| / max |R_ii| (and sigma_min(R)
   // <= min |R_ii|): every basis this path accepts the pivoted QR accepts too.
   constexpr double kMaxCond = 1e12;
+  constexpr double kOnePassCond = 1e4;
   constexpr double u = std::numeric_limits<double>::epsilon() / 2;
   const Matrix I = Matrix::Identity(r, r);
   Matrix G;
@@ -414,15 +419,22 @@ bool cholesky_qr(const Matrix& X, Matrix& Q) {
   // R: the triangular factor of the unit-column X D^{-1} = Q R, whose condition number is the
   // one the pivoted QR's rank test judges.
   Matrix R = llt.matrixU();
-  const auto well_conditioned = [&] {
+  const auto condition = [&] {
     Eigen::JacobiSVD<Matrix> svd(R);
     const Vector sv = svd.singularValues();
-    return sv(r - 1) > sv(0) / kMaxCond;
+    return sv(0) / sv(r - 1);
   };
   // Unshifted, R_1 alone is accurate and decides; shifted, the product of all three factors.
-  if (!shifted && !well_conditioned()) return false;
-  Q = X;
+  const double cond = shifted ? 0.0 : condition();
+  if (!shifted && !(cond < kMaxCond)) return false;
   const Matrix R1 = R * d.asDiagonal();  // X = Q R_1 D: the scaling folded into the solve
+  orthonormal = !(one_pass && !shifted && cond <= kOnePassCond);
+  if (!orthonormal) {  // nothing can fail from here: solve in X and hand its storage over
+    R1.triangularView<Eigen::Upper>().solveInPlace<Eigen::OnTheRight>(X);
+    Q.swap(X);
+    return true;
+  }
+  Q = X;  // X stays for the pivoted QR until nothing can fail
   R1.triangularView<Eigen::Upper>().solveInPlace<Eigen::OnTheRight>(Q);
   for (int pass = 1; pass < (shifted ? 3 : 2); ++pass) {
     gram(Q, G);
@@ -431,17 +443,29 @@ bool cholesky_qr(const Matrix& X, Matrix& Q) {
     llt.compute(G);
     if (llt.info() != Eigen::Success) return false;
     const Matrix Rk = llt.matrixU();
-    Rk.triangularView<Eigen::Upper>().solveInPlace<Eigen::OnTheRight>(Q);
+    if (last && !shifted) {
+      // kappa(R_k) <= sqrt(3) here: the product with its inverse (a GEMM into the scratch X)
+      // is as accurate as the triangular solve and faster.
+      const Matrix Rk_inv = Rk.triangularView<Eigen::Upper>().solve(I);
+      X.noalias() = Q * Rk_inv;
+      Q.swap(X);
+    } else {
+      Rk.triangularView<Eigen::Upper>().solveInPlace<Eigen::OnTheRight>(Q);
+    }
     R = (Rk * R).eval();
   }
-  return !shifted || well_conditioned();
+  return !shifted || condition() < kMaxCond;
 }
 
-/// Q: an orthonormal basis of the columns of X (n x r), which must have full rank. X is
-/// scratch; Q keeps its storage when it has the size already.
+/// Q: an orthonormal basis of the columns of X (n x r), which must have full rank; with
+/// one_pass possibly only nearly orthonormal (see cholesky_qr), which the return value says
+/// (true: orthonormal). X is scratch; Q may take over its storage (no allocation when the
+/// sizes stay).
 /// @throws NumericalError naming the basis, the iteration and the rank.
-void orthonormal_basis(Matrix& X, Matrix& Q, const char* name, Index iteration) {
-  if (cholesky_qr(X, Q)) return;
+bool orthonormal_basis(Matrix& X, Matrix& Q, const char* name, Index iteration,
+                       bool one_pass = false) {
+  bool orthonormal = true;
+  if (cholesky_qr(X, Q, one_pass, orthonormal)) return orthonormal;
   for (Index j = 0; j < X.cols(); ++j) {
     const double nj = X.col(j).norm();
     if (!(nj > 0.0) || !std::isfinite(nj))
@@ -458,6 +482,39 @@ void orthonormal_basis(Matrix& X, Matrix& Q, const char* name, Index iteration) 
     throw NumericalError(concat("IRKA iteration ", iteration, ": the basis ", name, " lost rank (",
                                 qr.rank(), " < ", X.cols(), "): shifts or directions coincide"));
   Q = qr.householderQ() * Matrix::Identity(X.rows(), X.cols());
+  return true;
+}
+
+/// One more Cholesky QR pass on nearly orthonormal bases from orthonormal_basis(one_pass):
+/// V <- V R_v^{-1}, W <- W R_w^{-1}, and the reduced model alike, E_r <- R_w^{-T} E_r R_v^{-1}
+/// (A_r too), B_r <- R_w^{-T} B_r, C_r <- C_r R_v^{-1}: the same transfer function, poles and
+/// residue directions, in exactly orthonormal coordinates.
+void finish_bases(IrkaResult& res, bool v_orthonormal, bool w_orthonormal) {
+  Matrix G;
+  if (!v_orthonormal) {
+    gram(res.V, G);
+    const Eigen::LLT<Matrix> llt(G);
+    if (llt.info() == Eigen::Success) {  // G is within 1e-8 of I: always
+      const Matrix R = llt.matrixU();
+      const auto Rt = R.triangularView<Eigen::Upper>();
+      Rt.solveInPlace<Eigen::OnTheRight>(res.V);
+      Rt.solveInPlace<Eigen::OnTheRight>(res.Er);
+      Rt.solveInPlace<Eigen::OnTheRight>(res.Ar);
+      Rt.solveInPlace<Eigen::OnTheRight>(res.Cr);
+    }
+  }
+  if (!w_orthonormal) {
+    gram(res.W, G);
+    const Eigen::LLT<Matrix> llt(G);
+    if (llt.info() == Eigen::Success) {
+      const Matrix R = llt.matrixU();
+      const auto Rt = R.triangularView<Eigen::Upper>();
+      Rt.solveInPlace<Eigen::OnTheRight>(res.W);
+      Rt.transpose().solveInPlace(res.Er);  // R^{-T} E_r
+      Rt.transpose().solveInPlace(res.Ar);
+      Rt.transpose().solveInPlace(res.Br);
+    }
+  }
 }
 
 /// A small dense model's G_r(sigma) b (first-order form, without D).
@@ -571,6 +628,7 @@ IrkaResult irka(LtiOperator& sys, const IrkaOptions& o) {
   bool converged = false;
   RawBases raw;  // n x r workspaces, kept across iterations
   Matrix EV, AV;
+  bool v_orthonormal = true, w_orthonormal = true;
   for (Index it = 1; it <= o.max_iterations; ++it) {
     poll(o.stop_requested, "IRKA", it);
     const auto ti = Clock::now();
@@ -579,8 +637,8 @@ IrkaResult irka(LtiOperator& sys, const IrkaOptions& o) {
     raw_bases(sys, pts, true, raw);
     res.shifted_solves += raw.solves;
     fill_history(h, pts, raw, prev, o.full_h2_norm);
-    orthonormal_basis(raw.V, res.V, "V", it);
-    orthonormal_basis(raw.W, res.W, "W", it);
+    v_orthonormal = orthonormal_basis(raw.V, res.V, "V", it, true);
+    w_orthonormal = orthonormal_basis(raw.W, res.W, "W", it, true);
     sys.apply_E(res.V, EV);
     sys.apply_A(res.V, AV);
     res.Er = res.W.transpose() * EV;
@@ -610,6 +668,7 @@ IrkaResult irka(LtiOperator& sys, const IrkaOptions& o) {
       break;
     }
   }
+  finish_bases(res, v_orthonormal, w_orthonormal);
   all_directions(pts, res.b, res.c);
   res.r = r;
   res.Dr = sys.D_ff();

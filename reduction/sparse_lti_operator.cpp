@@ -595,6 +595,16 @@ struct Term {
 /// processed in blocks of kBlock per pass over the pattern, and all terms share a pass: at
 /// N = 10^6 the structured solves and products are bound by memory traffic, and separate Eigen
 /// products with temporaries cost several passes each.
+/// a * b for the kernels below: for complex numbers the textbook formula, without the C99
+/// Annex G recovery of infinite and NaN parts that std::complex's operator* calls (__muldc3,
+/// an out-of-line call per product: it took a third of a complex structured solve).
+inline double times(double a, double b) {
+  return a * b;
+}
+inline Complex times(Complex a, Complex b) {
+  return {a.real() * b.real() - a.imag() * b.imag(), a.real() * b.imag() + a.imag() * b.real()};
+}
+
 template <class S>
 void fused_multiply(const SparseMatrix& P, std::initializer_list<Term<S>> terms, bool transpose,
                     const S* base, Index ld_base, S base_coef, S* y, Index ld_y, Index k) {
@@ -606,11 +616,11 @@ void fused_multiply(const SparseMatrix& P, std::initializer_list<Term<S>> terms,
     // One column (every shifted solve of IRKA and LR-ADI with one input): the same sums with
     // scalar accumulators, which the block loop below keeps in memory; 2 to 3 times faster.
     for (Index j = 0; j < n; ++j) {
-      S sum = base != nullptr ? base_coef * base[j] : S(0);
+      S sum = base != nullptr ? times(base_coef, base[j]) : S(0);
       for (const Term<S>& t : terms) {
         S part(0);
         for (int q = Pp[j]; q < Pp[j + 1]; ++q) part += t.values[q] * t.x[Pi[q]];
-        sum += t.coef * part;
+        sum += times(t.coef, part);
       }
       y[j] = sum;
     }
@@ -624,7 +634,7 @@ void fused_multiply(const SparseMatrix& P, std::initializer_list<Term<S>> terms,
       for (Index j = 0; j < n; ++j) {
         S sum[kBlock];
         for (Index b = 0; b < kb; ++b)
-          sum[b] = bc != nullptr ? base_coef * bc[b * ld_base + j] : S(0);
+          sum[b] = bc != nullptr ? times(base_coef, bc[b * ld_base + j]) : S(0);
         for (const Term<S>& t : terms) {
           const S* x = t.x + c0 * t.ld;
           S part[kBlock] = {};
@@ -633,7 +643,7 @@ void fused_multiply(const SparseMatrix& P, std::initializer_list<Term<S>> terms,
             const S* xi = x + Pi[q];
             for (Index b = 0; b < kb; ++b) part[b] += v * xi[b * t.ld];
           }
-          for (Index b = 0; b < kb; ++b) sum[b] += t.coef * part[b];
+          for (Index b = 0; b < kb; ++b) sum[b] += times(t.coef, part[b]);
         }
         for (Index b = 0; b < kb; ++b) yc[b * ld_y + j] = sum[b];
       }
@@ -642,7 +652,7 @@ void fused_multiply(const SparseMatrix& P, std::initializer_list<Term<S>> terms,
         S* yb = yc + b * ld_y;
         if (bc != nullptr) {
           const S* bb = bc + b * ld_base;
-          for (Index i = 0; i < n; ++i) yb[i] = base_coef * bb[i];
+          for (Index i = 0; i < n; ++i) yb[i] = times(base_coef, bb[i]);
         } else {
           std::fill(yb, yb + n, S(0));
         }
@@ -651,7 +661,7 @@ void fused_multiply(const SparseMatrix& P, std::initializer_list<Term<S>> terms,
         const S* x = t.x + c0 * t.ld;
         for (Index j = 0; j < n; ++j) {
           S xj[kBlock];
-          for (Index b = 0; b < kb; ++b) xj[b] = t.coef * x[b * t.ld + j];
+          for (Index b = 0; b < kb; ++b) xj[b] = times(t.coef, x[b * t.ld + j]);
           for (int q = Pp[j]; q < Pp[j + 1]; ++q) {
             const double v = t.values[q];
             S* yi = yc + Pi[q];
