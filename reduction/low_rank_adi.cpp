@@ -129,6 +129,7 @@ double gram_norm(const Matrix& X, ResidualNorm norm) {
   if (X.cols() == 1) return X.squaredNorm();
   Matrix G = Matrix::Zero(X.cols(), X.cols());
   G.selfadjointView<Eigen::Lower>().rankUpdate(X.transpose());
+  if (!G.allFinite()) return std::numeric_limits<double>::quiet_NaN();
   if (norm == ResidualNorm::frobenius)
     return G.selfadjointView<Eigen::Lower>().toDenseMatrix().norm();
   Eigen::SelfAdjointEigenSolver<Matrix> eig(G, Eigen::EigenvaluesOnly);
@@ -411,11 +412,14 @@ class FactorBuffer {
   Index cols() const { return used_; }
   template <class Block>
   void append(const Block& X, double scale) {
-    const Index c = X.cols();
+    extend(X.cols()) = scale * X;
+  }
+  /// The next c columns, to be written by the caller (valid until the next extend or append).
+  auto extend(Index c) {
     if (used_ + c > Z_.cols())
       Z_.conservativeResize(Z_.rows(), std::max(used_ + c, Z_.cols() + Z_.cols() / 2 + c));
-    Z_.middleCols(used_, c) = scale * X;
     used_ += c;
+    return Z_.middleCols(used_ - c, c);
   }
   Matrix take() {
     Z_.conservativeResize(Z_.rows(), used_);
@@ -685,10 +689,25 @@ AdiResult low_rank_adi(LtiOperator& sys, GramianKind kind, const AdiOptions& opt
       const double gamma = 2.0 * std::sqrt(-p.real());
       const double delta = p.real() / p.imag();
       const double gamma2 = gamma * std::sqrt(delta * delta + 1.0);
-      Vi = Vc.imag();
-      V = Vc.real() + delta * Vi;
-      Z.append(V, gamma);
-      Z.append(Vi, gamma2);
+      // V_r, Im V and Z's two new blocks gamma V_r, gamma2 Im V in one pass over V.
+      V.resize(n, m);
+      Vi.resize(n, m);
+      auto Znew = Z.extend(2 * m);
+      for (Index j = 0; j < m; ++j) {
+        const Complex* v = Vc.col(j).data();
+        double* vr = V.col(j).data();
+        double* vi = Vi.col(j).data();
+        double* zr = Znew.col(j).data();
+        double* zi = Znew.col(m + j).data();
+        for (Index i = 0; i < n; ++i) {
+          const double re = v[i].real(), im = v[i].imag();
+          const double r = re + delta * im;
+          vr[i] = r;
+          vi[i] = im;
+          zr[i] = gamma * r;
+          zi[i] = gamma2 * im;
+        }
+      }
       if (!E_identity) sys.apply_E(V, EV, obs);  // E V_r
       if (record) {
         // The products of the new columns from the step relation A V = W - p E V (W before
@@ -712,13 +731,14 @@ AdiResult low_rank_adi(LtiOperator& sys, GramianKind kind, const AdiOptions& opt
         W.noalias() += (gamma * gamma) * EV;
       }
     }
-    if (!W.allFinite()) {
+    // Non-finite entries of W make its Gram norm non-finite (one pass over W fewer than a
+    // separate check).
+    const double residual = gram_norm(W, options.residual_norm) / scale;
+    if (!std::isfinite(residual)) {
       throw NumericalError(detail::concat("LR-ADI (", to_string(kind), ") step ",
                                           result.iterations + 1, ", shift p = ", p,
                                           ": the residual factor became non-finite"));
     }
-
-    const double residual = gram_norm(W, options.residual_norm) / scale;
     for (int k = 0; k < (pair ? 2 : 1); ++k) {
       result.residual_history.push_back(residual);
       result.shifts.push_back(k == 0 ? p : std::conj(p));
