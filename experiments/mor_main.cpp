@@ -24,8 +24,8 @@
 #include "experiments/runner/multibody_run.hpp"
 #include "experiments/runner/results_layout.hpp"
 #include "experiments/runner/run_guards.hpp"
-#include "experiments/runner/sweep.hpp"
 #include "experiments/runner/summary.hpp"
+#include "experiments/runner/sweep.hpp"
 #include "experiments/runner/sweep_run.hpp"
 #include "src/core/errors.hpp"
 #include "src/core/interrupt.hpp"
@@ -119,8 +119,7 @@ void list_sweep(const mor::experiments::SweepConfig& c, int jobs) {
     const bool stored = mor::experiments::completed_point_file(c, p).has_value();
     if (!stored) total += p.cost_seconds;
     std::printf("  %-32s %9lld  %-13s %9.1fs %10.0f  %s%s\n", p.key.c_str(),
-                static_cast<long long>(p.config.model_size()),
-                std::string(p.config.reduction->name()).c_str(), p.cost_seconds, p.memory_mib,
+                static_cast<long long>(p.size), p.method.c_str(), p.cost_seconds, p.memory_mib,
                 stored ? "yes" : "no",
                 p.memory_mib > budget ? "  (above the budget: refused)" : "");
   }

@@ -65,6 +65,11 @@ std::string sweep_text(const std::string& grid_N = "[40, 80, 160]", const std::s
          extra;
 }
 
+/// The configuration of a point of the one runner (not a multibody point).
+const mor::experiments::ExperimentConfig& chain(const mor::experiments::SweepPoint& p) {
+  return std::get<mor::experiments::ExperimentConfig>(p.config);
+}
+
 /// The message of the InvalidArgument that parsing `text` throws ("" if none).
 std::string parse_error(const std::string& text, const std::vector<std::string>& overrides = {}) {
   try {
@@ -96,12 +101,12 @@ TEST(SweepGrid, PointsAreTheProductOfTheAxesInSeriesThenNOrder) {
     EXPECT_EQ(c.points[i].index, static_cast<Index>(i));
   }
   EXPECT_EQ(c.points[4].series, "bt, reduction.order=10");
-  EXPECT_EQ(c.points[4].config.model_size(), 80);
-  EXPECT_EQ(c.points[4].config.reduction->order(), 10);
-  EXPECT_EQ(c.points[4].config.integrator.t_end, 10.0);  // the study's set
-  EXPECT_EQ(c.points[8].config.reduction->name(), "pod");
-  EXPECT_NE(c.points[8].config.toml.find("compare_orders = [8]"), std::string::npos);
-  EXPECT_EQ(c.points[8].config.output, fs::path("out/s.points/pod_N160.h5"));
+  EXPECT_EQ(c.points[4].size, 80);
+  EXPECT_EQ(chain(c.points[4]).reduction->order(), 10);
+  EXPECT_EQ(chain(c.points[4]).integrator.t_end, 10.0);  // the study's set
+  EXPECT_EQ(c.points[8].method, "pod");
+  EXPECT_NE(chain(c.points[8]).toml.find("compare_orders = [8]"), std::string::npos);
+  EXPECT_EQ(chain(c.points[8]).output, fs::path("out/s.points/pod_N160.h5"));
   EXPECT_EQ(c.points_dir, fs::path("out/s.points"));
   // Every point is a different experiment.
   std::set<std::string> configurations;
@@ -114,8 +119,8 @@ TEST(SweepGrid, OverridesChangeTheSweepOrEveryPoint) {
                                                       {"sweep.N=[50]", "simulation.dt=0.1"});
   ASSERT_EQ(c.points.size(), 3u);
   for (const auto& p : c.points) {
-    EXPECT_EQ(p.config.model_size(), 50);
-    EXPECT_EQ(p.config.integrator.dt, 0.1);
+    EXPECT_EQ(p.size, 50);
+    EXPECT_EQ(chain(p).integrator.dt, 0.1);
   }
 }
 
@@ -145,10 +150,10 @@ TEST(SweepGrid, BadGridsAreRefusedWithTheirReason) {
       "/experiments/pod_deim_chain.toml\"\nset.simulation.t_end = 20.0\nset.reduction.order = "
       "12\nset.reduction.compare_orders = [8]\n";
   EXPECT_MESSAGE(parse_error(overlap), "the same experiment as point 'pod_N40'");
-  // A multibody experiment is not a chain experiment.
-  EXPECT_MESSAGE(parse_error("[sweep]\nN = [10]\n[[study]]\nname = \"a\"\nexperiment = \"" +
-                             source_dir() + "/experiments/a01_pendulum.toml\"\n"),
-                 "is a multibody experiment");
+  // A multibody benchmark has no size to sweep: its own model.N axis is an unknown key there.
+  EXPECT_MESSAGE(parse_error("[sweep]\n[[study]]\nname = \"a\"\nexperiment = \"" + source_dir() +
+                             "/experiments/a01_pendulum.toml\"\ngrid.model.N = [10, 20]\n"),
+                 "model.N");
 }
 
 TEST(SweepGrid, PointsAboveTheMemoryBudgetAreRefusedUpFront) {
@@ -208,9 +213,11 @@ class Sweep : public mor::testing::MorCliTest {
     Table t;
     t.key = r.read_strings("/table/key");
     t.status = r.read_strings("/table/status");
-    for (const char* c : {"N", "r", "m", "output_error", "h2_error", "state_error", "speedup",
-                          "full_step_s", "reduced_step_s", "r_for_tol_0"})
-      t.numbers[c] = r.read_vector(std::string("/table/") + c);
+    for (const char* c :
+         {"N", "r", "m", "output_error", "h2_error", "state_error", "speedup", "full_step_s",
+          "reduced_step_s", "r_for_tol_0", "cvode_steps", "exact_error"})
+      if (r.exists(std::string("/table/") + c))
+        t.numbers[c] = r.read_vector(std::string("/table/") + c);
     return t;
   }
 
@@ -245,16 +252,15 @@ TEST_F(Sweep, MergedTableMatchesStandaloneRunsOfThePoints) {
   for (std::size_t i = 0; i < c.points.size(); ++i) {
     EXPECT_EQ(t.key[i], c.points[i].key);
     EXPECT_EQ(t.status[i], "done") << t.key[i];
-    EXPECT_EQ(t.numbers.at("N")(static_cast<Index>(i)), c.points[i].config.model_size());
+    EXPECT_EQ(t.numbers.at("N")(static_cast<Index>(i)), c.points[i].size);
   }
   // Two points run on their own with `mor run` and the same settings: the sweep's table holds
   // the same order and errors (the runs are deterministic).
   for (const std::size_t i : {4u, 7u}) {
     const auto& p = c.points[i];
-    std::string args =
-        "run " + source_dir() + "/experiments/" +
-        (p.study == "bt" ? "bt_chain.toml" : "pod_deim_chain.toml") +
-        " --no-plots -q -o alone.h5 --set model.N=" + std::to_string(p.config.model_size());
+    std::string args = "run " + source_dir() + "/experiments/" +
+                       (p.study == "bt" ? "bt_chain.toml" : "pod_deim_chain.toml") +
+                       " --no-plots -q -o alone.h5 --set model.N=" + std::to_string(p.size);
     for (const std::string& s :
          p.study == "bt" ? std::vector<std::string>{"analysis.hinf=false", "analysis.bode_points=0",
                                                     "simulation.t_end=10.0", "reduction.order=10"}
@@ -381,6 +387,30 @@ TEST_F(Sweep, FailingPointIsReportedAndTheOthersComplete) {
   const mor::io::ResultsReader r(dir_ / "out" / "s.h5");
   EXPECT_EQ(r.attribute_int("/", "complete"), 0);
   EXPECT_EQ(r.attribute_int("/", "points_failed"), 1);
+}
+
+// A study may run a multibody experiment file: each point is the whole multibody experiment, its
+// row has the CVODE columns, and on A01 (exact solution) a tighter rtol costs more steps and
+// lands closer to the exact outputs (CVODE's error is controlled by rtol).
+TEST_F(Sweep, MultibodyStudyRecordsWorkAgainstAccuracy) {
+  const std::string experiments = source_dir() + "/experiments/";
+  const fs::path file = write_sweep(
+      "[sweep]\nname = \"mb\"\noutput = \"out/mb.h5\"\nN = [40]\nplots = false\n\n"
+      "[[study]]\nname = \"a01\"\nexperiment = \"" +
+      experiments +
+      "a01_pendulum.toml\"\nset = { \"analysis.bode_points\" = 0, \"simulation.atol\" = "
+      "1e-14 }\ngrid.simulation.rtol = [1e-5, 1e-8]\n");
+  const Outcome o = mor("sweep " + file.string() + " --no-plots");
+  ASSERT_EQ(o.exit_code, 0) << o.output;
+  const Table t = read_table(dir_ / "out" / "mb.h5");
+  ASSERT_EQ(t.key.size(), 2u);
+  for (std::size_t i = 0; i < 2; ++i) EXPECT_EQ(t.status[i], "done") << t.key[i];
+  const mor::Vector steps = t.numbers.at("cvode_steps"), exact = t.numbers.at("exact_error");
+  EXPECT_GT(steps(1), steps(0));
+  EXPECT_LT(exact(1), exact(0)) << "rtol 1e-8 against 1e-5";
+  EXPECT_LT(exact(1), 1e-5) << "CVODE at rtol 1e-8 on the pendulum's exact solution";
+  // The sweep's N (the chain's size) does not apply to a multibody study.
+  EXPECT_EQ(t.numbers.at("N")(0), 2.0) << "the pendulum's state (angle, rate)";
 }
 
 TEST_F(Sweep, BadSweepFileEndsWithOneMessageAndNoFile) {

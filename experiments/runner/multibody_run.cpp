@@ -161,8 +161,9 @@ void write_sampled(io::ResultsWriter& out, const std::string& path, const Sample
 
 }  // namespace
 
-MultibodyRunSummary run_multibody_experiment(const MultibodyExperimentConfig& c,
-                                             const RunOptions& options) {
+MultibodyRunSummary run_multibody_experiment(
+    const MultibodyExperimentConfig& c, const RunOptions& options,
+    const std::function<void(io::ResultsWriter&, const MultibodyRunSummary&)>& before_commit) {
   const auto t_start = Clock::now();
   const auto model = make_multibody_model(c.model);
   MultibodyRunSummary summary;
@@ -361,6 +362,7 @@ MultibodyRunSummary run_multibody_experiment(const MultibodyExperimentConfig& c,
   }
   summary.total_seconds = seconds_since(t_start);
   out.set_attribute("/", "total_seconds", summary.total_seconds);
+  if (before_commit) before_commit(out, summary);
   out.commit();
   summary.results = c.output;
   return summary;

@@ -14,6 +14,7 @@
 #pragma once
 
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -85,7 +86,10 @@ struct MultibodyRunSummary {
 
 /// Runs the experiment and writes the results file (temporary name, renamed when complete).
 /// @throws InvalidArgument, NumericalError, IoError.
-MultibodyRunSummary run_multibody_experiment(const MultibodyExperimentConfig& config,
-                                             const RunOptions& options = {});
+/// before_commit is called with the open results file and the finished summary just before the
+/// file is committed (what it writes is part of the atomic file; sweeps record their row so).
+MultibodyRunSummary run_multibody_experiment(
+    const MultibodyExperimentConfig& config, const RunOptions& options = {},
+    const std::function<void(io::ResultsWriter&, const MultibodyRunSummary&)>& before_commit = {});
 
 }  // namespace mor::experiments

@@ -23,6 +23,7 @@
 #include "experiments/runner/multibody_run.hpp"
 #include "experiments/runner/results_layout.hpp"
 #include "experiments/runner/toml_reader.hpp"
+#include "models/multibody.hpp"
 #include "src/core/errors.hpp"
 #include "src/io/results.hpp"
 
@@ -90,7 +91,13 @@ struct Study {
   std::vector<std::string> set;  ///< "table.key=value"
   std::vector<Axis> axes;        ///< model.N first (if swept), then the grid's axes by key
   int line = 0;
+  bool multibody = false;  ///< a multibody experiment file (multibody_run.hpp)
 };
+
+/// Estimates of a multibody point: the benchmark runs take seconds (the tighter reference run
+/// included; bench_multibody), the linearised models are tiny.
+constexpr double kMultibodyPointSeconds = 5.0;
+constexpr double kMultibodyPointMib = 100.0;
 
 double physical_memory_mib() {
   const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
@@ -197,7 +204,9 @@ std::vector<Study> read_studies(const toml::table& root, const std::string& sour
     if (st.grid.table != nullptr) flatten(*st.grid.table, "", grid);
     const bool own_N = std::any_of(grid.begin(), grid.end(),
                                    [](const auto& axis) { return axis.first == "model.N"; });
-    if (!own_N && !sweep_N.empty()) s.axes.push_back({"model.N", sweep_N, sweep_N});
+    s.multibody = is_multibody_experiment(s.experiment, {});
+    // sweep.N is the chain's size axis; a multibody benchmark has its own fixed size.
+    if (!own_N && !sweep_N.empty() && !s.multibody) s.axes.push_back({"model.N", sweep_N, sweep_N});
     std::stable_sort(grid.begin(), grid.end(), [](const auto& a, const auto& b) {
       return (a.first == "model.N") > (b.first == "model.N");
     });
@@ -283,9 +292,6 @@ SweepConfig parse_sweep(const std::string& text, const std::string& source,
   std::map<std::string, std::string> by_configuration;  // configuration -> key
   std::set<std::string> keys;
   for (const Study& s : studies) {
-    require(!is_multibody_experiment(s.experiment, {}), source, ":", s.line, ": study '", s.name,
-            "': ", s.experiment.string(),
-            " is a multibody experiment; sweeps run the chain experiments");
     // Combinations of the axes other than model.N (outer), then N (inner): the rows of one
     // series are adjacent and ordered by N.
     std::vector<const Axis*> outer;
@@ -329,23 +335,49 @@ SweepConfig parse_sweep(const std::string& text, const std::string& source,
         point_set.push_back("experiment.name=\"sweep_point\"");
         point_set.push_back("experiment.output=\"point.h5\"");
         try {
-          p.config = load_experiment(s.experiment, point_set);
+          if (s.multibody) {
+            point_set.push_back("output.animation=\"none\"");
+            MultibodyExperimentConfig mc = load_multibody_experiment(s.experiment, point_set);
+            p.size = make_multibody_model(mc.model)->state_size();
+            p.method = std::string(mc.reduction->name());
+            p.configuration = mc.toml;
+            mc.name = c.name + "/";  // the key is appended below
+            mc.plots = false;
+            p.config = std::move(mc);
+          } else {
+            ExperimentConfig ec = load_experiment(s.experiment, point_set);
+            p.size = ec.model_size();
+            p.method = std::string(ec.reduction->name());
+            p.configuration = ec.toml;
+            ec.name = c.name + "/";
+            ec.plots = false;
+            p.config = std::move(ec);
+          }
         } catch (const InvalidArgument& e) {
           throw InvalidArgument(concat(what, ": ", e.what()));
         }
-        p.key = file_safe(concat(s.name, "_N", p.config.model_size(), key_tail));
-        p.configuration = p.config.toml;
+        p.key = file_safe(concat(s.name, "_N", p.size, key_tail));
         const auto [it, fresh] = by_configuration.emplace(p.configuration, p.key);
         require(fresh, what, ": the same experiment as point '", it->second,
                 "' (a value repeated in an axis, or studies that overlap)");
         require(keys.insert(p.key).second, what, ": two points would share the key '", p.key,
                 "'; give the axes values that differ after replacing characters other than "
                 "letters, digits and . _ + -");
-        p.config.name = c.name + "/" + p.key;
-        p.config.output = c.points_dir / (p.key + ".h5");
-        p.config.plots = false;
-        p.cost_seconds = estimate_run_seconds(p.config);
-        p.memory_mib = estimate_run_mib(p.config);
+        std::visit(
+            [&](auto& config) {
+              config.name += p.key;
+              config.output = c.points_dir / (p.key + ".h5");
+            },
+            p.config);
+        if (const auto* ec = std::get_if<ExperimentConfig>(&p.config)) {
+          p.cost_seconds = estimate_run_seconds(*ec);
+          p.memory_mib = estimate_run_mib(*ec);
+        } else {
+          // The benchmarks are small: seconds of CVODE, the tighter reference run, the
+          // linearisation; memory is the program's own.
+          p.cost_seconds = kMultibodyPointSeconds;
+          p.memory_mib = kMultibodyPointMib;
+        }
         c.points.push_back(std::move(p));
       }
       // Next combination of the outer axes (odometer, last axis fastest).
@@ -401,8 +433,7 @@ void check_memory_budget(const SweepConfig& c, int concurrent_points) {
     if (p.memory_mib <= budget) continue;
     throw InvalidArgument(concat(
         c.source, ": point '", p.key, "' needs about ", std::llround(p.memory_mib),
-        " MiB (estimate for N = ", p.config.model_size(), ", method ",
-        std::string(p.config.reduction->name()), "), above the memory budget of ",
+        " MiB (estimate for N = ", p.size, ", method ", p.method, "), above the memory budget of ",
         std::llround(budget), " MiB per point",
         c.memory_budget_mib > 0 ? std::string(" (sweep.memory_budget_mib)")
                                 : concat(" (90% of ", std::llround(physical_memory_mib()),
@@ -426,22 +457,52 @@ std::optional<fs::path> completed_point_file(const SweepConfig& c, const SweepPo
   }
 }
 
-RunSummary run_sweep_point(const SweepConfig& c, const SweepPoint& p, const RunOptions& options) {
-  RunOptions o = options;
-  o.before_commit = [&](io::ResultsWriter& out, const RunSummary& s) {
+void run_sweep_point(const SweepConfig& c, const SweepPoint& p, const RunOptions& options) {
+  // The columns every point has; NaN where they do not apply.
+  auto begin_record = [&](io::ResultsWriter& out) {
     const std::string g = layout::kSweepPoint;
-    const bool reduced = s.reduced_order > 0;
-    auto or_nan = [](double v) { return v >= 0 ? v : kNaN; };
-    const double steps = static_cast<double>(std::max<Index>(1, s.stats.steps));
-    const double stepping = s.stats.seconds - s.write_seconds;
     out.create_group(g);
     out.set_attribute(g, "key", p.key);
     out.set_attribute(g, "study", p.study);
     out.set_attribute(g, "series", p.series);
     out.set_attribute(g, "sweep", c.name);
     out.set_attribute(g, "configuration", p.configuration);
-    out.set_attribute(g, "method", std::string(p.config.reduction->name()));
-    out.set_attribute(g, "N", static_cast<std::int64_t>(p.config.model_size()));
+    out.set_attribute(g, "method", p.method);
+    out.set_attribute(g, "N", static_cast<std::int64_t>(p.size));
+    for (const auto& [axis, value] : p.axes) out.set_attribute(g, "grid." + axis, value);
+  };
+  auto or_nan = [](double v) { return v >= 0 ? v : kNaN; };
+  if (const auto* mc = std::get_if<MultibodyExperimentConfig>(&p.config)) {
+    run_multibody_experiment(
+        *mc, options, [&](io::ResultsWriter& out, const MultibodyRunSummary& s) {
+          const std::string g = layout::kSweepPoint;
+          const bool reduced = s.reduced_order > 0;
+          begin_record(out);
+          out.set_attribute(g, "r", static_cast<std::int64_t>(s.reduced_order));
+          out.set_attribute(g, "m", std::int64_t{0});
+          out.set_attribute(g, "output_error", reduced ? or_nan(s.reduced_error) : kNaN);
+          out.set_attribute(g, "h2_error", or_nan(s.h2_error_relative));
+          out.set_attribute(g, "hinf_error", or_nan(s.hinf_error));
+          out.set_attribute(g, "speedup", kNaN);  // CVODE on both: no per-step comparison
+          out.set_attribute(g, "point_s", s.total_seconds);
+          out.set_attribute(g, "peak_rss_mib", peak_rss_mib());
+          out.set_attribute(g, "cvode_cpu_s", s.cpu_seconds);
+          out.set_attribute(g, "cvode_steps", static_cast<double>(s.cvode.steps));
+          out.set_attribute(g, "exact_error", or_nan(s.exact_error));
+          out.set_attribute(g, "reference_difference", or_nan(s.reference_difference));
+          out.set_attribute(g, "energy_balance_error", s.energy_balance_error);
+          out.set_attribute(g, "constraint_residual", s.constraint_residual);
+          out.set_attribute(g, "linear_difference", or_nan(s.linear_difference));
+        });
+    return;
+  }
+  RunOptions o = options;
+  o.before_commit = [&](io::ResultsWriter& out, const RunSummary& s) {
+    const std::string g = layout::kSweepPoint;
+    const bool reduced = s.reduced_order > 0;
+    const double steps = static_cast<double>(std::max<Index>(1, s.stats.steps));
+    const double stepping = s.stats.seconds - s.write_seconds;
+    begin_record(out);
     out.set_attribute(g, "r", static_cast<std::int64_t>(s.reduced_order));
     out.set_attribute(g, "m", static_cast<std::int64_t>(s.deim_samples));
     out.set_attribute(g, "output_error", reduced ? s.output_error_relative : kNaN);
@@ -458,9 +519,8 @@ RunSummary run_sweep_point(const SweepConfig& c, const SweepPoint& p, const RunO
     out.set_attribute(g, "speedup", reduced && s.speedup_per_step > 0 ? s.speedup_per_step : kNaN);
     out.set_attribute(g, "point_s", s.total_seconds);
     out.set_attribute(g, "peak_rss_mib", s.peak_rss_mb);
-    for (const auto& [axis, value] : p.axes) out.set_attribute(g, "grid." + axis, value);
   };
-  return run_experiment(p.config, o);
+  run_experiment(std::get<ExperimentConfig>(p.config), o);
 }
 
 }  // namespace mor::experiments

@@ -124,6 +124,31 @@ void print_sweep_info(const io::ResultsReader& r, std::ostream& os) {
     os << "  " << status[i] << "\n";
   }
 
+  // Multibody points: the benchmark run's cost and accuracy (columns only those sweeps have).
+  if (r.exists(layout::child(layout::kTable, "cvode_steps"))) {
+    const auto cpu = values("cvode_cpu_s"), steps = values("cvode_steps"),
+               exact = values("exact_error"), ref = values("reference_difference"),
+               energy = values("energy_balance_error"), constraint = values("constraint_residual");
+    os << "\n  multibody benchmark runs (CVODE):\n  " << std::left
+       << std::setw(static_cast<int>(series_width)) << "series" << std::right << " "
+       << std::setw(10) << "CPU"
+       << " " << std::setw(7) << "steps"
+       << " " << std::setw(10) << "exact err"
+       << " " << std::setw(10) << "ref. diff"
+       << " " << std::setw(10) << "energy err"
+       << " " << std::setw(10) << "constraint"
+       << "\n";
+    for (std::size_t i = 0; i < keys.size(); ++i) {
+      if (!std::isfinite(steps[i])) continue;
+      os << "  " << std::left << std::setw(static_cast<int>(series_width)) << series[i]
+         << std::right << " " << std::setw(10) << seconds_text(cpu[i]) << " " << std::setw(7)
+         << number_text(steps[i], "%.0f") << " " << std::setw(10) << number_text(exact[i], "%.2e")
+         << " " << std::setw(10) << number_text(ref[i], "%.2e") << " " << std::setw(10)
+         << number_text(energy[i], "%.2e") << " " << std::setw(10)
+         << number_text(constraint[i], "%.2e") << "\n";
+    }
+  }
+
   const auto fs_series = r.read_strings(layout::child(layout::kFits, "series")),
              fs_column = r.read_strings(layout::child(layout::kFits, "column"));
   if (!fs_series.empty()) {

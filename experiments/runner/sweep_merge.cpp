@@ -59,6 +59,12 @@ const char* const kNumberColumns[] = {
     "output_error",      "state_error", "h2_error",       "hinf_error", "build_s", "offline_s",
     "full_simulation_s", "full_step_s", "reduced_step_s", "speedup",    "point_s", "peak_rss_mib"};
 
+/// The columns of multibody points (the nonlinear benchmark run): present when a study runs a
+/// multibody experiment file.
+const char* const kMultibodyColumns[] = {
+    "cvode_cpu_s",          "cvode_steps",         "exact_error",      "reference_difference",
+    "energy_balance_error", "constraint_residual", "linear_difference"};
+
 bool is_number(const std::string& s, double& value) {
   if (s.empty()) return false;
   char* end = nullptr;
@@ -130,8 +136,8 @@ void write_sweep_results(const SweepConfig& c, const std::vector<PointOutcome>& 
     keys[i] = p.key;
     studies[i] = p.study;
     series[i] = p.series;
-    methods[i] = std::string(p.config.reduction->name());
-    column("N").numbers[i] = static_cast<double>(p.config.model_size());
+    methods[i] = p.method;
+    column("N").numbers[i] = static_cast<double>(p.size);
     for (const auto& [axis, value] : p.axes) column("grid." + axis).texts[i] = value;
     files[i] = completed_point_file(c, p);
     if (!files[i]) {
@@ -148,7 +154,9 @@ void write_sweep_results(const SweepConfig& c, const std::vector<PointOutcome>& 
                              std::end(kIntegerColumns) ||
                          std::find(std::begin(kNumberColumns), std::end(kNumberColumns), name) !=
                              std::end(kNumberColumns);
-      if (known || name.rfind("offline_", 0) == 0)
+      const bool multibody = std::find(std::begin(kMultibodyColumns), std::end(kMultibodyColumns),
+                                       name) != std::end(kMultibodyColumns);
+      if (known || multibody || name.rfind("offline_", 0) == 0)
         column(name).numbers[i] = r.attribute_double(layout::kSweepPoint, name);
     }
     for (std::size_t k = 0; k < c.tolerances.size(); ++k) {
