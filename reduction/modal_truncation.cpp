@@ -23,6 +23,30 @@ std::string_view to_string(ModalSelection s) {
   return s == ModalSelection::dominance ? "dominance" : "lowest_frequency";
 }
 
+namespace {
+
+/// The r = options.order modes kept, as indices into the modes (which come slowest first):
+/// the r most dominant (stable order: ties and the infinite dominance of rigid modes or
+/// integrators keep the slowest first), or the r slowest; returned in ascending index.
+std::vector<Index> select_modes(const Vector& dominance, const ModalOptions& options) {
+  std::vector<Index> order(static_cast<std::size_t>(dominance.size()));
+  std::iota(order.begin(), order.end(), Index{0});
+  if (options.selection == ModalSelection::dominance)
+    std::stable_sort(order.begin(), order.end(),
+                     [&](Index a, Index b) { return dominance(a) > dominance(b); });
+  order.resize(static_cast<std::size_t>(options.order));
+  std::sort(order.begin(), order.end());
+  return order;
+}
+
+Matrix columns(const Matrix& Phi, const std::vector<Index>& kept) {
+  Matrix V(Phi.rows(), static_cast<Index>(kept.size()));
+  for (std::size_t j = 0; j < kept.size(); ++j) V.col(static_cast<Index>(j)) = Phi.col(kept[j]);
+  return V;
+}
+
+}  // namespace
+
 ModalResult modal_truncation(const SecondOrderSystem& sys, const ModalOptions& options) {
   const auto t0 = Clock::now();
   validate(sys);
@@ -70,17 +94,9 @@ ModalResult modal_truncation(const SecondOrderSystem& sys, const ModalOptions& o
     const double in = (B.transpose() * phi).norm();
     res.dominance(i) = lambda(i) <= rigid ? std::numeric_limits<double>::infinity() : out * in / w2;
   }
-  std::vector<Index> order(static_cast<std::size_t>(n));
-  std::iota(order.begin(), order.end(), Index{0});
-  if (options.selection == ModalSelection::dominance)
-    std::stable_sort(order.begin(), order.end(),
-                     [&](Index a, Index b) { return res.dominance(a) > res.dominance(b); });
-  order.resize(static_cast<std::size_t>(options.order));
-  std::sort(order.begin(), order.end());  // ascending frequency within the kept set
-  res.kept = order;
+  res.kept = select_modes(res.dominance, options);
   res.r = options.order;
-  res.V.resize(n, res.r);
-  for (Index j = 0; j < res.r; ++j) res.V.col(j) = Phi.col(res.kept[static_cast<std::size_t>(j)]);
+  res.V = columns(Phi, res.kept);
 
   DenseSecondOrderSystem& s = res.reduced;
   s.M = res.V.transpose() * M * res.V;
@@ -145,17 +161,9 @@ ModalFirstOrderResult modal_truncation(const LtiOperator& sys, const ModalOption
     res.dominance(i) = mu(i) <= zero ? std::numeric_limits<double>::infinity()
                                      : (C * phi).norm() * (B.transpose() * phi).norm() / mu(i);
   }
-  std::vector<Index> order(static_cast<std::size_t>(n));
-  std::iota(order.begin(), order.end(), Index{0});
-  if (options.selection == ModalSelection::dominance)
-    std::stable_sort(order.begin(), order.end(),
-                     [&](Index a, Index b) { return res.dominance(a) > res.dominance(b); });
-  order.resize(static_cast<std::size_t>(options.order));
-  std::sort(order.begin(), order.end());  // slowest first within the kept set
-  res.kept = order;
+  res.kept = select_modes(res.dominance, options);
   res.r = options.order;
-  res.V.resize(n, res.r);
-  for (Index j = 0; j < res.r; ++j) res.V.col(j) = Phi.col(res.kept[static_cast<std::size_t>(j)]);
+  res.V = columns(Phi, res.kept);
   res.E = res.V.transpose() * E * res.V;
   res.A = res.V.transpose() * A * res.V;
   res.B = res.V.transpose() * B;

@@ -64,26 +64,13 @@ class ModalMethod final : public ReductionMethod {
     mo.selection = o_.selection;
     const ModalResult res = modal_truncation(*sys, mo);
     ReducedModel reduced;
-    reduced.r = res.r;
-    reduced.seconds = res.seconds;
     reduced.second_order = res.reduced;
     reduced.first_order.reset(new DenseLtiOperator(to_first_order(res.reduced)));
-    reduced.stages = {{"modes_s", res.seconds}};
     double abscissa = -std::numeric_limits<double>::infinity();
     for (const Complex& l : reduced.first_order->poles()) abscissa = std::max(abscissa, l.real());
-    reduced.spectral_abscissa = abscissa;
-    const std::string& grp = layout::kReduction;
-    begin_reduction_record(out, name());
-    KeyRecorder rec(out, grp);
-    modal_keys(o_, rec);
-    out.set_attribute(grp, "r", static_cast<std::int64_t>(res.r));
-    out.set_attribute(grp, "seconds", res.seconds);
-    out.set_attribute(grp, "spectral_abscissa", abscissa);
+    record(out, res, abscissa, reduced);
     out.write_vector(layout::kReductionOmega, res.omega);
-    out.write_vector(layout::kReductionDominance, res.dominance);
-    out.set_attribute(grp, "kept", to_int64(res.kept));
     record_reduced_second_order(out, res.reduced);
-    out.write_matrix(layout::kReductionV, res.V);
     return reduced;
   }
 
@@ -95,25 +82,33 @@ class ModalMethod final : public ReductionMethod {
     mo.selection = o_.selection;
     const ModalFirstOrderResult res = modal_truncation(full, mo);
     ReducedModel reduced;
-    reduced.r = res.r;
-    reduced.seconds = res.seconds;
     reduced.first_order.reset(new DenseLtiOperator(res.E, res.A, res.B, res.C, res.D_ff));
     reduced.second_order = from_first_order(res.E, res.A, res.B, res.C, res.D_ff);
+    record(out, res, res.lambda(res.kept.front()), reduced);
+    out.write_vector(layout::kReductionEigenvalues, res.lambda);
+    record_reduced_first_order(out, res.E, res.A, res.B, res.C, res.D_ff);
+    return reduced;
+  }
+
+  /// What both forms record in /reduction and the summary: r, time, the modes' dominance, the
+  /// kept modes and V.
+  template <class Result>
+  void record(io::ResultsWriter& out, const Result& res, double abscissa,
+              ReducedModel& reduced) const {
+    reduced.r = res.r;
+    reduced.seconds = res.seconds;
     reduced.stages = {{"modes_s", res.seconds}};
-    reduced.spectral_abscissa = res.lambda(res.kept.front());
+    reduced.spectral_abscissa = abscissa;
     const std::string& grp = layout::kReduction;
     begin_reduction_record(out, name());
     KeyRecorder rec(out, grp);
     modal_keys(o_, rec);
     out.set_attribute(grp, "r", static_cast<std::int64_t>(res.r));
     out.set_attribute(grp, "seconds", res.seconds);
-    out.set_attribute(grp, "spectral_abscissa", reduced.spectral_abscissa);
-    out.write_vector(layout::kReductionEigenvalues, res.lambda);
+    out.set_attribute(grp, "spectral_abscissa", abscissa);
     out.write_vector(layout::kReductionDominance, res.dominance);
     out.set_attribute(grp, "kept", to_int64(res.kept));
-    record_reduced_first_order(out, res.E, res.A, res.B, res.C, res.D_ff);
     out.write_matrix(layout::kReductionV, res.V);
-    return reduced;
   }
 
   ModalKeys o_;
