@@ -305,6 +305,39 @@ TEST(Irka, TheH2CriterionStopsOnTheModelNotOnItsShifts) {
   EXPECT_LE(distance, kEarlyStopTol);
 }
 
+TEST(Irka, ReturnedBasesAreOrthonormalAndProjectTheReducedModel) {
+  // During the iterations a basis may be orthonormal only to about 1e-8 (one Cholesky QR pass);
+  // the returned V and W get another pass with E_r, A_r, B_r, C_r transformed alike. Both
+  // properties are checked against products formed here: V^T V = I, W^T W = I, and the
+  // reduced matrices are the projections W^T E V, W^T A V, W^T B, C V.
+  constexpr double kOrthonormalTol = 1e-12;  // max |entry| of V^T V - I
+  constexpr double kProjectionTol = 1e-11;   // max |difference| / max |entry|
+  const DescriptorSystem random = testing::random_descriptor(60, 2, 3, 7u);
+  SparseLtiOperator random_op(random);
+  const SecondOrderSystem chain = rayleigh_chain(100).linear_system();
+  SecondOrderLtiOperator chain_op(chain);
+  for (LtiOperator* op :
+       {static_cast<LtiOperator*>(&random_op), static_cast<LtiOperator*>(&chain_op)}) {
+    const IrkaResult res = irka(*op, irka_order(op == &random_op ? 6 : 10, 1e-4));
+    ASSERT_EQ(res.status, IrkaStatus::converged) << res.message;
+    const Index r = res.r;
+    const Matrix I = Matrix::Identity(r, r);
+    const double v_orth = (res.V.transpose() * res.V - I).cwiseAbs().maxCoeff();
+    const double w_orth = (res.W.transpose() * res.W - I).cwiseAbs().maxCoeff();
+    EXPECT_LE(v_orth, kOrthonormalTol) << "n = " << op->n();
+    EXPECT_LE(w_orth, kOrthonormalTol) << "n = " << op->n();
+    const auto rel = [](const Matrix& X, const Matrix& ref) {
+      return (X - ref).cwiseAbs().maxCoeff() / ref.cwiseAbs().maxCoeff();
+    };
+    const Matrix Er = res.W.transpose() * dense_E(*op) * res.V;
+    const Matrix Ar = res.W.transpose() * dense_A(*op) * res.V;
+    EXPECT_LE(rel(res.Er, Er), kProjectionTol) << "E_r, n = " << op->n();
+    EXPECT_LE(rel(res.Ar, Ar), kProjectionTol) << "A_r, n = " << op->n();
+    EXPECT_LE(rel(res.Br, res.W.transpose() * op->B()), kProjectionTol) << "B_r, n = " << op->n();
+    EXPECT_LE(rel(res.Cr, op->C() * res.V), kProjectionTol) << "C_r, n = " << op->n();
+  }
+}
+
 TEST(Irka, NonConvergenceWithinTheLimitIsAStatus) {
   const DescriptorSystem sys = testing::random_descriptor(40, 2, 2, 11u);
   SparseLtiOperator op(sys);
