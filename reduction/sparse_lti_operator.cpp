@@ -605,6 +605,35 @@ inline Complex times(Complex a, Complex b) {
   return {a.real() * b.real() - a.imag() * b.imag(), a.real() * b.imag() + a.imag() * b.real()};
 }
 
+/// The gather form (V_t^T) of fused_multiply for the kb columns c0 .. c0 + kb - 1; KB > 0 fixes
+/// kb = KB at compile time, so that the kb partial sums of a row stay in registers (for 8
+/// columns one AVX-512 register; the run-time kb keeps them in memory).
+template <Index KB, class S>
+void gather_block(const SparseMatrix& P, std::initializer_list<Term<S>> terms, const S* bc,
+                  Index ld_base, S base_coef, S* yc, Index ld_y, Index c0, Index kb_runtime) {
+  constexpr Index kMax = KB > 0 ? KB : 8;
+  const Index kb = KB > 0 ? KB : kb_runtime;
+  const Index n = P.rows();
+  const int* Pp = P.outerIndexPtr();
+  const int* Pi = P.innerIndexPtr();
+  for (Index j = 0; j < n; ++j) {
+    S sum[kMax];
+    for (Index b = 0; b < kb; ++b)
+      sum[b] = bc != nullptr ? times(base_coef, bc[b * ld_base + j]) : S(0);
+    for (const Term<S>& t : terms) {
+      const S* x = t.x + c0 * t.ld;
+      S part[kMax] = {};
+      for (int q = Pp[j]; q < Pp[j + 1]; ++q) {
+        const double v = t.values[q];
+        const S* xi = x + Pi[q];
+        for (Index b = 0; b < kb; ++b) part[b] += v * xi[b * t.ld];
+      }
+      for (Index b = 0; b < kb; ++b) sum[b] += times(t.coef, part[b]);
+    }
+    for (Index b = 0; b < kb; ++b) yc[b * ld_y + j] = sum[b];
+  }
+}
+
 template <class S>
 void fused_multiply(const SparseMatrix& P, std::initializer_list<Term<S>> terms, bool transpose,
                     const S* base, Index ld_base, S base_coef, S* y, Index ld_y, Index k) {
@@ -631,22 +660,10 @@ void fused_multiply(const SparseMatrix& P, std::initializer_list<Term<S>> terms,
     S* yc = y + c0 * ld_y;
     const S* bc = base != nullptr ? base + c0 * ld_base : nullptr;
     if (transpose) {
-      for (Index j = 0; j < n; ++j) {
-        S sum[kBlock];
-        for (Index b = 0; b < kb; ++b)
-          sum[b] = bc != nullptr ? times(base_coef, bc[b * ld_base + j]) : S(0);
-        for (const Term<S>& t : terms) {
-          const S* x = t.x + c0 * t.ld;
-          S part[kBlock] = {};
-          for (int q = Pp[j]; q < Pp[j + 1]; ++q) {
-            const double v = t.values[q];
-            const S* xi = x + Pi[q];
-            for (Index b = 0; b < kb; ++b) part[b] += v * xi[b * t.ld];
-          }
-          for (Index b = 0; b < kb; ++b) sum[b] += times(t.coef, part[b]);
-        }
-        for (Index b = 0; b < kb; ++b) yc[b * ld_y + j] = sum[b];
-      }
+      if (kb == kBlock)
+        gather_block<kBlock>(P, terms, bc, ld_base, base_coef, yc, ld_y, c0, kb);
+      else
+        gather_block<0>(P, terms, bc, ld_base, base_coef, yc, ld_y, c0, kb);
     } else {
       for (Index b = 0; b < kb; ++b) {
         S* yb = yc + b * ld_y;
