@@ -24,6 +24,7 @@
 #include "support/mor_cli.hpp"
 #include "support/slicot.hpp"
 #include "support/slicot_norms.hpp"
+#include "support/source_dir.hpp"
 
 namespace mor {
 namespace {
@@ -35,10 +36,7 @@ using testing::Compare;
 using testing::matrices_near;
 using testing::scalars_near;
 
-fs::path source_dir() {
-  const char* root = std::getenv("MOR_SOURCE_DIR");
-  return root ? fs::path(root) : fs::path(".");
-}
+using testing::source_dir;
 
 /// The rail model as (A~, B~, C~) with E = L L^T: A~ = L^{-1} A L^{-T}, B~ = L^{-1} B,
 /// C~ = C L^{-T}; the same transfer function and Hankel singular values.

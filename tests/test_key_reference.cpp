@@ -20,6 +20,7 @@
 #include "experiments/runner/method.hpp"
 #include "experiments/runner/model_kind.hpp"
 #include "src/core/errors.hpp"
+#include "support/source_dir.hpp"
 #include "support/temp_dir.hpp"
 
 namespace mor::experiments {
@@ -28,10 +29,7 @@ namespace {
 namespace fs = std::filesystem;
 using KeyReference = testing::TempDirTest;
 
-fs::path source_dir() {
-  const char* src = std::getenv("MOR_SOURCE_DIR");
-  return src ? fs::path(src) : fs::path();
-}
+using testing::source_dir;
 
 bool documented(const std::vector<KeyDoc>& rows, const std::string& table, const std::string& key,
                 const std::string& variant) {

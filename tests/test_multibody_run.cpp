@@ -16,6 +16,7 @@
 #include "src/core/errors.hpp"
 #include "src/io/results.hpp"
 #include "support/compare.hpp"
+#include "support/source_dir.hpp"
 #include "support/temp_dir.hpp"
 
 namespace mor::experiments {
@@ -24,11 +25,7 @@ namespace {
 namespace fs = std::filesystem;
 using MultibodyRun = testing::TempDirTest;
 
-fs::path source_dir() {
-  const char* src = std::getenv("MOR_SOURCE_DIR");
-  if (src == nullptr) throw std::runtime_error("MOR_SOURCE_DIR is not set (run through ctest)");
-  return src;
-}
+using testing::source_dir;
 
 fs::path a01_file() {
   return source_dir() / "experiments" / "a01_pendulum.toml";

@@ -17,6 +17,7 @@
 #include "experiments/runner/method.hpp"
 #include "experiments/runner/model_kind.hpp"
 #include "src/core/errors.hpp"
+#include "support/source_dir.hpp"
 #include "support/temp_dir.hpp"
 
 namespace mor::experiments {
@@ -25,10 +26,7 @@ namespace {
 namespace fs = std::filesystem;
 using Registry = testing::TempDirTest;
 
-fs::path source_dir() {
-  const char* root = std::getenv("MOR_SOURCE_DIR");
-  return root ? fs::path(root) : fs::path(".");
-}
+using testing::source_dir;
 
 /// One small model of a kind: its [model] table, a simulation that resolves its dynamics, and
 /// the order r asked of every method.

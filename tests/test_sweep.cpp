@@ -26,6 +26,7 @@
 #include "src/io/results.hpp"
 #include "support/compare.hpp"
 #include "support/mor_cli.hpp"
+#include "support/source_dir.hpp"
 
 extern char** environ;
 
@@ -40,8 +41,7 @@ using mor::testing::Outcome;
 namespace {
 
 std::string source_dir() {
-  const char* s = std::getenv("MOR_SOURCE_DIR");
-  return s != nullptr ? s : "";
+  return mor::testing::source_dir().string();
 }
 
 /// A sweep over the repository's BT and POD experiment files, made small: a short horizon and no
