@@ -42,7 +42,7 @@
 // files are looked up in $MOR_RAIL_DIR if set, else in data/ next to this source; a missing one
 // (79841 here) is skipped with a message.
 //
-// Run, JSON and README table (a few minutes, 5.2 GiB at N = 10^6):
+// Run, JSON and README table (a few minutes, 4.2 GiB at N = 10^6):
 //   bash scripts/run_benchmarks.sh balanced_truncation
 #include <benchmark/benchmark.h>
 
