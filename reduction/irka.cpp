@@ -284,13 +284,23 @@ struct RawBases {
   ComplexMatrix xc;
 };
 
-/// x = M d for a real n x k M and a complex k-vector d (B b or C^T c), without n x k complex
-/// temporaries.
-template <class Mat>
-void times_direction(const Mat& M, const ComplexVector& d, ComplexMatrix& x) {
+/// x = M d for a real n x k M and a k-vector d (B b or C^T c) as k column updates: without
+/// n x k complex temporaries, and for M = C^T (a row-major view) without Eigen's row-by-row
+/// matrix-vector product, whose per-row overhead for k = 1 cost as much as a solve.
+template <class Mat, class Vec, class Out>
+void times_direction(const Mat& M, const Vec& d, Out& x) {
+  using T = typename Out::Scalar;
   x.resize(M.rows(), 1);
-  x.col(0) = M.col(0).template cast<Complex>() * d(0);
-  for (Index j = 1; j < M.cols(); ++j) x.col(0) += M.col(j).template cast<Complex>() * d(j);
+  x.col(0) = M.col(0).template cast<T>() * d(0);
+  for (Index j = 1; j < M.cols(); ++j) x.col(0) += M.col(j).template cast<T>() * d(j);
+}
+
+/// C v as dot products of the rows of C (p x n, p small) with v.
+template <class Vec>
+Vector output_of(const Matrix& C, const Vec& v) {
+  Vector y(C.rows());
+  for (Index i = 0; i < C.rows(); ++i) y(i) = C.row(i).dot(v);
+  return y;
 }
 
 /// One shifted solve per point (and one transposed, if with_W), with (sigma E - A) =
@@ -331,13 +341,12 @@ void raw_bases(LtiOperator& sys, std::vector<Point>& pts, bool with_W, RawBases&
     Matrix& x = out.x;
     ComplexMatrix& xc = out.xc;
     if (pt.real()) {
-      x.resize(n, 1);
-      x.col(0).noalias() = B * pt.b.real();
+      times_direction(B, Vector(pt.b.real()), x);
       sys.solve_shifted(p.real(), x, x);
       out.V.col(k) = x.col(0);
-      out.Gb.push_back(-(C * out.V.col(k)).cast<Complex>());
+      out.Gb.push_back(-output_of(C, out.V.col(k)).cast<Complex>());
       if (with_W) {
-        x.col(0).noalias() = C.transpose() * pt.c.real();
+        times_direction(C.transpose(), Vector(pt.c.real()), x);
         sys.solve_shifted(p.real(), x, x, true);
         out.W.col(k) = x.col(0);
       }
@@ -348,8 +357,8 @@ void raw_bases(LtiOperator& sys, std::vector<Point>& pts, bool with_W, RawBases&
       out.V.col(k) = xc.col(0).real();
       out.V.col(k + 1) = xc.col(0).imag();
       ComplexVector g(C.rows());
-      g.real() = -(C * out.V.col(k));
-      g.imag() = -(C * out.V.col(k + 1));
+      g.real() = -output_of(C, out.V.col(k));
+      g.imag() = -output_of(C, out.V.col(k + 1));
       out.Gb.push_back(std::move(g));
       if (with_W) {
         times_direction(C.transpose(), pt.c, xc);
