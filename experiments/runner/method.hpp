@@ -107,6 +107,12 @@ std::int64_t order_for_bound(const Vector& s, double tol);
 /// POD's rule: the smallest r with (sum_{i>r} s_i^2 / sum s_i^2)^(1/2) <= tol (the relative
 /// snapshot projection error); -1 if none.
 std::int64_t order_for_energy(const Vector& s, double tol);
+/// A MethodInfo::order_for_tolerance: `rule` over the spectrum the method stored at `path` (a
+/// layout:: constant), -1 if the file has none.
+template <const std::string& path, std::int64_t (*rule)(const Vector&, double)>
+std::int64_t order_from_stored(const io::ResultsReader& r, double tol) {
+  return r.exists(path) ? rule(r.read_vector(path), tol) : -1;
+}
 
 /// The exactly-one-of rule of r and a tolerance, shared by the methods that choose r either way.
 /// @throws InvalidArgument naming both values.

@@ -110,18 +110,12 @@ void bt_method_keys(std::vector<KeyDoc>& rows) {
   bt_keys(o, docs);
 }
 
-std::int64_t bt_order_for_tolerance(const io::ResultsReader& r, double tol) {
-  return r.exists(layout::kReductionHsv)
-             ? order_for_bound(r.read_vector(layout::kReductionHsv), tol)
-             : -1;
-}
-
 }  // namespace
 
 extern const MethodInfo kBtMethod{
     "bt",
     "first-order balanced truncation (square-root or balancing-free; dense or low-rank "
     "Gramians) of a stable LTI model; error bound 2 sum_{i>r} sigma_i",
-    &read_bt, &bt_method_keys, &bt_order_for_tolerance};
+    &read_bt, &bt_method_keys, &order_from_stored<layout::kReductionHsv, order_for_bound>};
 
 }  // namespace mor::experiments

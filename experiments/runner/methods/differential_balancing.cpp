@@ -244,13 +244,6 @@ void differential_balancing_method_keys(std::vector<KeyDoc>& rows) {
   dbal_keys(o, docs);
 }
 
-/// The bound's rule over the generalized differential Hankel values.
-std::int64_t differential_balancing_order_for_tolerance(const io::ResultsReader& r, double tol) {
-  return r.exists(layout::kReductionGdHsv)
-             ? order_for_bound(r.read_vector(layout::kReductionGdHsv), tol)
-             : -1;
-}
-
 }  // namespace
 
 extern const MethodInfo kDifferentialBalancingMethod{
@@ -258,6 +251,6 @@ extern const MethodInfo kDifferentialBalancingMethod{
     "generalized differential balancing of the nonlinear chain (SDP Gramians over a region of "
     "spring elongations), position-balanced projection",
     &read_differential_balancing, &differential_balancing_method_keys,
-    &differential_balancing_order_for_tolerance};
+    &order_from_stored<layout::kReductionGdHsv, order_for_bound>};
 
 }  // namespace mor::experiments

@@ -73,18 +73,13 @@ void empirical_bt_method_keys(std::vector<KeyDoc>& rows) {
   empirical_keys(o, docs);
 }
 
-std::int64_t empirical_bt_order_for_tolerance(const io::ResultsReader& r, double tol) {
-  return r.exists(layout::kReductionEmpiricalSv)
-             ? order_for_bound(r.read_vector(layout::kReductionEmpiricalSv), tol)
-             : -1;
-}
-
 }  // namespace
 
 extern const MethodInfo kEmpiricalBtMethod{
     "empirical_bt",
     "position balancing of the nonlinear chain by empirical Gramians, hyper-reduced by DEIM or "
     "Q-DEIM",
-    &read_empirical_bt, &empirical_bt_method_keys, &empirical_bt_order_for_tolerance};
+    &read_empirical_bt, &empirical_bt_method_keys,
+    &order_from_stored<layout::kReductionEmpiricalSv, order_for_bound>};
 
 }  // namespace mor::experiments

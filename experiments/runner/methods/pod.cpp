@@ -59,18 +59,12 @@ void pod_method_keys(std::vector<KeyDoc>& rows) {
   pod_keys(o, docs);
 }
 
-std::int64_t pod_order_for_tolerance(const io::ResultsReader& r, double tol) {
-  return r.exists(layout::kReductionPodSv)
-             ? order_for_energy(r.read_vector(layout::kReductionPodSv), tol)
-             : -1;
-}
-
 }  // namespace
 
 extern const MethodInfo kPodMethod{
     "pod",
     "POD-Galerkin of the nonlinear chain from training runs, the cubic force hyper-reduced by "
     "DEIM or Q-DEIM",
-    &read_pod, &pod_method_keys, &pod_order_for_tolerance};
+    &read_pod, &pod_method_keys, &order_from_stored<layout::kReductionPodSv, order_for_energy>};
 
 }  // namespace mor::experiments

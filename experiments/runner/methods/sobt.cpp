@@ -129,18 +129,12 @@ void sobt_method_keys(std::vector<KeyDoc>& rows) {
   sobt_keys(o, docs);
 }
 
-std::int64_t sobt_order_for_tolerance(const io::ResultsReader& r, double tol) {
-  return r.exists(layout::kReductionHsv)
-             ? order_for_bound(r.read_vector(layout::kReductionHsv), tol)
-             : -1;
-}
-
 }  // namespace
 
 extern const MethodInfo kSobtMethod{
     "sobt",
     "second-order balanced truncation (Reis & Stykel 2008; variants p, v, pv, vp): the reduced "
     "model stays M_r q'' + D_r q' + K_r q = B_r u",
-    &read_sobt, &sobt_method_keys, &sobt_order_for_tolerance};
+    &read_sobt, &sobt_method_keys, &order_from_stored<layout::kReductionHsv, order_for_bound>};
 
 }  // namespace mor::experiments
