@@ -288,6 +288,10 @@ AdiResult rational_krylov(LtiOperator& sys, GramianKind kind, const RksmOptions&
   std::vector<Complex> planned = {Complex(s_min, 0.0), Complex(s_max, 0.0)};
   Matrix Zk;  // factor of Y from the last update
   Index last_update_dim = -1;
+  // n-sized workspaces of the steps, kept across them: a step of the same width as the last
+  // one (the usual case) allocates nothing of size n.
+  Matrix Vn, Wn, AVn, EVn, AtWn, EtWn, EA, Vc, rhs, X;
+  ComplexMatrix Rc, Xc;
 
   // Adds new basis directions X; updates the projected pencil and the residual basis.
   auto extend = [&](const Matrix& X) -> Index {
@@ -295,10 +299,9 @@ AdiResult rational_krylov(LtiOperator& sys, GramianKind kind, const RksmOptions&
     V.append(X);
     const Index c = V.cols() - k_old;
     if (c == 0) return 0;
-    const Matrix Vn = V.matrix().rightCols(c);
+    Vn = V.matrix().rightCols(c);
     const Index k = k_old + c;
     // A_k = W^T A V: new columns W^T (A V_n), new rows (V_old^T A^T W_n)^T; likewise E_k.
-    Matrix Wn;
     if (weighted) {
       if (!sys.apply_energy_weight(Vn, Wn, tr))
         throw NumericalError("RKSM: the operator's energy weight became unavailable");
@@ -307,7 +310,6 @@ AdiResult rational_krylov(LtiOperator& sys, GramianKind kind, const RksmOptions&
     } else {
       Wn = Vn;
     }
-    Matrix AVn, EVn, AtWn, EtWn;
     sys.apply_A(Vn, AVn, tr);
     sys.apply_A(Wn, AtWn, !tr);
     if (E_identity) {
@@ -330,8 +332,9 @@ AdiResult rational_krylov(LtiOperator& sys, GramianKind kind, const RksmOptions&
     Ek.bottomLeftCorner(c, k_old) = (V.matrix().leftCols(k_old).transpose() * EtWn).transpose();
     Bk.conservativeResize(k, Eigen::NoChange);
     Bk.bottomRows(c) = Wk.rightCols(c).transpose() * W0;
-    Matrix EA(n, 2 * c);
-    EA << EVn, AVn;
+    EA.resize(n, 2 * c);
+    EA.leftCols(c) = EVn;
+    EA.rightCols(c) = AVn;
     const Matrix C = Q.append(EA);
     append_cols(GE, C.leftCols(c));
     append_cols(GA, C.rightCols(c));
@@ -368,7 +371,6 @@ AdiResult rational_krylov(LtiOperator& sys, GramianKind kind, const RksmOptions&
   if (E_identity) {
     extend(W0);
   } else {
-    Matrix X;
     sys.solve_shifted(-s_min, W0, X, tr);
     poles.push_back(Complex(s_min, 0.0));
     result.shifts.push_back(Complex(-s_min, 0.0));
@@ -429,22 +431,21 @@ AdiResult rational_krylov(LtiOperator& sys, GramianKind kind, const RksmOptions&
                           : AdiStatus::max_iterations;
       break;
     }
-    const Matrix Vc = V.matrix().middleCols(block_start, std::min(cont, m));
-    Matrix rhs;
+    Vc = V.matrix().middleCols(block_start, std::min(cont, m));
     if (E_identity) {
       rhs = Vc;
     } else {
       sys.apply_E(Vc, rhs, tr);
     }
-    Matrix X;
     try {
       if (!complex_pole) {
         sys.solve_shifted(-s.real(), rhs, X, tr);
       } else {
-        ComplexMatrix Xc;
-        sys.solve_shifted(-s, ComplexMatrix(rhs.cast<Complex>()), Xc, tr);
+        Rc = rhs.cast<Complex>();
+        sys.solve_shifted(-s, Rc, Xc, tr);
         X.resize(n, 2 * Xc.cols());
-        X << Xc.real(), Xc.imag();
+        X.leftCols(Xc.cols()) = Xc.real();
+        X.rightCols(Xc.cols()) = Xc.imag();
       }
     } catch (const NumericalError& e) {
       throw NumericalError(detail::concat("RKSM (", to_string(kind), ") pole ",
