@@ -10,6 +10,7 @@
 #include "experiments/runner/model_kind.hpp"
 #include "experiments/runner/models/lti_model.hpp"
 #include "experiments/runner/results_layout.hpp"
+#include "experiments/runner/toml_reader.hpp"
 #include "models/multibody.hpp"
 #include "src/core/errors.hpp"
 #include "src/io/model_files.hpp"
@@ -89,7 +90,9 @@ std::unique_ptr<ModelSpec> read_linearised_multibody(TableReader& r, const std::
   try {
     model = make_multibody_model(o.benchmark);
   } catch (const InvalidArgument& e) {
-    throw InvalidArgument(detail::concat(source, ": model.benchmark: ", e.what()));
+    const std::string near = suggestion(o.benchmark, multibody_model_ids());
+    throw InvalidArgument(detail::concat(r.where("benchmark"), ": model.benchmark: ", e.what(),
+                                         near.empty() ? "" : "; did you mean '" + near + "'?"));
   }
   auto spec = std::make_unique<LinearisedMultibodySpec>(std::move(o), *model);
   // The integrators and every method need M nonsingular (an ODE, not a DAE).
