@@ -584,6 +584,64 @@ open('half73.mat', 'wb').write(data[:len(data) // 2])
   EXPECT_NO_THROW(import_file(dir_ / "full73.mat"));
 }
 
+// Damaged headers that fuzz_mat found (docs/hardening.md): a variable claiming more entries than
+// the file can hold (matio would allocate the claim before reading a byte) and sparse column
+// pointers that rise beyond the row indices before they decrease (the rows of that column were
+// read past the end of the array: a heap-buffer-overflow under ASan before the fix).
+TEST_F(ModelFilesTest, DamagedSizesAndColumnPointersAreIoErrors) {
+  ASSERT_NO_FATAL_FAILURE(require_python());
+  std::string out;
+  ASSERT_TRUE(python(std::string(kWriteV73) + R"(
+import io, struct, numpy as np, scipy.io as sio
+# v5, uncompressed: the dimensions of the first variable (after the 128-byte header, the
+# miMATRIX tag, the array-flags element and the dimensions tag) claim 50000 x 50000 doubles.
+b = io.BytesIO()
+sio.savemat(b, {'A': -2.0 * np.eye(3), 'B': np.ones((3, 1)), 'C': np.ones((1, 3))})
+d = bytearray(b.getvalue())
+assert struct.unpack('<2I', d[152:160]) == (5, 8) and struct.unpack('<2i', d[160:168]) == (3, 3)
+d[160:168] = struct.pack('<2i', 50000, 50000)
+open('claims_v5.mat', 'wb').write(bytes(d))
+# v7.3: a chunked 200000 x 200000 dataset of which no chunk is stored (a few kB on disk).
+write_v73('claims_v73.mat', {'B': np.ones((3, 1)), 'C': np.ones((1, 3))})
+import h5py
+with h5py.File('claims_v73.mat', 'r+') as f:
+    a = f.create_dataset('A', shape=(200000, 200000), dtype='f8', chunks=(64, 64))
+    t = h5py.h5t.C_S1.copy()
+    t.set_size(6)
+    t.set_strpad(h5py.h5t.STR_NULLTERM)
+    h5py.h5a.create(a.id, b'MATLAB_class', t, h5py.h5s.create(h5py.h5s.SCALAR)).write(
+        np.array(b'double', dtype='S6'), mtype=t)
+# v7.3 sparse 2 x 2 with column pointers [0, 100, 2] over 2 row indices.
+write_v73('pointers.mat', {'A': -np.eye(2), 'B': np.ones((2, 1)), 'C': np.ones((1, 2))})
+with h5py.File('pointers.mat', 'r+') as f:
+    g = f.create_group('E')
+    g.attrs['MATLAB_sparse'] = np.uint64(2)
+    matlab_class(g)
+    g.create_dataset('data', data=np.array([1.0, 2.0]))
+    g.create_dataset('ir', data=np.array([0, 1], dtype=np.uint64))
+    g.create_dataset('jc', data=np.array([0, 100, 2], dtype=np.uint64))
+)",
+                     out))
+      << out;
+  const fs::path v5 = dir_ / "claims_v5.mat", v73 = dir_ / "claims_v73.mat",
+                 pointers = dir_ / "pointers.mat";
+  EXPECT_TRUE(throws_with<mor::IoError>([&] { mor::io::read_mat_variable(v5, "A"); },
+                                        {v5.string(), "'A'", "50000 x 50000", "damaged"}));
+  EXPECT_TRUE(throws_with<mor::IoError>([&] { import_file(v5); }, {v5.string(), "50000 x 50000"}));
+  EXPECT_TRUE(throws_with<mor::IoError>([&] { mor::io::read_mat_variable(v73, "A"); },
+                                        {v73.string(), "'A'", "200000 x 200000", "damaged"}));
+  EXPECT_TRUE(throws_with<mor::IoError>(
+      [&] { mor::io::read_mat_variable(pointers, "E"); },
+      {pointers.string(), "sparse variable 'E'", "column pointers decrease at column 2"}));
+  EXPECT_TRUE(throws_with<mor::IoError>([&] { import_file(pointers); },
+                                        {pointers.string(), "'E'", "column pointers"}));
+  // The regression seed of the fuzz corpus: variable Cp has column pointers [0, 0, 402653184,
+  // 115561463808, 0, ...] (stored as 64 bits, 4294967295 as matio's 32) over one row index.
+  const fs::path seed = source_dir() / "tests/fuzz/corpus/mat/regression_column_pointers.mat";
+  EXPECT_TRUE(throws_with<mor::IoError>([&] { mor::io::read_mat_variable(seed, "Cp"); },
+                                        {seed.string(), "'Cp'", "column pointers decrease"}));
+}
+
 TEST_F(ModelFilesTest, VariablesOfTheWrongKindAreNamed) {
   ASSERT_NO_FATAL_FAILURE(require_python());
   std::string out;
