@@ -990,7 +990,8 @@ struct SecondOrderLtiOperator::Impl {
 
   /// The real factorization of S(p): CHOLMOD for p <= 0 when M, D, K are symmetric (S(p) is
   /// then SPD for a passive system), KLU otherwise or when CHOLMOD finds S(p) not positive
-  /// definite. Exactly one of entry.cholmod / entry.klu is set afterwards.
+  /// definite; for a banded P (band >= 0) BandFactor instead, SPD first under the same
+  /// condition. Exactly one of entry.band / entry.cholmod / entry.klu is set afterwards.
   CacheEntry& real_factor(double p) {
     if (CacheEntry* hit = cache.find(p, FactorKind::real)) return *hit;
     CacheEntry& e = cache.insert(p, FactorKind::real, complex_bytes / 2);
