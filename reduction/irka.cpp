@@ -372,8 +372,16 @@ void raw_bases(LtiOperator& sys, std::vector<Point>& pts, bool with_W, RawBases&
   }
 }
 
-/// G = X^T X (r x r, both triangles) by a symmetric rank update: one level-3 sweep over X.
+/// G = X^T X (r x r, both triangles): one level-3 sweep over X (a symmetric rank update, or
+/// for tall X two threads over halves of the rows).
 void gram(const Matrix& X, Matrix& G) {
+  if (X.rows() >= 2 * detail::kMinRowsPerThread) {
+    // Tall: the rows in two halves on two threads, as LR-ADI's and BT's tall products; the
+    // lower triangle is mirrored so that G is exactly symmetric.
+    G = detail::tall_transpose_product(X, X);
+    G = G.selfadjointView<Eigen::Lower>();
+    return;
+  }
   G.setZero(X.cols(), X.cols());
   G.selfadjointView<Eigen::Lower>().rankUpdate(X.transpose());
   G = G.selfadjointView<Eigen::Lower>();
@@ -650,8 +658,8 @@ IrkaResult irka(LtiOperator& sys, const IrkaOptions& o) {
     w_orthonormal = orthonormal_basis(raw.W, res.W, "W", it, true);
     sys.apply_E(res.V, EV);
     sys.apply_A(res.V, AV);
-    res.Er = res.W.transpose() * EV;
-    res.Ar = res.W.transpose() * AV;
+    res.Er = detail::tall_transpose_product(res.W, EV);  // two threads when tall
+    res.Ar = detail::tall_transpose_product(res.W, AV);
     res.Br = res.W.transpose() * sys.B();
     res.Cr = sys.C() * res.V;
     PoleResidueForm f;
