@@ -410,16 +410,18 @@ class FactorBuffer {
  public:
   FactorBuffer(Index n, Index initial) : Z_(n, initial) {}
   Index cols() const { return used_; }
-  template <class Block>
-  void append(const Block& X, double scale) {
-    extend(X.cols()) = scale * X;
-  }
   /// The next c columns, to be written by the caller (valid until the next extend or append).
+  /// Defined before append, which uses it: clang (the fuzz build) refuses a deduced return
+  /// type used before its definition.
   auto extend(Index c) {
     if (used_ + c > Z_.cols())
       Z_.conservativeResize(Z_.rows(), std::max(used_ + c, Z_.cols() + Z_.cols() / 2 + c));
     used_ += c;
     return Z_.middleCols(used_ - c, c);
+  }
+  template <class Block>
+  void append(const Block& X, double scale) {
+    extend(X.cols()) = scale * X;
   }
   Matrix take() {
     Z_.conservativeResize(Z_.rows(), used_);
