@@ -41,12 +41,19 @@ install_packages() {
 build_project() {
   echo "== build: Release in $BUILD_DIR${BUILD_TARGETS:+ (targets: $BUILD_TARGETS)}"
   cmake -S "$ROOT" -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Release "$@" >/dev/null
-  local targets=()
-  for t in ${BUILD_TARGETS:-}; do targets+=(--target "$t"); done
-  # The full log goes to a file; on failure its end is shown.
-  if ! cmake --build "$BUILD_DIR" -j"$(nproc)" "${targets[@]}" >"$BUILD_DIR/build.log" 2>&1; then
-    tail -n 60 "$BUILD_DIR/build.log" >&2
-    echo "error: the build failed; full log: $BUILD_DIR/build.log" >&2
+  # shellcheck disable=SC2086 # BUILD_TARGETS is a space-separated list
+  build_in "$BUILD_DIR" ${BUILD_TARGETS:-}
+}
+
+# build_in DIR [target...]: builds the targets (all if none) of the configured tree DIR on every
+# core, the full log in DIR/build.log; on failure its end is shown and the script exits.
+build_in() {
+  local dir="$1" targets=()
+  shift
+  for t in "$@"; do targets+=(--target "$t"); done
+  if ! cmake --build "$dir" -j"$(nproc)" "${targets[@]}" >"$dir/build.log" 2>&1; then
+    tail -n 60 "$dir/build.log" >&2
+    echo "error: the build failed; full log: $dir/build.log" >&2
     exit 1
   fi
 }

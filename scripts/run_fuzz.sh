@@ -21,13 +21,7 @@ CC=clang-14 CXX=clang++-14 cmake -S "$ROOT" -B "$FUZZ_DIR" -DCMAKE_BUILD_TYPE=Re
   -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O2 -g -DNDEBUG" -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g -DNDEBUG" \
   -DMOR_FUZZ=ON -DMOR_BUILD_TESTS=OFF -DMOR_BUILD_BENCHMARKS=OFF >"$FUZZ_DIR/configure.log" 2>&1 ||
   { tail -n 40 "$FUZZ_DIR/configure.log" >&2; echo "error: configuring $FUZZ_DIR failed" >&2; exit 1; }
-build_targets=()
-for t in "${TARGETS[@]}"; do build_targets+=(--target "fuzz_$t"); done
-if ! cmake --build "$FUZZ_DIR" -j"$(nproc)" "${build_targets[@]}" >"$FUZZ_DIR/build.log" 2>&1; then
-  tail -n 60 "$FUZZ_DIR/build.log" >&2
-  echo "error: the fuzz build failed; full log: $FUZZ_DIR/build.log" >&2
-  exit 1
-fi
+build_in "$FUZZ_DIR" "${TARGETS[@]/#/fuzz_}"
 
 # Leaks inside third-party libraries are suppressed with their reasons (scripts/lsan.supp).
 export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1}"

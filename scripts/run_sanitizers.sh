@@ -16,11 +16,7 @@ echo "== build: AddressSanitizer + UndefinedBehaviorSanitizer (RelWithDebInfo, -
 cmake -S "$ROOT" -B "$ASAN_DIR" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG" -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG" \
   -DMOR_SANITIZE=ON -DMOR_BUILD_TESTS=ON -DMOR_BUILD_BENCHMARKS=OFF >/dev/null
-if ! cmake --build "$ASAN_DIR" -j"$(nproc)" >"$ASAN_DIR/build.log" 2>&1; then
-  tail -n 60 "$ASAN_DIR/build.log" >&2
-  echo "error: the sanitizer build failed; full log: $ASAN_DIR/build.log" >&2
-  exit 1
-fi
+build_in "$ASAN_DIR"
 
 # Leaks are checked (LeakSanitizer, part of ASan), except those of third-party libraries listed
 # with their reason in scripts/lsan.supp. The settings reach every process the tests start
