@@ -7,23 +7,32 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BUILD_DIR="${MOR_BUILD_DIR:-$ROOT/build}"
 
-# Everything the project needs, from Debian's archive only.
-PACKAGES=(
+# What the first command needs (build `mor`, run the default experiment, make its plots), from
+# Debian's archive only.
+RUN_PACKAGES=(
   g++ make cmake pkg-config git
   libeigen3-dev libspectra-dev libsuitesparse-dev libhdf5-dev
-  libtomlplusplus-dev libcli11-dev libgtest-dev libbenchmark-dev libslicot-dev libsundials-dev
+  libtomlplusplus-dev libcli11-dev libsundials-dev
   libopenmpi-dev openmpi-bin libmatio-dev libopenblas-dev liblapacke-dev libdsdp-dev ccache
-  python3 python3-numpy python3-scipy python3-matplotlib python3-h5py
-  clang-14 libclang-rt-14-dev
+  python3 python3-numpy python3-matplotlib python3-h5py
 )
+# Added by the test, benchmark, sanitizer and fuzz commands: GoogleTest, Google Benchmark, the
+# SLICOT oracle, SciPy (independent references in the file tests) and clang with its runtimes.
+TEST_PACKAGES=(
+  libgtest-dev libbenchmark-dev libslicot-dev python3-scipy clang-14 libclang-rt-14-dev
+)
+PACKAGES=("${RUN_PACKAGES[@]}" "${TEST_PACKAGES[@]}")
 
+# install_packages [package...]: installs those of the given packages (default: PACKAGES, all of
+# them) that are missing.
 install_packages() {
-  local missing=()
-  for p in "${PACKAGES[@]}"; do
+  local wanted=("$@") missing=()
+  [ ${#wanted[@]} -gt 0 ] || wanted=("${PACKAGES[@]}")
+  for p in "${wanted[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
   done
   if [ ${#missing[@]} -eq 0 ]; then
-    echo "== packages: all ${#PACKAGES[@]} present"
+    echo "== packages: all ${#wanted[@]} present"
     return
   fi
   echo "== packages: installing ${missing[*]}"
@@ -33,7 +42,12 @@ install_packages() {
     sudo="sudo"
   fi
   $sudo apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  # dpkg's --force-unsafe-io skips its fsync after unpacking each file: on a bare Debian 12 the
+  # first command's 377 packages installed in 160 s instead of about 450 s (a chroot on this
+  # machine, docs/benchmarks.md). The cost: after a power cut during the installation, the
+  # packages it was unpacking need `apt-get install --reinstall`.
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends \
+    -o DPkg::Options::=--force-unsafe-io "${missing[@]}" >/dev/null
 }
 
 # build_project [cmake -D options...]: configure, then build the targets in BUILD_TARGETS (space
