@@ -136,7 +136,8 @@ void modal_method_keys(std::vector<KeyDoc>& rows) {
 extern const MethodInfo kModalMethod{
     "modal",
     "modal truncation of a second-order model with symmetric M and K (rigid modes first, then "
-    "by dominance or lowest frequency)",
+    "by dominance or lowest frequency) or of a first-order model with a symmetric pencil (E "
+    "definite, A symmetric)",
     &read_modal, &modal_method_keys};
 
 }  // namespace mor::experiments
