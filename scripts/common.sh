@@ -17,9 +17,10 @@ RUN_PACKAGES=(
   python3 python3-numpy python3-matplotlib python3-h5py
 )
 # Added by the test, benchmark, sanitizer and fuzz commands: GoogleTest, Google Benchmark, the
-# SLICOT oracle, SciPy (independent references in the file tests) and clang with its runtimes.
+# SLICOT oracle, SciPy (independent references in the file tests) and clang with its runtimes
+# (llvm-14: llvm-symbolizer, which gives the sanitizers' reports their source lines).
 TEST_PACKAGES=(
-  libgtest-dev libbenchmark-dev libslicot-dev python3-scipy clang-14 libclang-rt-14-dev
+  libgtest-dev libbenchmark-dev libslicot-dev python3-scipy clang-14 libclang-rt-14-dev llvm-14
 )
 PACKAGES=("${RUN_PACKAGES[@]}" "${TEST_PACKAGES[@]}")
 
