@@ -17,6 +17,8 @@
 //                       < 1), the same for process CPU time (cpu_seconds_*, ratio_h2_cpu),
 //                       iterations_*, and h2_distance_of_models = ||G_r,h2 -
 //                       G_r,shifts||_H2 / ||G_r,shifts||_H2 (what stopping early changes)
+//   BM_chain_irka/<N>   IRKA (h2) alone on the same chain, for profiling (perf record): counters
+//                       iterations, seconds_initial (the initial shifts), cpu_seconds
 //   BM_chain_so_irka/<N>  SOR-IRKA (second order, r = 20, two-sided) of the same chain at
 //                       N = 10^4: converged (1/0; on this chain it does not), iterations
 //
@@ -175,6 +177,26 @@ void BM_chain_irka_vs_bt(benchmark::State& state) {
   state.counters["h2_distance_of_models"] = h2_norm_dense(diff) / h2_norm_dense(b);
 }
 
+void BM_chain_irka(benchmark::State& state) {
+  const SecondOrderSystem sys = rayleigh_chain(state.range(0));
+  IrkaOptions o;
+  o.order = kOrder;
+  o.criterion = IrkaCriterion::h2;
+  IrkaResult last;
+  double cpu = 0.0;
+  for (auto _ : state) {
+    const std::clock_t c0 = std::clock();
+    SecondOrderLtiOperator op(sys);
+    last = irka(op, o);
+    cpu = double(std::clock() - c0) / CLOCKS_PER_SEC;
+    benchmark::DoNotOptimize(last.Ar.data());
+  }
+  state.counters["converged"] = last.status == IrkaStatus::converged ? 1.0 : 0.0;
+  state.counters["iterations"] = static_cast<double>(last.iterations);
+  state.counters["seconds_initial"] = last.initial_seconds;
+  state.counters["cpu_seconds"] = cpu;
+}
+
 void BM_chain_so_irka(benchmark::State& state) {
   const SecondOrderSystem sys = rayleigh_chain(state.range(0));
   SoIrkaOptions o;
@@ -196,6 +218,7 @@ BENCHMARK(BM_chain_irka_vs_bt)
     ->Unit(benchmark::kSecond)
     ->UseManualTime()
     ->Iterations(1);
+BENCHMARK(BM_chain_irka)->Arg(100000)->Unit(benchmark::kSecond)->Iterations(1);
 BENCHMARK(BM_chain_so_irka)->Arg(10000)->Unit(benchmark::kSecond)->Iterations(1);
 
 }  // namespace
