@@ -275,6 +275,28 @@ std::vector<Point> ritz_points(LtiOperator& sys, Index r, Index steps) {
   return pts;
 }
 
+/// The indices of the nonzero rows of a tall n x k matrix (B, C^T), kept when they are at most
+/// n / kSparseShare (inputs and outputs at a few degrees of freedom, as the chain's: `sparse`);
+/// otherwise the dense products are used. The sums over the kept rows are those of the dense
+/// products without their exactly zero terms.
+struct Support {
+  bool ready = false, sparse = false;
+  std::vector<Index> rows;
+  template <class Mat>
+  void build(const Mat& M) {
+    constexpr Index kSparseShare = 8;
+    ready = true;
+    rows.clear();
+    for (Index i = 0; i < M.rows(); ++i)
+      for (Index j = 0; j < M.cols(); ++j)
+        if (M(i, j) != 0.0) {
+          rows.push_back(i);
+          break;
+        }
+    sparse = static_cast<Index>(rows.size()) * kSparseShare <= M.rows();
+  }
+};
+
 /// The columns of V and W before orthonormalization, and G(sigma_i) b_i for each point.
 struct RawBases {
   Matrix V, W;                    ///< n x r each (W empty if not asked for)
@@ -287,6 +309,9 @@ struct RawBases {
   Index solves = 0;
   Matrix x;  ///< solve workspaces (n x 1), kept between iterations
   ComplexMatrix xc;
+  /// The rows of B and the columns of C with a nonzero entry, when they are few (see
+  /// Support); the products with B, C^T and C then touch only those, not n-long dense rows.
+  Support b_rows, c_cols;
 };
 
 /// x = M d for a real n x k M and a k-vector d (B b or C^T c) as k column updates: without
@@ -308,6 +333,27 @@ Vector output_of(const Matrix& C, const Vec& v) {
   return y;
 }
 
+/// x = M d with M n x k (B, or the view C^T) when only the rows `rows` of M are nonzero: the
+/// same sums as times_direction, in the same order, without the zero rows.
+template <class Mat, class Vec, class Out>
+void times_direction(const Mat& M, const std::vector<Index>& rows, const Vec& d, Out& x) {
+  using T = typename Out::Scalar;
+  x.setZero(M.rows(), 1);
+  for (Index i : rows) {
+    T s = T(M(i, 0)) * d(0);
+    for (Index j = 1; j < M.cols(); ++j) s += T(M(i, j)) * d(j);
+    x(i, 0) = s;
+  }
+}
+
+/// C v over the columns `cols` of C (its nonzero ones).
+template <class Vec>
+Vector output_of(const Matrix& C, const std::vector<Index>& cols, const Vec& v) {
+  Vector y = Vector::Zero(C.rows());
+  for (Index j : cols) y += C.col(j) * v(j);
+  return y;
+}
+
 /// One shifted solve per point (and one transposed, if with_W), with (sigma E - A) =
 /// -(A + p E), p = -sigma; real shifts in real arithmetic, pairs as the real and imaginary
 /// parts of one complex solve. Points without directions get the leading singular vectors of
@@ -324,6 +370,26 @@ void raw_bases(LtiOperator& sys, std::vector<Point>& pts, bool with_W, RawBases&
   out.solves = 0;
   const Matrix& B = sys.B();
   const Matrix& C = sys.C();
+  if (!out.b_rows.ready) out.b_rows.build(B);
+  if (!out.c_cols.ready) out.c_cols.build(C.transpose());
+  const Support& bs = out.b_rows;
+  const Support& cs = out.c_cols;
+  // B d, C^T d and C v through the supports when sparse.
+  auto B_times = [&](const auto& d, auto& x) {
+    if (bs.sparse)
+      times_direction(B, bs.rows, d, x);
+    else
+      times_direction(B, d, x);
+  };
+  auto Ct_times = [&](const auto& d, auto& x) {
+    if (cs.sparse)
+      times_direction(C.transpose(), cs.rows, d, x);
+    else
+      times_direction(C.transpose(), d, x);
+  };
+  auto C_times = [&](const auto& v) {
+    return cs.sparse ? output_of(C, cs.rows, v) : output_of(C, v);
+  };
   Index k = 0;
   for (Point& pt : pts) {
     const Complex p = -pt.sigma;
@@ -348,20 +414,20 @@ void raw_bases(LtiOperator& sys, std::vector<Point>& pts, bool with_W, RawBases&
     Matrix& x = out.x;
     ComplexMatrix& xc = out.xc;
     if (pt.real()) {
-      times_direction(B, Vector(pt.b.real()), x);
+      B_times(Vector(pt.b.real()), x);
       sys.solve_shifted(p.real(), x, x);
       out.V.col(k) = x.col(0);
       out.Sigma(k, k) = pt.sigma.real();
       out.Bd.col(k) = pt.b.real();
-      out.Gb.push_back(-output_of(C, out.V.col(k)).cast<Complex>());
+      out.Gb.push_back(-C_times(out.V.col(k)).cast<Complex>());
       if (with_W) {
-        times_direction(C.transpose(), Vector(pt.c.real()), x);
+        Ct_times(Vector(pt.c.real()), x);
         sys.solve_shifted(p.real(), x, x, true);
         out.W.col(k) = x.col(0);
       }
       k += 1;
     } else {
-      times_direction(B, pt.b, xc);
+      B_times(pt.b, xc);
       sys.solve_shifted(p, xc, xc);
       out.V.col(k) = xc.col(0).real();
       out.V.col(k + 1) = xc.col(0).imag();
@@ -375,11 +441,11 @@ void raw_bases(LtiOperator& sys, std::vector<Point>& pts, bool with_W, RawBases&
       out.Bd.col(k) = pt.b.real();
       out.Bd.col(k + 1) = pt.b.imag();
       ComplexVector g(C.rows());
-      g.real() = -output_of(C, out.V.col(k));
-      g.imag() = -output_of(C, out.V.col(k + 1));
+      g.real() = -C_times(out.V.col(k));
+      g.imag() = -C_times(out.V.col(k + 1));
       out.Gb.push_back(std::move(g));
       if (with_W) {
-        times_direction(C.transpose(), pt.c, xc);
+        Ct_times(pt.c, xc);
         sys.solve_shifted(p, xc, xc, true);
         out.W.col(k) = xc.col(0).real();
         out.W.col(k + 1) = xc.col(0).imag();
@@ -554,6 +620,25 @@ void finish_bases(IrkaResult& res, bool v_orthonormal, bool w_orthonormal) {
   }
 }
 
+/// B_r = W^T B and C_r = C V, over the nonzero rows of B and columns of C when they are few
+/// (then two r-wide row reads instead of two sweeps over the n x r bases).
+void project_inputs_outputs(LtiOperator& sys, const RawBases& raw, IrkaResult& res) {
+  const Matrix& B = sys.B();
+  const Matrix& C = sys.C();
+  if (raw.b_rows.sparse) {
+    res.Br.setZero(res.W.cols(), B.cols());
+    for (Index i : raw.b_rows.rows) res.Br += res.W.row(i).transpose() * B.row(i);
+  } else {
+    res.Br = res.W.transpose() * B;
+  }
+  if (raw.c_cols.sparse) {
+    res.Cr.setZero(C.rows(), res.V.cols());
+    for (Index j : raw.c_cols.rows) res.Cr += C.col(j) * res.V.row(j);
+  } else {
+    res.Cr = C * res.V;
+  }
+}
+
 /// A small dense model's G_r(sigma) b (first-order form, without D).
 ComplexVector reduced_response(const Matrix& Er, const Matrix& Ar, const Matrix& Br,
                                const Matrix& Cr, Complex sigma, const ComplexVector& b) {
@@ -678,8 +763,7 @@ IrkaResult irka(LtiOperator& sys, const IrkaOptions& o) {
     w_orthonormal = orthonormal_basis(raw.W, res.W, "W", it, true);
     sys.apply_E(res.V, EV);
     res.Er = detail::tall_transpose_product(res.W, EV);  // two threads when tall
-    res.Br = res.W.transpose() * sys.B();
-    res.Cr = sys.C() * res.V;
+    project_inputs_outputs(sys, raw, res);
     ar_from_shifts = Rv.size() > 0;
     if (ar_from_shifts) {
       // V = X R^{-1} for the raw solutions X (one Cholesky QR pass, kappa(R) <= 1e4), and
