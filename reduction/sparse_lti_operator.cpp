@@ -34,6 +34,17 @@ void dpbtrf_(const char* uplo, const int* n, const int* kd, double* ab, const in
              std::size_t uplo_len);
 void dpbtrs_(const char* uplo, const int* n, const int* kd, const int* nrhs, const double* ab,
              const int* ldab, double* b, const int* ldb, int* info, std::size_t uplo_len);
+// The complex (COMPLEX*16) counterparts; std::complex<double> has the layout of Fortran's.
+void zgttrf_(const int* n, mor::Complex* dl, mor::Complex* d, mor::Complex* du, mor::Complex* du2,
+             int* ipiv, int* info);
+void zgttrs_(const char* trans, const int* n, const int* nrhs, const mor::Complex* dl,
+             const mor::Complex* d, const mor::Complex* du, const mor::Complex* du2,
+             const int* ipiv, mor::Complex* b, const int* ldb, int* info, std::size_t trans_len);
+void zgbtrf_(const int* m, const int* n, const int* kl, const int* ku, mor::Complex* ab,
+             const int* ldab, int* ipiv, int* info);
+void zgbtrs_(const char* trans, const int* n, const int* kl, const int* ku, const int* nrhs,
+             const mor::Complex* ab, const int* ldab, const int* ipiv, mor::Complex* b,
+             const int* ldb, int* info, std::size_t trans_len);
 }
 
 namespace mor {
@@ -296,19 +307,148 @@ Index bandwidth(const SparseMatrix& P) {
   return w;
 }
 
+/// LAPACK's general tridiagonal and band LU, real (d*) or complex (z*), chosen by overload.
+inline void gttrf(int n, double* dl, double* d, double* du, double* du2, int* ipiv, int* info) {
+  dgttrf_(&n, dl, d, du, du2, ipiv, info);
+}
+inline void gttrf(int n, Complex* dl, Complex* d, Complex* du, Complex* du2, int* ipiv, int* info) {
+  zgttrf_(&n, dl, d, du, du2, ipiv, info);
+}
+inline void gttrs(char t, int n, int k, const double* dl, const double* d, const double* du,
+                  const double* du2, const int* ipiv, double* b, int* info) {
+  dgttrs_(&t, &n, &k, dl, d, du, du2, ipiv, b, &n, info, 1);
+}
+inline void gttrs(char t, int n, int k, const Complex* dl, const Complex* d, const Complex* du,
+                  const Complex* du2, const int* ipiv, Complex* b, int* info) {
+  zgttrs_(&t, &n, &k, dl, d, du, du2, ipiv, b, &n, info, 1);
+}
+inline void gbtrf(int n, int w, double* ab, int ldab, int* ipiv, int* info) {
+  dgbtrf_(&n, &n, &w, &w, ab, &ldab, ipiv, info);
+}
+inline void gbtrf(int n, int w, Complex* ab, int ldab, int* ipiv, int* info) {
+  zgbtrf_(&n, &n, &w, &w, ab, &ldab, ipiv, info);
+}
+inline void gbtrs(char t, int n, int w, int k, const double* ab, int ldab, const int* ipiv,
+                  double* b, int* info) {
+  dgbtrs_(&t, &n, &w, &w, &k, ab, &ldab, ipiv, b, &n, info, 1);
+}
+inline void gbtrs(char t, int n, int w, int k, const Complex* ab, int ldab, const int* ipiv,
+                  Complex* b, int* info) {
+  zgbtrs_(&t, &n, &w, &w, &k, ab, &ldab, ipiv, b, &n, info, 1);
+}
+/// |x|^2 without the square root (and without std::abs's hypot for complex x).
+inline double squared_magnitude(double x) {
+  return x * x;
+}
+inline double squared_magnitude(Complex x) {
+  return x.real() * x.real() + x.imag() * x.imag();
+}
+
+/// LU with partial pivoting of a real or complex banded n x n matrix (entries only where
+/// |i - j| <= w), given by its values on a compressed pattern P: LAPACK's dgttrf/zgttrf (w = 1)
+/// or dgbtrf/zgbtrf (w > 1). O(n w^2) time and O(n w) memory, no symbolic analysis, no graph
+/// searches and no refactorization checks (the sparse LUs' klu_rgrowth / klu_rcond passes).
+template <class S>
+class BandLu {
+ public:
+  /// @throws NumericalError if the matrix is singular: a zero pivot, or a pivot ratio
+  ///         min |u_kk| / max |u_kk| below machine epsilon (the test of KluLu). Nothing stays
+  ///         factorized then.
+  void factorize(const SparseMatrix& P, const S* values, Index w) {
+    factorized_ = false;
+    n_ = static_cast<int>(P.rows());
+    w_ = static_cast<int>(std::max<Index>(w, 1));
+    const int* Pp = P.outerIndexPtr();
+    const int* Pi = P.innerIndexPtr();
+    const std::size_t n = static_cast<std::size_t>(n_);
+    int info = 0;
+    const S* pivots = nullptr;  // u_kk at position k * stride
+    std::size_t stride = 1;
+    if (w_ == 1) {
+      d_.assign(n, S(0));
+      dl_.assign(n > 1 ? n - 1 : 1, S(0));
+      du_.assign(n > 1 ? n - 1 : 1, S(0));
+      for (int j = 0; j < n_; ++j)
+        for (int q = Pp[j]; q < Pp[j + 1]; ++q) {
+          const int i = Pi[q];
+          if (i == j)
+            d_[j] += values[q];
+          else if (i == j + 1)
+            dl_[j] += values[q];
+          else
+            du_[i] += values[q];  // i == j - 1
+        }
+      du2_.assign(n > 2 ? n - 2 : 1, S(0));
+      ipiv_.assign(n, 0);
+      gttrf(n_, dl_.data(), d_.data(), du_.data(), du2_.data(), ipiv_.data(), &info);
+      pivots = d_.data();
+    } else {
+      ldab_ = 3 * w_ + 1;  // AB(2w + i - j, j) = A(i, j), w more rows for the pivoting's fill
+      ab_.assign(static_cast<std::size_t>(ldab_) * n, S(0));
+      for (int j = 0; j < n_; ++j)
+        for (int q = Pp[j]; q < Pp[j + 1]; ++q)
+          ab_[static_cast<std::size_t>(2 * w_ + Pi[q] - j) + static_cast<std::size_t>(j) * ldab_] +=
+              values[q];
+      ipiv_.assign(n, 0);
+      gbtrf(n_, w_, ab_.data(), ldab_, ipiv_.data(), &info);
+      pivots = ab_.data() + 2 * w_;
+      stride = static_cast<std::size_t>(ldab_);
+    }
+    if (info < 0)
+      throw NumericalError(
+          detail::concat("LAPACK band factorization: argument ", -info, " is invalid"));
+    if (info > 0)
+      throw NumericalError(detail::concat("banded LU: zero pivot in column ", info, " of ", n_));
+    // The pivot ratio on squared magnitudes (no square roots): lo^2 >= eps^2 hi^2.
+    double lo = std::numeric_limits<double>::infinity(), hi = 0.0;
+    for (std::size_t k = 0; k < n; ++k) {
+      const double v = squared_magnitude(pivots[k * stride]);
+      lo = std::min(lo, v);
+      hi = std::max(hi, v);
+    }
+    constexpr double eps = std::numeric_limits<double>::epsilon();
+    if (!(lo >= eps * eps * hi))
+      throw NumericalError(detail::concat("banded LU: numerically singular (pivot ratio ",
+                                          std::sqrt(lo / hi), " below machine epsilon)"));
+    factorized_ = true;
+  }
+
+  /// X <- A^{-1} X, or A^{-T} X (plain transpose) if transpose; X is n x k, column-major.
+  void solve_in_place(S* X, int k, bool transpose) const {
+    if (!factorized_) throw NumericalError("banded factorization: nothing is factorized");
+    if (k == 0) return;
+    const char t = transpose ? 'T' : 'N';
+    int info = 0;
+    if (w_ == 1)
+      gttrs(t, n_, k, dl_.data(), d_.data(), du_.data(), du2_.data(), ipiv_.data(), X, &info);
+    else
+      gbtrs(t, n_, w_, k, ab_.data(), ldab_, ipiv_.data(), X, &info);
+    if (info != 0) throw NumericalError(detail::concat("LAPACK band solve: INFO = ", info));
+  }
+
+  std::size_t bytes() const {
+    return sizeof(S) * (d_.size() + dl_.size() + du_.size() + du2_.size() + ab_.size()) +
+           sizeof(int) * ipiv_.size();
+  }
+
+ private:
+  bool factorized_ = false;
+  int n_ = 0, w_ = 1, ldab_ = 0;
+  std::vector<S> d_, dl_, du_, du2_, ab_;  // gttrf's diagonals, or the band (w > 1)
+  std::vector<int> ipiv_;
+};
+
 /// Factorization of a real banded n x n matrix (entries only where |i - j| <= w), given by its
-/// values on a compressed pattern P: LU with partial pivoting by LAPACK's dgttrf/dgttrs (w = 1)
-/// or dgbtrf/dgbtrs (w > 1); for a symmetric positive definite matrix (spd) L D L^T by the
-/// project's TridiagonalSpdSolver (w = 1: 2 to 4 times faster than dpttrf, which it falls back
-/// to) or band Cholesky by dpbtrf (lower band). O(n w^2) time and O(n w) memory, no symbolic
-/// analysis and no graph searches: for the chain (w = 1, N = 10^5) a factorization of S(p)
-/// took 1.5 ms against CHOLMOD's 3.1 ms (one core of the shared machine, under load).
+/// values on a compressed pattern P: BandLu<double>, or for a symmetric positive definite
+/// matrix (spd) L D L^T by the project's TridiagonalSpdSolver (w = 1: 2 to 4 times faster than
+/// dpttrf, which it falls back to) or band Cholesky by dpbtrf (lower band). For the chain
+/// (w = 1, N = 10^5) a factorization of S(p) took 1.5 ms against CHOLMOD's 3.1 ms (one core of
+/// the shared machine, under load).
 class BandFactor {
  public:
-  /// @throws NumericalError if the matrix is singular (a zero pivot, or a pivot ratio
-  ///         min |u_kk| / max |u_kk| below machine epsilon, as KluLu) or, for spd, not positive
-  ///         definite (the tridiagonal L D L^T checks only that, as CHOLMOD does). Nothing
-  ///         stays factorized then.
+  /// @throws NumericalError if the matrix is singular (BandLu) or, for spd, not positive
+  ///         definite (the tridiagonal L D L^T checks only that, as CHOLMOD does; band Cholesky
+  ///         also the pivot ratio). Nothing stays factorized then.
   void factorize(const SparseMatrix& P, const double* values, Index w, bool spd) {
     factorized_ = false;
     n_ = static_cast<int>(P.rows());
@@ -317,8 +457,12 @@ class BandFactor {
     const int* Pp = P.outerIndexPtr();
     const int* Pi = P.innerIndexPtr();
     const std::size_t n = static_cast<std::size_t>(n_);
-    int info = 0;
-    if (w_ == 1 && spd_) {
+    if (!spd_) {
+      lu_.factorize(P, values, w);
+      factorized_ = true;
+      return;
+    }
+    if (w_ == 1) {
       diag_.setZero(n_);
       off_.setZero(std::max(n_ - 1, 0));
       for (int j = 0; j < n_; ++j)
@@ -332,109 +476,68 @@ class BandFactor {
       factorized_ = true;
       return;
     }
-    // |u_kk| (LU) or l_kk^2 (band Cholesky) at position k * stride of `pivots`
-    const double* pivots = nullptr;
-    std::size_t stride = 1;
-    if (w_ == 1) {
-      d_.assign(n, 0.0);
-      dl_.assign(n > 1 ? n - 1 : 1, 0.0);
-      du_.assign(n > 1 ? n - 1 : 1, 0.0);
-      for (int j = 0; j < n_; ++j)
-        for (int q = Pp[j]; q < Pp[j + 1]; ++q) {
-          const int i = Pi[q];
-          if (i == j)
-            d_[j] += values[q];
-          else if (i == j + 1)
-            dl_[j] += values[q];
-          else
-            du_[i] += values[q];  // i == j - 1
-        }
-      du2_.assign(n > 2 ? n - 2 : 1, 0.0);
-      ipiv_.assign(n, 0);
-      dgttrf_(&n_, dl_.data(), d_.data(), du_.data(), du2_.data(), ipiv_.data(), &info);
-      pivots = d_.data();
-    } else if (spd_) {
-      ldab_ = w_ + 1;  // lower band: AB(i - j, j) = A(i, j) for j <= i <= j + w
-      ab_.assign(static_cast<std::size_t>(ldab_) * n, 0.0);
-      for (int j = 0; j < n_; ++j)
-        for (int q = Pp[j]; q < Pp[j + 1]; ++q)
-          if (Pi[q] >= j) ab_[static_cast<std::size_t>(Pi[q] - j + j * ldab_)] += values[q];
-      dpbtrf_("L", &n_, &w_, ab_.data(), &ldab_, &info, 1);
-      if (info > 0)
-        throw NumericalError(
-            detail::concat("banded Cholesky: the matrix is not positive definite "
-                           "(leading minor of order ",
-                           info, " of ", n_, ")"));
-      pivots = ab_.data();
-      stride = static_cast<std::size_t>(ldab_);
-    } else {
-      ldab_ = 3 * w_ + 1;  // AB(2w + i - j, j) = A(i, j), w more rows for the pivoting's fill
-      ab_.assign(static_cast<std::size_t>(ldab_) * n, 0.0);
-      for (int j = 0; j < n_; ++j)
-        for (int q = Pp[j]; q < Pp[j + 1]; ++q)
-          ab_[static_cast<std::size_t>(2 * w_ + Pi[q] - j) + static_cast<std::size_t>(j) * ldab_] +=
-              values[q];
-      ipiv_.assign(n, 0);
-      dgbtrf_(&n_, &n_, &w_, &w_, ab_.data(), &ldab_, ipiv_.data(), &info);
-      pivots = ab_.data() + 2 * w_;
-      stride = static_cast<std::size_t>(ldab_);
-    }
+    int info = 0;
+    ldab_ = w_ + 1;  // lower band: AB(i - j, j) = A(i, j) for j <= i <= j + w
+    ab_.assign(static_cast<std::size_t>(ldab_) * n, 0.0);
+    for (int j = 0; j < n_; ++j)
+      for (int q = Pp[j]; q < Pp[j + 1]; ++q)
+        if (Pi[q] >= j) ab_[static_cast<std::size_t>(Pi[q] - j + j * ldab_)] += values[q];
+    dpbtrf_("L", &n_, &w_, ab_.data(), &ldab_, &info, 1);
     if (info < 0)
       throw NumericalError(
           detail::concat("LAPACK band factorization: argument ", -info, " is invalid"));
     if (info > 0)
-      throw NumericalError(detail::concat("banded LU: zero pivot in column ", info, " of ", n_));
+      throw NumericalError(
+          detail::concat("banded Cholesky: the matrix is not positive definite "
+                         "(leading minor of order ",
+                         info, " of ", n_, ")"));
+    // |l_kk|^2 is the pivot of the Cholesky factorization
     double lo = std::numeric_limits<double>::infinity(), hi = 0.0;
     for (std::size_t k = 0; k < n; ++k) {
-      double v = std::abs(pivots[k * stride]);
-      if (spd_) v *= v;
+      const double v =
+          ab_[k * static_cast<std::size_t>(ldab_)] * ab_[k * static_cast<std::size_t>(ldab_)];
       lo = std::min(lo, v);
       hi = std::max(hi, v);
     }
     if (!(lo >= std::numeric_limits<double>::epsilon() * hi))
-      throw NumericalError(detail::concat("banded ", spd_ ? "Cholesky" : "LU",
-                                          ": numerically singular (pivot ratio ", lo / hi,
-                                          " below machine epsilon)"));
+      throw NumericalError(detail::concat("banded Cholesky: numerically singular (pivot ratio ",
+                                          lo / hi, " below machine epsilon)"));
     factorized_ = true;
   }
 
   /// X <- A^{-1} X, or A^{-T} X if transpose.
   void solve_in_place(Matrix& X, bool transpose) {
     const int k = static_cast<int>(X.cols());
-    const char t = transpose ? 'T' : 'N';
     int info = 0;
     if (!factorized_) throw NumericalError("banded factorization: nothing is factorized");
     if (k == 0) return;
-    if (w_ == 1 && spd_) {
+    if (!spd_) {
+      lu_.solve_in_place(X.data(), k, transpose);
+    } else if (w_ == 1) {
       for (int c = 0; c < k; ++c) {
         diag_ = X.col(c);  // the factor keeps its own copy of the matrix: scratch
         spd_tridiagonal_.solve(diag_, diag_);
         X.col(c) = diag_;
       }
-    } else if (w_ == 1) {
-      dgttrs_(&t, &n_, &k, dl_.data(), d_.data(), du_.data(), du2_.data(), ipiv_.data(), X.data(),
-              &n_, &info, 1);
-    } else if (spd_) {
-      dpbtrs_("L", &n_, &w_, &k, ab_.data(), &ldab_, X.data(), &n_, &info, 1);
     } else {
-      dgbtrs_(&t, &n_, &w_, &w_, &k, ab_.data(), &ldab_, ipiv_.data(), X.data(), &n_, &info, 1);
+      dpbtrs_("L", &n_, &w_, &k, ab_.data(), &ldab_, X.data(), &n_, &info, 1);
     }
     if (info != 0) throw NumericalError(detail::concat("LAPACK band solve: INFO = ", info));
   }
 
   bool spd() const { return spd_; }
   std::size_t bytes() const {
-    if (w_ == 1 && spd_) return 2 * sizeof(double) * static_cast<std::size_t>(n_);
-    return sizeof(double) * (d_.size() + dl_.size() + du_.size() + du2_.size() + ab_.size()) +
-           sizeof(int) * ipiv_.size();
+    if (!spd_) return lu_.bytes();
+    if (w_ == 1) return 2 * sizeof(double) * static_cast<std::size_t>(n_);
+    return sizeof(double) * ab_.size();
   }
 
  private:
   bool factorized_ = false;
   int n_ = 0, w_ = 1, ldab_ = 0;
   bool spd_ = false;
-  std::vector<double> d_, dl_, du_, du2_, ab_;  // dgttrf's diagonals, or the band (w > 1)
-  std::vector<int> ipiv_;
+  BandLu<double> lu_;                     // not spd
+  std::vector<double> ab_;                // band Cholesky (spd, w > 1)
   TridiagonalSpdSolver spd_tridiagonal_;  // w = 1 and spd
   Vector diag_, off_;                     // its input, then solve scratch (no allocations)
 };
@@ -477,6 +580,7 @@ struct CacheEntry {
   std::unique_ptr<CholmodFactor> cholmod;  // real CHOLMOD, shared analysis
   std::unique_ptr<ComplexSparseLu> cplx;   // complex KLU, shared analysis
   std::unique_ptr<BandFactor> band;        // real banded (LAPACK), second order
+  std::unique_ptr<BandLu<Complex>> cband;  // complex banded (LAPACK), second order
   std::size_t bytes = 0;
   std::uint64_t last_use = 0;
 };
@@ -1034,20 +1138,23 @@ struct SecondOrderLtiOperator::Impl {
   /// True if the real factor of this entry is a Cholesky-type one (S(p) found SPD).
   static bool spd_factor(const CacheEntry& e) { return e.cholmod || (e.band && e.band->spd()); }
 
-  /// The complex factorization of S(p) by KLU. (LAPACK's zgttrf for the chain solved as
-  /// accurately, but changed the rounding of RKSM's Gramian factors on the lightly damped
-  /// chain enough to move its residual estimate off the independent one by 13 % at 6e-11,
-  /// where KLU's factors keep both within 1 %; IRKA on the chain did not get measurably faster.)
+  /// The complex factorization of S(p): for a banded P LAPACK's zgttrf / zgbtrf (BandLu),
+  /// else KLU.
   CacheEntry& complex_factor(Complex p) {
     if (CacheEntry* hit = cache.find(p, FactorKind::complex)) return *hit;
     CacheEntry& e = cache.insert(p, FactorKind::complex, complex_bytes);
     fill_entry(cache, e, p, [&] {
       cvalues.resize(static_cast<std::size_t>(P.nonZeros()));
       assemble_S(p, cvalues.data());
+      if (band >= 0) {
+        if (!e.cband) e.cband = std::make_unique<BandLu<Complex>>();
+        e.cband->factorize(P, cvalues.data(), band);
+        return;
+      }
       if (!e.cplx) e.cplx = std::make_unique<ComplexSparseLu>(pattern());
       e.cplx->factorize(cvalues.data());
     });
-    complex_bytes = e.cplx->memory_bytes();
+    complex_bytes = e.cband ? e.cband->bytes() : e.cplx->memory_bytes();
     cache.set_bytes(e, complex_bytes);
     return e;
   }
@@ -1200,7 +1307,10 @@ void SecondOrderLtiOperator::solve_shifted(Complex p, const ComplexMatrix& R, Co
   CacheEntry& e = d.complex_factor(p);
   d.structured_solve(p, R, X, transpose, d.complex_r, d.complex_x,
                      [&](ComplexMatrix& r, ComplexMatrix& x) {
-                       e.cplx->solve_in_place(r, transpose);
+                       if (e.cband)
+                         e.cband->solve_in_place(r.data(), static_cast<int>(r.cols()), transpose);
+                       else
+                         e.cplx->solve_in_place(r, transpose);
                        x.swap(r);
                      });
 }
