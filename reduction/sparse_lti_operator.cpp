@@ -365,21 +365,28 @@ class BandLu {
     const S* pivots = nullptr;  // u_kk at position k * stride
     std::size_t stride = 1;
     if (w_ == 1) {
-      d_.assign(n, S(0));
-      dl_.assign(n > 1 ? n - 1 : 1, S(0));
-      du_.assign(n > 1 ? n - 1 : 1, S(0));
-      for (int j = 0; j < n_; ++j)
+      // Column j holds d_j, dl_j (row j + 1) and du_{j-1} (row j - 1): each is zeroed and summed
+      // in the same pass (a separate zero fill of the three diagonals took 3.6% of BM_bt/100000).
+      d_.resize(n);
+      dl_.resize(n > 1 ? n - 1 : 1);
+      du_.resize(n > 1 ? n - 1 : 1);
+      for (int j = 0; j < n_; ++j) {
+        S dj(0), lj(0), uj(0);
         for (int q = Pp[j]; q < Pp[j + 1]; ++q) {
           const int i = Pi[q];
           if (i == j)
-            d_[j] += values[q];
+            dj += values[q];
           else if (i == j + 1)
-            dl_[j] += values[q];
+            lj += values[q];
           else
-            du_[i] += values[q];  // i == j - 1
+            uj += values[q];  // i == j - 1
         }
-      du2_.assign(n > 2 ? n - 2 : 1, S(0));
-      ipiv_.assign(n, 0);
+        d_[j] = dj;
+        if (j + 1 < n_) dl_[j] = lj;
+        if (j > 0) du_[j - 1] = uj;
+      }
+      du2_.resize(n > 2 ? n - 2 : 1);  // dgttrf/zgttrf write du2 and ipiv
+      ipiv_.resize(n);
       gttrf(n_, dl_.data(), d_.data(), du_.data(), du2_.data(), ipiv_.data(), &info);
       pivots = d_.data();
     } else {
