@@ -30,6 +30,7 @@
 #include "src/core/errors.hpp"
 #include "src/core/interrupt.hpp"
 #include "src/core/version.hpp"
+#include "src/io/contained.hpp"
 #include "src/io/results.hpp"
 
 namespace {
@@ -355,11 +356,21 @@ int main(int argc, char** argv) {
       const auto format = mor::experiments::parse_export_format(export_format);
       const std::filesystem::path source(export_source);
       mor::experiments::require_regular_file(source, "export source");
-      const auto files = source.extension() == ".toml"
-                             ? mor::experiments::export_experiment_model(source, export_overrides,
-                                                                         format, export_out)
-                             : mor::experiments::export_results(source, format, export_out);
-      for (const auto& f : files) std::printf("mor: wrote %s\n", f.string().c_str());
+      if (source.extension() == ".toml") {
+        for (const auto& f : mor::experiments::export_experiment_model(source, export_overrides,
+                                                                       format, export_out))
+          std::printf("mor: wrote %s\n", f.string().c_str());
+        return 0;
+      }
+      // A results file is read (and the files written, each through a temporary renamed into
+      // place) in a child process, as by `mor info`: HDF5 may crash on a damaged file.
+      std::cout << mor::io::read_contained(
+          source, "results file",
+          [&](std::ostream& out) {
+            for (const auto& f : mor::experiments::export_results(source, format, export_out))
+              out << "mor: wrote " << f.string() << "\n";
+          },
+          mor::io::results_read_time_limit());
       return 0;
     }
     if (*lister) {
@@ -375,12 +386,12 @@ int main(int argc, char** argv) {
       return 0;
     }
     if (*info) {
-      const mor::io::ResultsReader reader(results_file);
-      mor::experiments::check_results_layout(reader);
-      if (mor::experiments::is_sweep_results(reader))
-        mor::experiments::print_sweep_info(reader, std::cout);
-      else
-        mor::experiments::print_results_info(results_file, std::cout);
+      // In a child process: a crash or an endless loop of HDF5 on a damaged file becomes
+      // "damaged results file: ..." and exit 2 (src/io/contained.hpp).
+      const std::filesystem::path file(results_file);
+      std::cout << mor::io::read_contained(
+          file, "results file", [&](std::ostream& out) { mor::experiments::print_info(file, out); },
+          mor::io::results_read_time_limit());
       return 0;
     }
   } catch (const mor::Interrupted& e) {

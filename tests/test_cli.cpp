@@ -432,4 +432,60 @@ TEST_F(DamagedResults, SweepTableCutShortIsNamed) {
   EXPECT_EQ(info_after("pass").exit_code, 0);
 }
 
+// HDF5 1.10.8 crashes (a null-pointer SEGV listing a damaged object's attributes) or loops for
+// ever (a damaged global heap under a variable-length string) on these files, which fuzz_results
+// found (tests/fuzz/known/). `mor info` and `mor export` read a results file in a child process,
+// so each ends with one line naming the file and exit 2, and no signal reaches the user.
+TEST_F(DamagedResults, HdfCrashesAndEndlessLoopsEndWithAMessage) {
+  const char* src = std::getenv("MOR_SOURCE_DIR");
+  ASSERT_NE(src, nullptr) << "MOR_SOURCE_DIR is set by ctest";
+  const fs::path known = fs::path(src) / "tests" / "fuzz" / "known";
+  const std::string limited = "MOR_READ_TIME_LIMIT=2 '" + mor_.string() + "' ";
+  const struct {
+    const char *file, *command, *message;
+  } cases[] = {
+      {"results_hdf5_attribute_iterate_segv.h5", "info ",
+       "(the reader crashed on it: signal 11, Segmentation fault;"},
+      {"results_hdf5_vlen_attribute_hang.h5", "info ",
+       "(reading it did not end within 2 s and was stopped)"},
+      // The reduced model of this file is whole, but the format attribute every reader reads
+      // first sends HDF5 into its loop.
+      {"results_hdf5_vlen_attribute_hang.h5", "export --format mtx --out x ",
+       "(reading it did not end within 2 s and was stopped)"},
+  };
+  for (const auto& c : cases) {
+    if (!fs::exists(dir_ / c.file)) fs::copy_file(known / c.file, dir_ / c.file);
+    const Outcome o = shell(limited + c.command + c.file);
+    EXPECT_EQ(o.exit_code, 2) << c.command << c.file << "\n" << o.output;
+    expect_contains(o,
+                    "mor: error: damaged results file: '" + std::string(c.file) + "' " + c.message);
+    EXPECT_EQ(std::count(o.output.begin(), o.output.end(), '\n'), 1) << o.output;
+  }
+  EXPECT_FALSE(fs::exists(dir_ / "x.A.mtx"));
+}
+
+// A dataset whose header claims more than the file can hold, even compressed (a chunked
+// 10^6 x 10^6 matrix with no chunk written), is refused by name before anything is allocated.
+TEST_F(DamagedResults, DatasetClaimingMoreThanTheFileHoldsIsRefused) {
+  const char* src = std::getenv("MOR_SOURCE_DIR");
+  ASSERT_NE(src, nullptr) << "MOR_SOURCE_DIR is set by ctest";
+  const Outcome run = mor("run '" + std::string(src) +
+                          "/experiments/bt_chain.toml' --set model.N=20 --set simulation.t_end=2 "
+                          "--set reduction.order=4 --set output.plots=false -q -o good.h5");
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  ASSERT_EQ(mor("export good.h5 --format mtx --out x").exit_code, 0);
+  fs::copy_file(dir_ / "good.h5", dir_ / "bad.h5");
+  const Outcome py = shell(
+      "/usr/bin/python3 -c \"import h5py; f = h5py.File('bad.h5', 'r+'); "
+      "del f['reduction/reduced/A']; f.create_dataset('reduction/reduced/A', "
+      "shape=(10**6, 10**6), chunks=(64, 64), dtype='f8'); f.close()\"");
+  ASSERT_EQ(py.exit_code, 0) << py.output;
+  const Outcome o = mor("export bad.h5 --format mtx --out y");
+  EXPECT_EQ(o.exit_code, 2) << o.output;
+  expect_contains(o,
+                  "dataset '/reduction/reduced/A' in 'bad.h5' claims shape (1000000, 1000000), "
+                  "more than a file of ");
+  EXPECT_FALSE(fs::exists(dir_ / "y.A.mtx"));
+}
+
 }  // namespace

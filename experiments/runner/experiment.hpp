@@ -174,6 +174,13 @@ RunSummary run_experiment(const ExperimentConfig& config, const RunOptions& opti
 /// @throws IoError for a missing, unreadable or foreign file.
 void print_results_info(const std::filesystem::path& results, std::ostream& out);
 
+/// What `mor info` prints for a results file, read in this process: its layout checked
+/// (check_results_layout), then a sweep's table (print_sweep_info) or a run's summary
+/// (print_results_info). `mor info` calls it in a child process (io::read_contained), since
+/// HDF5 1.10 can crash or loop on a damaged file.
+/// @throws IoError for a missing, unreadable, foreign or damaged file.
+void print_info(const std::filesystem::path& results, std::ostream& out);
+
 /// The root attributes of every results file: program, version, git commit, time, host,
 /// command line, the experiment's name, description, source and effective configuration.
 void record_provenance(io::ResultsWriter& out, const std::string& name,

@@ -26,6 +26,8 @@
 #include "experiments/runner/model_kind.hpp"
 #include "experiments/runner/reduction_run.hpp"
 #include "experiments/runner/results_layout.hpp"
+#include "experiments/runner/run_guards.hpp"
+#include "experiments/runner/sweep.hpp"
 #include "experiments/runner/toml_reader.hpp"
 #include "models/multibody.hpp"
 #include "reduction/deim.hpp"
@@ -88,8 +90,17 @@ void print_results_info(const std::filesystem::path& file, std::ostream& os) {
     }
   };
   for (const std::string& group : {layout::kOutputs, layout::kSnapshots, layout::kReduction,
-                                  layout::kReduced, layout::kError, layout::kAnalysis})
+                                   layout::kReduced, layout::kError, layout::kAnalysis})
     if (r.exists(group)) walk(group);
+}
+
+void print_info(const std::filesystem::path& file, std::ostream& os) {
+  const io::ResultsReader reader(file);
+  check_results_layout(reader);
+  if (is_sweep_results(reader))
+    print_sweep_info(reader, os);
+  else
+    print_results_info(file, os);
 }
 
 }  // namespace mor::experiments

@@ -156,9 +156,7 @@ class Layout {
 
   template <class T>
   T attribute(const std::string& name) const {
-    const std::vector<std::string> names = r_.attribute_names("/");
-    if (std::find(names.begin(), names.end(), name) == names.end())
-      damaged(concat("the root attribute '", name, "' is missing"));
+    if (!r_.has_attribute("/", name)) damaged(concat("the root attribute '", name, "' is missing"));
     const io::AttributeValue value = r_.attribute("/", name);
     if (const T* v = std::get_if<T>(&value)) return *v;
     damaged(concat("the root attribute '", name, "' is of another type"));

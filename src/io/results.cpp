@@ -260,6 +260,18 @@ AttributeValue read_attribute(hid_t file, const fs::path& filename, const std::s
   const int rank =
       check(H5Sget_simple_extent_ndims(space.get()), concat("inspect ", subject), object, filename);
   const hssize_t count = H5Sget_simple_extent_npoints(space.get());
+  {
+    // Attributes are stored uncompressed: a damaged header claiming more than the file holds
+    // is refused before anything is allocated for it.
+    std::error_code error;
+    const auto file_bytes = static_cast<long double>(fs::file_size(filename, error));
+    const long double claimed = static_cast<long double>(std::max<hssize_t>(count, 1)) *
+                                static_cast<long double>(H5Tget_size(type.get()));
+    if (!error && claimed > file_bytes + 65536)
+      throw IoError(concat(subject, " '", object, "' in ", quoted(filename), " claims ",
+                           static_cast<long long>(claimed), " bytes, more than a file of ",
+                           static_cast<long long>(file_bytes), " bytes holds (damaged file)"));
+  }
   const bool scalar = shape == H5S_SCALAR;
   const bool one_d = shape == H5S_SIMPLE && rank == 1;
   switch (H5Tget_class(type.get())) {
@@ -996,6 +1008,17 @@ std::vector<std::string> ResultsReader::attribute_names(const std::string& objec
   return names;
 }
 
+bool ResultsReader::has_attribute(const std::string& object_path, const std::string& name) const {
+  require_path(object_path, "ResultsReader::has_attribute");
+  require(!name.empty(), "ResultsReader::has_attribute on '", object_path,
+          "': empty attribute name");
+  h5::silence_error_printing();
+  if (object_type(file_.get(), object_path, path_) == H5I_BADID)
+    throw IoError(concat("no object '", object_path, "' in ", quoted(path_)));
+  return check(H5Aexists_by_name(file_.get(), object_path.c_str(), name.c_str(), H5P_DEFAULT),
+               concat("look up attribute '", name, "' of"), object_path, path_) > 0;
+}
+
 AttributeValue ResultsReader::attribute(const std::string& object_path,
                                         const std::string& name) const {
   h5::silence_error_printing();
@@ -1063,6 +1086,27 @@ std::string shape_string(const std::vector<hsize_t>& dims) {
   return s + ")";
 }
 
+/// Throws IoError if reading `elements` values of `bytes` each from dataset path (of shape dims)
+/// needs more than the file could hold even compressed: deflate expands at most 1032 times, so a
+/// damaged header's claim is refused before anything is allocated for it.
+void require_storable(const fs::path& filename, const std::string& path,
+                      const std::vector<hsize_t>& dims, long double elements, std::size_t bytes) {
+  std::error_code error;
+  const auto file_bytes = static_cast<long double>(fs::file_size(filename, error));
+  if (error) return;  // the read itself will say what is wrong
+  constexpr long double kMaxExpansion = 1032;
+  if (elements * static_cast<long double>(bytes) > kMaxExpansion * file_bytes + 65536)
+    throw IoError(concat("dataset '", path, "' in ", quoted(filename), " claims shape ",
+                         shape_string(dims), ", more than a file of ",
+                         static_cast<long long>(file_bytes), " bytes can hold (damaged file)"));
+}
+
+long double element_count(const std::vector<hsize_t>& dims) {
+  long double n = 1;
+  for (const hsize_t d : dims) n *= static_cast<long double>(d);
+  return n;
+}
+
 }  // namespace
 
 std::vector<Index> ResultsReader::dims(const std::string& dataset_path) const {
@@ -1083,6 +1127,7 @@ Vector ResultsReader::read_vector(const std::string& path) const {
   if (!(dims.size() == 1 || (dims.size() == 2 && (dims[0] == 1 || dims[1] == 1))))
     throw IoError(concat("dataset '", path, "' in ", quoted(path_), " has shape ",
                          shape_string(dims), ", not a vector"));
+  require_storable(path_, path, dims, element_count(dims), sizeof(double));
   const hsize_t size = dims.size() == 1 ? dims[0] : dims[0] * dims[1];
   Vector v(static_cast<Index>(size));
   if (size > 0)
@@ -1106,6 +1151,11 @@ std::vector<std::string> ResultsReader::read_strings(const std::string& path) co
     throw IoError(concat("dataset '", path, "' in ", quoted(path_), " is not a 1-D string array"));
   hsize_t size = 0;
   check(H5Sget_simple_extent_dims(space.get(), &size, nullptr), "inspect dataset", path, path_);
+  // A variable-length string takes at least 16 bytes in the file (its length and heap id).
+  require_storable(path_, path, {size}, static_cast<long double>(size),
+                   check(H5Tis_variable_str(type.get()), "inspect dataset", path, path_) > 0
+                       ? 16
+                       : std::max<std::size_t>(1, H5Tget_size(type.get())));
   std::vector<std::string> out;
   out.reserve(size);
   if (check(H5Tis_variable_str(type.get()), "inspect dataset", path, path_) > 0) {
@@ -1143,6 +1193,7 @@ Matrix ResultsReader::read_matrix(const std::string& path) const {
   if (dims.size() != 2)
     throw IoError(concat("dataset '", path, "' in ", quoted(path_), " has shape ",
                          shape_string(dims), ", not a matrix"));
+  require_storable(path_, path, dims, element_count(dims), sizeof(double));
   Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> row_major(
       static_cast<Index>(dims[0]), static_cast<Index>(dims[1]));
   if (row_major.size() > 0)
@@ -1166,6 +1217,9 @@ Matrix ResultsReader::read_rows_as_columns(const std::string& path, Index first,
   if (count == -1) count = rows - first;
   require(count >= 0 && count <= rows - first, "read_rows_as_columns '", path, "': ", count,
           " rows from row ", first, " exceed the ", rows, " rows of the dataset");
+  require_storable(path_, path, dims,
+                   static_cast<long double>(count) * static_cast<long double>(width),
+                   sizeof(double));
   Matrix columns(width, count);
   if (columns.size() == 0) return columns;
   const h5::Dataspace file_space(

@@ -215,7 +215,14 @@ class ResultsReader {
 
   /// Names of the attributes of the object at object_path, sorted.
   /// @throws IoError if the object does not exist.
+  /// On a damaged file HDF5 1.10.8 can crash inside this iteration (H5Aiterate2): read the
+  /// attributes you expect with has_attribute() and attribute() instead where the names are
+  /// known, and list only to show what is there (`mor info`, in a child process).
   std::vector<std::string> attribute_names(const std::string& object_path) const;
+
+  /// Whether the object at object_path has an attribute called name (looked up by name, without
+  /// iterating over the object's attributes). @throws IoError if the object does not exist.
+  bool has_attribute(const std::string& object_path, const std::string& name) const;
 
   /// The attribute name of the object at object_path. Integer attributes of any width come back
   /// as int64, floating-point ones as double, strings (variable or fixed length) as std::string.

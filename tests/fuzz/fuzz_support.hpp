@@ -6,16 +6,26 @@
 // as exit 1 "anything else", so the targets let it escape, and libFuzzer reports it as a crash.
 #pragma once
 
+#include <poll.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <chrono>
+#include <csignal>
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <string>
 
 #include "src/core/errors.hpp"
+
+// Sanitizer builds define it; libFuzzer's callback there writes the input as a crash artifact.
+extern "C" void __sanitizer_set_death_callback(void (*callback)()) __attribute__((weak));
 
 namespace mor::fuzz {
 
@@ -54,6 +64,144 @@ void expect_clean(F&& f) {
   } catch (const InvalidArgument&) {
   } catch (const IoError&) {
   }
+}
+
+/// Inputs on which a third-party reader crashed or looped in the contained child (see
+/// contained()): counted, reported at exit, and kept in $MOR_FUZZ_CONTAINED_DIR if set.
+struct ContainedCounts {
+  long runs = 0, crashed = 0, timed_out = 0;
+  std::string target;
+  ~ContainedCounts() {
+    if (runs > 0)
+      std::fprintf(stderr, "%s: %ld inputs read in a child first: %ld crashed it, %ld timed out\n",
+                   target.c_str(), runs, crashed, timed_out);
+  }
+};
+
+inline ContainedCounts& contained_counts() {
+  static ContainedCounts counts;
+  return counts;
+}
+
+/// A child process forked from the target that reads input after input (the file of the
+/// current input, same path each time) until it crashes, loops or the target ends: the
+/// containment of io::run_contained (`mor info` forks once per file) without a fork per input,
+/// which at 5 to 15 ms for this 300 MB sanitized process would cost most of the run. Its HDF5
+/// state is that of the target when it was forked plus the inputs it read since, as the target's
+/// own is in libFuzzer's one process.
+class Worker {
+ public:
+  enum class Verdict { clean, crashed, timed_out };
+
+  ~Worker() { stop(); }
+
+  /// Has the worker run read() on the current input; starts one if none is running.
+  template <class F>
+  Verdict run(F& read, std::chrono::milliseconds limit) {
+    if (pid_ < 0) start(read);
+    const char go = 'G';
+    if (::write(to_, &go, 1) != 1) return died();
+    pollfd p{from_, POLLIN, 0};
+    int ready;
+    do {
+      ready = ::poll(&p, 1, static_cast<int>(limit.count()));
+    } while (ready < 0 && errno == EINTR);
+    if (ready == 0) {
+      ::kill(pid_, SIGKILL);
+      stop();
+      return Verdict::timed_out;
+    }
+    char done = 0;
+    if (::read(from_, &done, 1) != 1) return died();
+    return Verdict::clean;
+  }
+
+ private:
+  template <class F>
+  void start(F& read) {
+    std::signal(SIGPIPE, SIG_IGN);  // a write to a worker that died fails, not kills
+    int to[2], from[2];
+    if (::pipe(to) != 0 || ::pipe(from) != 0) std::abort();
+    std::fflush(nullptr);
+    pid_ = ::fork();
+    if (pid_ < 0) std::abort();
+    if (pid_ == 0) {
+      ::close(to[1]);
+      ::close(from[0]);
+      // As io::run_contained's child: a crash ends it with its signal, not with the sanitizer's
+      // or libFuzzer's handlers (which would write the input as a crash artifact).
+      for (const int signal : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT})
+        std::signal(signal, SIG_DFL);
+      if (__sanitizer_set_death_callback != nullptr) __sanitizer_set_death_callback(nullptr);
+      char go = 0;
+      while (::read(to[0], &go, 1) == 1) {
+        try {
+          std::ostringstream out;
+          read(out);
+        } catch (...) {  // the verdict on exceptions is the in-process run's (expect_clean)
+        }
+        const char done = 'D';
+        if (::write(from[1], &done, 1) != 1) break;
+      }
+      ::_exit(0);
+    }
+    ::close(to[0]);
+    ::close(from[1]);
+    to_ = to[1];
+    from_ = from[0];
+  }
+
+  Verdict died() {
+    stop();
+    return Verdict::crashed;
+  }
+
+  void stop() {
+    if (pid_ < 0) return;
+    ::close(to_);
+    ::close(from_);
+    int status = 0;
+    while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+    }
+    pid_ = -1;
+  }
+
+  pid_t pid_ = -1;
+  int to_ = -1, from_ = -1;
+};
+
+/// The containment the program uses on files HDF5 may crash on (as `mor info` reads a results
+/// file through io::read_contained): read(out) runs first in a child process (Worker) with the
+/// given time limit. If the child crashed or timed out, that is the program's "damaged file"
+/// message, not a failure of the target: the input is counted (and kept, see ContainedCounts).
+/// Otherwise read runs again in this process (the same deterministic read, so it ends as in the
+/// child), which gives libFuzzer the coverage the child's run cannot report, and is checked as
+/// every target's read is (expect_clean).
+template <class F>
+void contained(const char* target, const std::uint8_t* data, std::size_t size,
+               std::chrono::milliseconds limit, F&& read) {
+  static Worker worker;
+  auto& counts = contained_counts();
+  counts.target = target;
+  ++counts.runs;
+  const Worker::Verdict verdict = worker.run(read, limit);
+  if (verdict != Worker::Verdict::clean) {
+    const bool crashed = verdict == Worker::Verdict::crashed;
+    ++(crashed ? counts.crashed : counts.timed_out);
+    if (const char* dir = std::getenv("MOR_FUZZ_CONTAINED_DIR"); dir != nullptr) {
+      const std::string name = std::string(crashed ? "crash-" : "hang-") +
+                               std::to_string(::getpid()) + "-" +
+                               std::to_string(counts.crashed + counts.timed_out);
+      std::filesystem::create_directories(dir);
+      std::ofstream(std::filesystem::path(dir) / name, std::ios::binary)
+          .write(reinterpret_cast<const char*>(data), static_cast<std::streamsize>(size));
+    }
+    return;
+  }
+  expect_clean([&] {
+    std::ostringstream out;
+    read(out);
+  });
 }
 
 }  // namespace mor::fuzz
