@@ -85,8 +85,8 @@ inline ContainedCounts& contained_counts() {
 
 /// A child process forked from the target that reads input after input (the file of the
 /// current input, same path each time) until it crashes, loops or the target ends: the
-/// containment of io::run_contained (`mor info` forks once per file) without a fork per input,
-/// which at 5 to 15 ms for this 300 MB sanitized process would cost most of the run. Its HDF5
+/// containment of io::run_contained (`mor info` forks once per file) without a fork per input
+/// of a sanitized process of up to 300 MB (one fork per crash instead). Its HDF5
 /// state is that of the target when it was forked plus the inputs it read since, as the target's
 /// own is in libFuzzer's one process.
 class Worker {
