@@ -3,6 +3,7 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <sys/prctl.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -42,7 +43,10 @@ bool write_all(int fd, std::string_view text) {
 
 /// The child: runs call, sends a one-byte verdict ('F' finished, else the error letter) and the
 /// output or message through fd, and leaves. Never returns.
-[[noreturn]] void child(int fd, const std::function<void(std::ostream&)>& call) {
+[[noreturn]] void child(int fd, const std::function<void(std::ostream&)>& call, pid_t parent) {
+  // A child looping inside HDF5 must not outlive a parent killed meanwhile.
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (::getppid() != parent) ::_exit(1);
   for (const int signal : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT}) {
     struct sigaction action {};
     action.sa_handler = SIG_DFL;
@@ -99,6 +103,7 @@ ContainedOutcome run_contained(const std::function<void(std::ostream&)>& call,
   std::fflush(nullptr);  // so that buffered output is not written twice
   std::cout.flush();
   std::cerr.flush();
+  const pid_t parent = ::getpid();
   const pid_t pid = ::fork();
   if (pid < 0) {
     const int error = errno;
@@ -108,7 +113,7 @@ ContainedOutcome run_contained(const std::function<void(std::ostream&)>& call,
   }
   if (pid == 0) {
     ::close(fds[0]);
-    child(fds[1], call);
+    child(fds[1], call, parent);
   }
   ::close(fds[1]);
 

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <poll.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -123,9 +124,13 @@ class Worker {
     int to[2], from[2];
     if (::pipe(to) != 0 || ::pipe(from) != 0) std::abort();
     std::fflush(nullptr);
+    const pid_t parent = ::getpid();
     pid_ = ::fork();
     if (pid_ < 0) std::abort();
     if (pid_ == 0) {
+      // A worker looping inside HDF5 must not outlive a target stopped meanwhile.
+      ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+      if (::getppid() != parent) ::_exit(1);
       ::close(to[1]);
       ::close(from[0]);
       // As io::run_contained's child: a crash ends it with its signal, not with the sanitizer's
