@@ -590,7 +590,8 @@ open('half73.mat', 'wb').write(data[:len(data) // 2])
 // Damaged headers that fuzz_mat found (docs/hardening.md): a variable claiming more entries than
 // the file can hold (matio would allocate the claim before reading a byte) and sparse column
 // pointers that rise beyond the row indices before they decrease (the rows of that column were
-// read past the end of the array: a heap-buffer-overflow under ASan before the fix).
+// read past the end of the array: a heap-buffer-overflow under ASan before the fix), and v7.3
+// sparse row indices beyond the values (HDF5 wrote past matio's buffer).
 TEST_F(ModelFilesTest, DamagedSizesAndColumnPointersAreIoErrors) {
   ASSERT_NO_FATAL_FAILURE(require_python());
   std::string out;
@@ -623,6 +624,15 @@ with h5py.File('pointers.mat', 'r+') as f:
     g.create_dataset('data', data=np.array([1.0, 2.0]))
     g.create_dataset('ir', data=np.array([0, 1], dtype=np.uint64))
     g.create_dataset('jc', data=np.array([0, 100, 2], dtype=np.uint64))
+# v7.3 sparse 2 x 2 whose row indices outnumber its values (matio sizes the buffer by the values).
+write_v73('rows.mat', {'A': -np.eye(2), 'B': np.ones((2, 1)), 'C': np.ones((1, 2))})
+with h5py.File('rows.mat', 'r+') as f:
+    g = f.create_group('E')
+    g.attrs['MATLAB_sparse'] = np.uint64(2)
+    matlab_class(g)
+    g.create_dataset('data', data=np.array([1.0, 2.0]))
+    g.create_dataset('ir', data=np.array([0, 1, 0, 1, 0], dtype=np.uint64))
+    g.create_dataset('jc', data=np.array([0, 1, 2], dtype=np.uint64))
 )",
                      out))
       << out;
@@ -638,6 +648,16 @@ with h5py.File('pointers.mat', 'r+') as f:
       {pointers.string(), "sparse variable 'E'", "column pointers decrease at column 2"}));
   EXPECT_TRUE(throws_with<mor::IoError>([&] { import_file(pointers); },
                                         {pointers.string(), "'E'", "column pointers"}));
+  // HDF5 wrote past matio's buffer for these (fuzz_mat, a 4-byte heap-buffer-overflow): row
+  // indices outnumbering the values, and the kept input, whose Cv claims 2^40 row indices.
+  const fs::path rows = dir_ / "rows.mat";
+  EXPECT_TRUE(throws_with<mor::IoError>(
+      [&] { mor::io::read_mat_variable(rows, "E"); },
+      {rows.string(), "variable 'E'", "'/E/ir') holds 5 row indices for 2 values", "damaged"}));
+  const fs::path overflow = source_dir() / "tests/fuzz/known/mat_hdf5_fill_write_overflow.mat";
+  EXPECT_TRUE(throws_with<mor::IoError>(
+      [&] { mor::io::read_mat_variable(overflow, "Cv"); },
+      {overflow.string(), "variable 'Cv'", "claims 1099511627776 entries", "damaged"}));
   // The regression seed of the fuzz corpus: variable Cp has column pointers [0, 0, 402653184,
   // 115561463808, 0, ...] (stored as 64 bits, 4294967295 as matio's 32) over one row index.
   const fs::path seed = source_dir() / "tests/fuzz/corpus/mat/regression_column_pointers.mat";

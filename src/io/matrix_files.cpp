@@ -807,11 +807,65 @@ void require_plausible_size(mat_t* mat, const fs::path& file, const std::string&
                          " bytes can hold (damaged file)"));
 }
 
+/// matio 1.5.23 sizes its buffer for a v7.3 sparse variable's row indices (ir) by its values
+/// (data), and HDF5 1.10.8 then writes all of ir's extent into it: on a damaged file with an ir of
+/// 2^40 unstored entries over no values, a 4-byte heap overflow (fuzz_mat). So before matio reads
+/// a v7.3 variable, none of its datasets may claim more than the file can hold (as in
+/// require_plausible_size), and a sparse variable's ir must have as many entries as its data.
+/// @throws IoError naming file, variable and dataset.
+void require_consistent_v73(const fs::path& file, const std::string& name) {
+  if (check_mat_layout(file) != MatLayout::v73) return;
+  std::error_code error;
+  const auto file_bytes = static_cast<long double>(fs::file_size(file, error));
+  if (error) return;
+  h5::silence_error_printing();
+  const h5::File h5file(H5Fopen(file.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT));
+  if (!h5file || H5Lexists(h5file.get(), name.c_str(), H5P_DEFAULT) <= 0) {
+    h5::last_error_reason();  // clears the stack; matio reports the variable itself
+    return;
+  }
+  const auto damaged = [&](const std::string& path, const std::string& what) {
+    return IoError(concat(quoted(file), ": variable '", name, "' (HDF5 dataset '", path, "') ",
+                          what, " (damaged file)"));
+  };
+  // Entries of a dataset, refused beyond what the file can hold; -1 if it cannot be inspected.
+  const auto entries = [&](hid_t dataset, const std::string& path) -> long double {
+    const h5::Dataspace space(H5Dget_space(dataset));
+    const hssize_t n = space ? H5Sget_simple_extent_npoints(space.get()) : -1;
+    if (n < 0) return -1;
+    constexpr long double kMaxExpansion = 1032;
+    if (static_cast<long double>(n) > kMaxExpansion * file_bytes + 4096)
+      throw damaged(path, concat("claims ", n, " entries, more than a file of ",
+                                 static_cast<long long>(file_bytes), " bytes can hold"));
+    return static_cast<long double>(n);
+  };
+  const h5::Object object(H5Oopen(h5file.get(), name.c_str(), H5P_DEFAULT));
+  if (object && H5Iget_type(object.get()) == H5I_DATASET) {
+    entries(object.get(), "/" + name);
+  } else if (object && H5Iget_type(object.get()) == H5I_GROUP) {
+    long double data = -1, ir = -1;
+    for (const char* member : {"data", "ir", "jc"}) {
+      if (H5Lexists(object.get(), member, H5P_DEFAULT) <= 0) continue;
+      const h5::Object part(H5Oopen(object.get(), member, H5P_DEFAULT));
+      if (!part || H5Iget_type(part.get()) != H5I_DATASET) continue;
+      const long double n = entries(part.get(), "/" + name + "/" + member);
+      if (std::string(member) == "data") data = n;
+      if (std::string(member) == "ir") ir = n;
+    }
+    if (data >= 0 && ir >= 0 && ir != data)
+      throw damaged("/" + name + "/ir",
+                    concat("holds ", static_cast<long long>(ir), " row indices for ",
+                           static_cast<long long>(data), " values"));
+  }
+  h5::last_error_reason();  // clears the stack
+}
+
 }  // namespace
 
 MatrixVariable read_mat_variable(const fs::path& file, const std::string& name) {
   const MatFile mat = open_mat(file);
   require_plausible_size(mat.get(), file, name);
+  require_consistent_v73(file, name);
   Mat_Rewind(mat.get());
   const MatVar var(Mat_VarRead(mat.get(), name.c_str()));
   if (!var) {
