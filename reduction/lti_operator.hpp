@@ -112,9 +112,10 @@ class SparseLtiOperator final : public LtiOperator {
 /// For real p < 0 and symmetric positive (semi)definite M, D, K, S(p) is symmetric positive
 /// definite and CHOLMOD factorizes it; complex p use KLU's complex LU. The symbolic analysis of
 /// the pattern of M + D + K is done once. When that pattern is banded with bandwidth w <= 8 (the
-/// chain: tridiagonal), real shifts are factorized in O(n_q w^2) without any analysis instead:
+/// chain: tridiagonal), shifts are factorized in O(n_q w^2) without any analysis instead:
 /// the tridiagonal L D L^T of TridiagonalSpdSolver or LAPACK's band Cholesky for SPD S(p),
-/// LAPACK's tridiagonal or band LU otherwise. The system must outlive the operator.
+/// LAPACK's tridiagonal or band LU otherwise (complex p: zgttrf / zgbtrf). The system must
+/// outlive the operator.
 class SecondOrderLtiOperator final : public LtiOperator {
  public:
   explicit SecondOrderLtiOperator(const SecondOrderSystem& sys);
