@@ -230,6 +230,15 @@ def matlab_class(obj):
     t.set_strpad(h5py.h5t.STR_NULLTERM)
     a = h5py.h5a.create(obj.id, b'MATLAB_class', t, h5py.h5s.create(h5py.h5s.SCALAR))
     a.write(np.array(b'double', dtype='S6'), mtype=t)
+def raw_sparse(path, name, data, ir, jc):
+    # adds to the v7.3 file at path a 2 x n sparse variable written as given, consistent or not
+    with h5py.File(path, 'r+') as f:
+        g = f.create_group(name)
+        g.attrs['MATLAB_sparse'] = np.uint64(2)
+        matlab_class(g)
+        g.create_dataset('data', data=np.array(data, dtype=np.float64))
+        g.create_dataset('ir', data=np.array(ir, dtype=np.uint64))
+        g.create_dataset('jc', data=np.array(jc, dtype=np.uint64))
 def write_v73(path, variables):
     with h5py.File(path, 'w', userblock_size=512) as f:
         for name, v in variables.items():
@@ -617,22 +626,10 @@ with h5py.File('claims_v73.mat', 'r+') as f:
         np.array(b'double', dtype='S6'), mtype=t)
 # v7.3 sparse 2 x 2 with column pointers [0, 100, 2] over 2 row indices.
 write_v73('pointers.mat', {'A': -np.eye(2), 'B': np.ones((2, 1)), 'C': np.ones((1, 2))})
-with h5py.File('pointers.mat', 'r+') as f:
-    g = f.create_group('E')
-    g.attrs['MATLAB_sparse'] = np.uint64(2)
-    matlab_class(g)
-    g.create_dataset('data', data=np.array([1.0, 2.0]))
-    g.create_dataset('ir', data=np.array([0, 1], dtype=np.uint64))
-    g.create_dataset('jc', data=np.array([0, 100, 2], dtype=np.uint64))
+raw_sparse('pointers.mat', 'E', [1.0, 2.0], [0, 1], [0, 100, 2])
 # v7.3 sparse 2 x 2 whose row indices outnumber its values (matio sizes the buffer by the values).
 write_v73('rows.mat', {'A': -np.eye(2), 'B': np.ones((2, 1)), 'C': np.ones((1, 2))})
-with h5py.File('rows.mat', 'r+') as f:
-    g = f.create_group('E')
-    g.attrs['MATLAB_sparse'] = np.uint64(2)
-    matlab_class(g)
-    g.create_dataset('data', data=np.array([1.0, 2.0]))
-    g.create_dataset('ir', data=np.array([0, 1, 0, 1, 0], dtype=np.uint64))
-    g.create_dataset('jc', data=np.array([0, 1, 2], dtype=np.uint64))
+raw_sparse('rows.mat', 'E', [1.0, 2.0], [0, 1, 0, 1, 0], [0, 1, 2])
 )",
                      out))
       << out;
