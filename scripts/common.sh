@@ -72,3 +72,16 @@ build_in() {
     exit 1
   fi
 }
+
+# configure_clang DIR FLAGS [cmake -D option...]: configures DIR as a clang-14 RelWithDebInfo tree
+# compiled with FLAGS (the sanitizer and fuzz builds); on failure the end of DIR/configure.log is
+# shown and the script exits.
+configure_clang() {
+  local dir="$1" flags="$2"
+  shift 2
+  mkdir -p "$dir"
+  CC=clang-14 CXX=clang++-14 cmake -S "$ROOT" -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DCMAKE_C_FLAGS_RELWITHDEBINFO="$flags" -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="$flags" "$@" \
+    >"$dir/configure.log" 2>&1 ||
+    { tail -n 40 "$dir/configure.log" >&2; echo "error: configuring $dir failed" >&2; exit 1; }
+}

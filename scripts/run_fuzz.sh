@@ -18,11 +18,8 @@ TARGETS=(${MOR_FUZZ_TARGETS:-experiment sweep results mat mtx})
 # Line tables only (-g1): the reports name source lines, and the build is a third cheaper than
 # with -g (measured on the sanitizer build, docs/hardening.md).
 echo "== build: libFuzzer targets (clang-14, ASan + UBSan, -O2 -g1) in $FUZZ_DIR"
-mkdir -p "$FUZZ_DIR"
-CC=clang-14 CXX=clang++-14 cmake -S "$ROOT" -B "$FUZZ_DIR" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG" -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG" \
-  -DMOR_FUZZ=ON -DMOR_BUILD_TESTS=OFF -DMOR_BUILD_BENCHMARKS=OFF >"$FUZZ_DIR/configure.log" 2>&1 ||
-  { tail -n 40 "$FUZZ_DIR/configure.log" >&2; echo "error: configuring $FUZZ_DIR failed" >&2; exit 1; }
+configure_clang "$FUZZ_DIR" "-O2 -g1 -DNDEBUG" -DMOR_FUZZ=ON -DMOR_BUILD_TESTS=OFF \
+  -DMOR_BUILD_BENCHMARKS=OFF
 build_in "$FUZZ_DIR" "${TARGETS[@]/#/fuzz_}"
 
 # Leaks inside third-party libraries are suppressed with their reasons (tests/fuzz/lsan.supp).

@@ -15,11 +15,7 @@ install_packages
 ASAN_DIR="${MOR_ASAN_BUILD_DIR:-$ROOT/build-asan}"
 FLAGS="-O2 -gline-tables-only -DNDEBUG"
 echo "== build: AddressSanitizer + UndefinedBehaviorSanitizer (clang-14, $FLAGS) in $ASAN_DIR"
-mkdir -p "$ASAN_DIR"
-CC=clang-14 CXX=clang++-14 cmake -S "$ROOT" -B "$ASAN_DIR" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DCMAKE_C_FLAGS_RELWITHDEBINFO="$FLAGS" -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="$FLAGS" \
-  -DMOR_SANITIZE=ON -DMOR_BUILD_TESTS=ON -DMOR_BUILD_BENCHMARKS=OFF >"$ASAN_DIR/configure.log" 2>&1 ||
-  { tail -n 40 "$ASAN_DIR/configure.log" >&2; echo "error: configuring $ASAN_DIR failed" >&2; exit 1; }
+configure_clang "$ASAN_DIR" "$FLAGS" -DMOR_SANITIZE=ON -DMOR_BUILD_TESTS=ON -DMOR_BUILD_BENCHMARKS=OFF
 start=$SECONDS
 build_in "$ASAN_DIR"
 echo "   built in $((SECONDS - start)) s"
