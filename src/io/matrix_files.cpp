@@ -42,6 +42,7 @@
 #include <vector>
 
 #include "src/core/errors.hpp"
+#include "src/io/file_claims.hpp"
 #include "src/io/hdf5.hpp"
 
 namespace mor::io {
@@ -785,9 +786,6 @@ namespace {
 void require_plausible_size(mat_t* mat, const fs::path& file, const std::string& name) {
   const MatVar info(Mat_VarReadInfo(mat, name.c_str()));
   if (!info || info->rank < 0 || info->dims == nullptr) return;  // Mat_VarRead reports it
-  std::error_code error;
-  const auto file_bytes = static_cast<long double>(fs::file_size(file, error));
-  if (error) return;
   long double entries = 1;
   std::string shape;
   for (int k = 0; k < info->rank; ++k) {
@@ -800,10 +798,9 @@ void require_plausible_size(mat_t* mat, const fs::path& file, const std::string&
           ? (info->rank >= 2 ? static_cast<long double>(info->dims[1]) + 1 : 1) * 4
           : entries * static_cast<long double>(
                           std::max<std::size_t>(1, Mat_SizeOfClass(info->class_type)));
-  constexpr long double kMaxExpansion = 1032;
-  if (bytes > kMaxExpansion * file_bytes + 4096)
+  if (const auto file_bytes = implausible_claim(file, bytes, kMaxDeflateExpansion, 4096))
     throw IoError(concat(quoted(file), ": variable '", name, "' claims ", shape,
-                         " entries, more than a file of ", static_cast<long long>(file_bytes),
+                         " entries, more than a file of ", *file_bytes,
                          " bytes can hold (damaged file)"));
 }
 
@@ -815,9 +812,6 @@ void require_plausible_size(mat_t* mat, const fs::path& file, const std::string&
 /// @throws IoError naming file, variable and dataset.
 void require_consistent_v73(const fs::path& file, const std::string& name) {
   if (check_mat_layout(file) != MatLayout::v73) return;
-  std::error_code error;
-  const auto file_bytes = static_cast<long double>(fs::file_size(file, error));
-  if (error) return;
   h5::silence_error_printing();
   const h5::File h5file(H5Fopen(file.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT));
   if (!h5file || H5Lexists(h5file.get(), name.c_str(), H5P_DEFAULT) <= 0) {
@@ -833,10 +827,10 @@ void require_consistent_v73(const fs::path& file, const std::string& name) {
     const h5::Dataspace space(H5Dget_space(dataset));
     const hssize_t n = space ? H5Sget_simple_extent_npoints(space.get()) : -1;
     if (n < 0) return -1;
-    constexpr long double kMaxExpansion = 1032;
-    if (static_cast<long double>(n) > kMaxExpansion * file_bytes + 4096)
-      throw damaged(path, concat("claims ", n, " entries, more than a file of ",
-                                 static_cast<long long>(file_bytes), " bytes can hold"));
+    if (const auto file_bytes =
+            implausible_claim(file, static_cast<long double>(n), kMaxDeflateExpansion, 4096))
+      throw damaged(path, concat("claims ", n, " entries, more than a file of ", *file_bytes,
+                                 " bytes can hold"));
     return static_cast<long double>(n);
   };
   const h5::Object object(H5Oopen(h5file.get(), name.c_str(), H5P_DEFAULT));

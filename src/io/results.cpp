@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "src/core/errors.hpp"
+#include "src/io/file_claims.hpp"
 
 namespace mor::io {
 
@@ -263,14 +264,12 @@ AttributeValue read_attribute(hid_t file, const fs::path& filename, const std::s
   {
     // Attributes are stored uncompressed: a damaged header claiming more than the file holds
     // is refused before anything is allocated for it.
-    std::error_code error;
-    const auto file_bytes = static_cast<long double>(fs::file_size(filename, error));
     const long double claimed = static_cast<long double>(std::max<hssize_t>(count, 1)) *
                                 static_cast<long double>(H5Tget_size(type.get()));
-    if (!error && claimed > file_bytes + 65536)
+    if (const auto file_bytes = implausible_claim(filename, claimed, 1, 65536))
       throw IoError(concat(subject, " '", object, "' in ", quoted(filename), " claims ",
                            static_cast<long long>(claimed), " bytes, more than a file of ",
-                           static_cast<long long>(file_bytes), " bytes holds (damaged file)"));
+                           *file_bytes, " bytes holds (damaged file)"));
   }
   const bool scalar = shape == H5S_SCALAR;
   const bool one_d = shape == H5S_SIMPLE && rank == 1;
@@ -1087,18 +1086,15 @@ std::string shape_string(const std::vector<hsize_t>& dims) {
 }
 
 /// Throws IoError if reading `elements` values of `bytes` each from dataset path (of shape dims)
-/// needs more than the file could hold even compressed: deflate expands at most 1032 times, so a
-/// damaged header's claim is refused before anything is allocated for it.
+/// needs more than the file could hold even compressed (implausible_claim), so a damaged
+/// header's claim is refused before anything is allocated for it.
 void require_storable(const fs::path& filename, const std::string& path,
                       const std::vector<hsize_t>& dims, long double elements, std::size_t bytes) {
-  std::error_code error;
-  const auto file_bytes = static_cast<long double>(fs::file_size(filename, error));
-  if (error) return;  // the read itself will say what is wrong
-  constexpr long double kMaxExpansion = 1032;
-  if (elements * static_cast<long double>(bytes) > kMaxExpansion * file_bytes + 65536)
+  if (const auto file_bytes = implausible_claim(
+          filename, elements * static_cast<long double>(bytes), kMaxDeflateExpansion, 65536))
     throw IoError(concat("dataset '", path, "' in ", quoted(filename), " claims shape ",
-                         shape_string(dims), ", more than a file of ",
-                         static_cast<long long>(file_bytes), " bytes can hold (damaged file)"));
+                         shape_string(dims), ", more than a file of ", *file_bytes,
+                         " bytes can hold (damaged file)"));
 }
 
 long double element_count(const std::vector<hsize_t>& dims) {
