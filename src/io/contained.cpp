@@ -211,6 +211,8 @@ std::chrono::milliseconds results_read_time_limit() {
     const double seconds = std::strtod(text, &end);
     if (end != text && *end == '\0' && seconds > 0 && seconds < 1e6)
       return std::chrono::milliseconds(static_cast<long long>(seconds * 1000));
+    throw InvalidArgument(
+        concat("MOR_READ_TIME_LIMIT='", text, "' is not a number of seconds in (0, 1e6)"));
   }
   return std::chrono::seconds(60);
 }

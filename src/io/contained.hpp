@@ -50,14 +50,15 @@ ContainedOutcome run_contained(const std::function<void(std::ostream&)>& call,
 /// run_contained for a call that reads `file` (what: "results file", ...): returns what the
 /// call wrote. The child's exception comes back as the same type with its message (IoError,
 /// InvalidArgument, NumericalError, Interrupted; any other as std::runtime_error); a crash or a
-/// timeout becomes IoError "damaged <what>: 'file' (reading it crashed HDF5: signal 11,
-/// Segmentation fault)" or "(reading it did not end within 30 s)".
+/// timeout becomes IoError "damaged <what>: 'file' (the reader crashed on it: signal 11,
+/// Segmentation fault; ...)" or "(reading it did not end within 60 s and was stopped)".
 std::string read_contained(const std::filesystem::path& file, std::string_view what,
                            const std::function<void(std::ostream&)>& call,
                            std::chrono::milliseconds time_limit);
 
 /// How long `mor info` and `mor export` give the reading of a results file: 60 s, or
-/// $MOR_READ_TIME_LIMIT seconds if set to a positive number (the tests use 2). They read
+/// $MOR_READ_TIME_LIMIT seconds if set (the tests use 2).
+/// @throws InvalidArgument naming the value unless it is a number of seconds in (0, 1e6). They read
 /// attributes and, at most, the reduced matrices and bases (400 MB for n = 10^6, r = 50, a few
 /// seconds); HDF5's endless loops on damaged files never end by themselves.
 std::chrono::milliseconds results_read_time_limit();
