@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "experiments/runner/estimates.hpp"
 
+#include <unistd.h>
+
 #include "experiments/runner/method.hpp"
 #include "experiments/runner/model_kind.hpp"
 
@@ -25,6 +27,12 @@ double estimate_run_mib(const ExperimentConfig& c) {
   double bytes = 400.0 * N + 50e6;
   if (c.reduction) bytes += c.reduction->estimate_bytes(c);
   return bytes / (1024.0 * 1024.0);
+}
+
+double physical_memory_mib() {
+  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+  return pages > 0 && page > 0 ? static_cast<double>(pages) * static_cast<double>(page) / 1048576.0
+                               : 0.0;
 }
 
 }  // namespace mor::experiments

@@ -1,8 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "experiments/runner/run_guards.hpp"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -63,9 +61,7 @@ void require_nonempty_output(bool given, const std::string& output, std::string_
 }
 
 double run_memory_budget_mib() {
-  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
-  if (pages <= 0 || page <= 0) return 0.0;
-  return 0.9 * static_cast<double>(pages) * static_cast<double>(page) / 1048576.0;
+  return 0.9 * physical_memory_mib();
 }
 
 void check_run_memory(const ExperimentConfig& c) {

@@ -3,8 +3,6 @@
 
 #include <string>
 
-#include <unistd.h>
-
 #include "experiments/runner/estimates.hpp"
 #include "experiments/runner/method.hpp"
 #include "experiments/runner/model_kind.hpp"
@@ -75,10 +73,7 @@ void print_run_summary(const ExperimentConfig& c, const RunSummary& s,
 
 void print_dry_run(const ExperimentConfig& c, std::FILE* out) {
   std::fprintf(out, "%s\n", c.toml.c_str());
-  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
-  const double memory_mib = pages > 0 && page > 0
-                                ? static_cast<double>(pages) * static_cast<double>(page) / 1048576.0
-                                : 0.0;
+  const double memory_mib = physical_memory_mib();
   std::fprintf(out,
                "# %s: valid. Model %s of size %lld; reduction %s.\n"
                "# Estimates (rough, one core): about %.3g s, about %.0f MiB of memory (this "

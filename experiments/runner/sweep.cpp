@@ -3,8 +3,6 @@
 
 #include "experiments/runner/estimates.hpp"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -98,12 +96,6 @@ struct Study {
 /// included; bench_multibody), the linearised models are tiny.
 constexpr double kMultibodyPointSeconds = 5.0;
 constexpr double kMultibodyPointMib = 100.0;
-
-double physical_memory_mib() {
-  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
-  return pages > 0 && page > 0 ? static_cast<double>(pages) * static_cast<double>(page) / 1048576.0
-                               : 0.0;
-}
 
 /// [sweep]: the sweep's name, files, sizes and what the merge computes.
 struct SweepTable {
