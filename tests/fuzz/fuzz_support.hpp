@@ -11,6 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <csignal>
@@ -69,13 +70,27 @@ void expect_clean(F&& f) {
 
 /// Inputs on which a third-party reader crashed or looped in the contained child (see
 /// contained()): counted, reported at exit, and kept in $MOR_FUZZ_CONTAINED_DIR if set.
+/// Also where the time went (wall seconds): in the worker for each verdict, and in the
+/// in-process read of the clean inputs, printed with the counts (the measure of throughput).
 struct ContainedCounts {
   long runs = 0, crashed = 0, timed_out = 0;
+  double clean_seconds = 0, crashed_seconds = 0, timed_out_seconds = 0, in_process_seconds = 0;
+  double slowest_clean = 0, fork_seconds = 0;
+  long forks = 0;
   std::string target;
   ~ContainedCounts() {
-    if (runs > 0)
-      std::fprintf(stderr, "%s: %ld inputs read in a child first: %ld crashed it, %ld timed out\n",
-                   target.c_str(), runs, crashed, timed_out);
+    if (runs == 0) return;
+    std::fprintf(stderr, "%s: %ld inputs read in a child first: %ld crashed it, %ld timed out\n",
+                 target.c_str(), runs, crashed, timed_out);
+    const long clean = runs - crashed - timed_out;
+    auto mean_ms = [](double seconds, long n) { return n > 0 ? 1e3 * seconds / n : 0.0; };
+    std::fprintf(stderr,
+                 "%s: time in the child: clean %.1f s (mean %.2f ms, slowest %.1f ms), crashed "
+                 "%.1f s (mean %.2f ms), timed out %.1f s; in process after a clean child: %.1f s "
+                 "(mean %.2f ms); %ld forks of a worker: %.1f s\n",
+                 target.c_str(), clean_seconds, mean_ms(clean_seconds, clean), 1e3 * slowest_clean,
+                 crashed_seconds, mean_ms(crashed_seconds, crashed), timed_out_seconds,
+                 in_process_seconds, mean_ms(in_process_seconds, clean), forks, fork_seconds);
   }
 };
 
@@ -99,7 +114,12 @@ class Worker {
   /// Has the worker run read() on the current input; starts one if none is running.
   template <class F>
   Verdict run(F& read, std::chrono::milliseconds limit) {
-    if (pid_ < 0) start(read);
+    start_seconds_ = 0;
+    if (pid_ < 0) {
+      const auto t = std::chrono::steady_clock::now();
+      start(read);
+      start_seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+    }
     const char go = 'G';
     if (::write(to_, &go, 1) != 1) return died();
     pollfd p{from_, POLLIN, 0};
@@ -173,6 +193,11 @@ class Worker {
 
   pid_t pid_ = -1;
   int to_ = -1, from_ = -1;
+  double start_seconds_ = 0;
+
+ public:
+  /// Wall seconds the last run() spent forking a new worker (0 if one was running).
+  double start_seconds() const noexcept { return start_seconds_; }
 };
 
 /// The containment the program uses on files HDF5 may crash on (as `mor info` reads a results
@@ -189,10 +214,19 @@ void contained(const char* target, const std::uint8_t* data, std::size_t size,
   auto& counts = contained_counts();
   counts.target = target;
   ++counts.runs;
+  using Clock = std::chrono::steady_clock;
+  const auto seconds_since = [](Clock::time_point t) {
+    return std::chrono::duration<double>(Clock::now() - t).count();
+  };
+  const auto start = Clock::now();
   const Worker::Verdict verdict = worker.run(read, limit);
+  const double in_worker = seconds_since(start) - worker.start_seconds();
+  counts.fork_seconds += worker.start_seconds();
+  counts.forks += worker.start_seconds() > 0 ? 1 : 0;
   if (verdict != Worker::Verdict::clean) {
     const bool crashed = verdict == Worker::Verdict::crashed;
     ++(crashed ? counts.crashed : counts.timed_out);
+    (crashed ? counts.crashed_seconds : counts.timed_out_seconds) += in_worker;
     if (const char* dir = std::getenv("MOR_FUZZ_CONTAINED_DIR"); dir != nullptr) {
       const std::string name = std::string(crashed ? "crash-" : "hang-") +
                                std::to_string(::getpid()) + "-" +
@@ -203,10 +237,14 @@ void contained(const char* target, const std::uint8_t* data, std::size_t size,
     }
     return;
   }
+  counts.clean_seconds += in_worker;
+  counts.slowest_clean = std::max(counts.slowest_clean, in_worker);
+  const auto in_process = Clock::now();
   expect_clean([&] {
     std::ostringstream out;
     read(out);
   });
+  counts.in_process_seconds += seconds_since(in_process);
 }
 
 }  // namespace mor::fuzz
