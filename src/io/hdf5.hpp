@@ -141,6 +141,15 @@ struct WriteState {
 /// @throws IoError naming file if HDF5 refuses the driver.
 PropertyList write_access(std::shared_ptr<WriteState> state, const std::filesystem::path& file);
 
+/// A file access property list for reading an existing file through the same driver as
+/// write_access() (the file is only read). HDF5 1.10.8 loops for ever, or reads past its buffer,
+/// decoding a damaged global heap collection (H5HG, where variable-length strings live): the
+/// driver checks every collection it reads against the HDF5 file format before HDF5 decodes it,
+/// and fails that read (an IoError from the HDF5 call that needed it, naming the damage) if an
+/// object in it has a stored size that ends outside the collection or does not advance the walk.
+/// @throws IoError naming file if HDF5 refuses the driver.
+PropertyList read_access(const std::filesystem::path& file);
+
 /// The open identifiers of files and of the objects in them (groups, datasets, named datatypes,
 /// attributes) in this process: what HDF5 would close at exit.
 long open_objects();

@@ -909,8 +909,9 @@ ResultsReader::ResultsReader(const fs::path& path) : path_(path) {
   if (is_hdf5 < 0) check(is_hdf5, "read file", "", path);
   if (is_hdf5 == 0) throw IoError(concat("results file ", quoted(path), " is not an HDF5 file"));
 
-  h5::PropertyList fapl(
-      check_id(H5Pcreate(H5P_FILE_ACCESS), "create file access list for", "", path));
+  // Read through the layer's driver, which refuses a damaged global heap collection before
+  // HDF5 decodes it (HDF5 would loop for ever on some; h5::read_access()).
+  h5::PropertyList fapl = h5::read_access(path);
 #if H5_VERSION_GE(1, 10, 7)
   // Keep locking, but do not fail on file systems without it (some NFS mounts).
   check(H5Pset_file_locking(fapl.get(), 1, 1), "set file locking for", "", path);
