@@ -9,11 +9,19 @@
 #include <cstdint>
 
 #include "fuzz_support.hpp"
+#include "hdf5_free_lists.hpp"
 #include "src/io/matrix_files.hpp"
 #include "src/io/model_files.hpp"
 
+extern "C" int LLVMFuzzerInitialize(int*, char***) {
+  mor::fuzz::keep_hdf5_free_lists();  // before the worker is forked: both reuse HDF5's blocks
+  return 0;
+}
+
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const auto file = mor::fuzz::as_file(data, size, "model.mat");
+  // 3 s, about 3 times the slowest clean read in the worker measured on 1 200 executions of the
+  // corpus at load 7 (978 ms; mean 11.6 ms): some damaged files are slow but finish.
   mor::fuzz::contained("fuzz_mat", data, size, std::chrono::seconds(3), [&](std::ostream&) {
     mor::fuzz::expect_clean([&] {
       int read = 0;
