@@ -106,6 +106,14 @@ struct IrkaOptions {
   /// ||G||_H2 of the full model, if known (> 0): the history then carries the H2 error estimate
   /// per iteration (see IrkaIteration::h2_error). 0: not estimated.
   double full_h2_norm = 0.0;
+  /// Each iteration's poles and residues from the Loewner pencil of the solves' data (no
+  /// products with the n x r bases beyond E V, no orthonormalization; see the file comment);
+  /// false: from the projection onto orthonormal bases every iteration (the reference). The
+  /// returned model is the projection either way.
+  bool loewner = true;
+  /// Threads for the shifted solves of an iteration: 1, 2 (each with its own factorization,
+  /// LtiOperator::solver_copy; one if the operator has none), or 0: 2 from n >= 8192 on.
+  Index solve_threads = 0;
   const std::atomic<bool>* stop_requested = nullptr;  ///< polled once per iteration
 };
 
@@ -146,6 +154,9 @@ struct IrkaResult {
   std::vector<Complex> shifts;
   ComplexMatrix b, c;
   std::vector<IrkaIteration> history;
+  /// Iterations whose next shifts came from the Loewner pencil (the others, whose pencil's E_r
+  /// was numerically singular, from the projection).
+  Index loewner_iterations = 0;
   double spectral_abscissa = 0.0;  ///< max Re lambda of the returned model (< 0: stable)
   Index shifted_solves = 0;        ///< factorizations requested (real shifts and pairs)
   double seconds = 0.0;            ///< wall time, initial shifts included
@@ -173,6 +184,22 @@ struct PoleResidueForm {
 };
 PoleResidueForm pole_residue_form(const Matrix& Er, const Matrix& Ar, const Matrix& Br,
                                   const Matrix& Cr);
+
+namespace detail {
+/// One IRKA iteration's reduced matrices from the Loewner pencil (IrkaOptions::loewner), for
+/// tests: at the r given shifts and directions (as IrkaOptions::shifts, b, c; directions
+/// required), the unit-column bases V = [(sigma_i E - A)^{-1} B b_i], W = [(sigma_i E -
+/// A)^{-T} C^T c_i] (real and imaginary parts for a pair, not orthonormal) and E_r, A_r, B_r,
+/// C_r of the iteration's Loewner form, which equal W^T E V, W^T A V, W^T B, C V up to the
+/// rounding of the solves and of the divided differences; product_blocks: the blocks of E_r
+/// formed by products (diagonal, and close shifts).
+struct IrkaLoewnerPencil {
+  Matrix V, W, Er, Ar, Br, Cr;
+  Index product_blocks = 0;
+};
+IrkaLoewnerPencil irka_loewner_pencil(LtiOperator& sys, const std::vector<Complex>& shifts,
+                                      const ComplexMatrix& b, const ComplexMatrix& c);
+}  // namespace detail
 
 // ---------------------------------------------------------------------------------------------
 // Second order

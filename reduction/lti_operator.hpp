@@ -67,6 +67,12 @@ class LtiOperator {
     return false;
   }
 
+  /// A second operator on the same system data with its own factor cache and scratch, for
+  /// shifted solves on another thread (an operator's cache is not thread-safe; the system data
+  /// are only read). Its solves give the same results as this one's. nullptr (the default)
+  /// when the operator does not offer one.
+  virtual std::unique_ptr<LtiOperator> solver_copy() const { return nullptr; }
+
  protected:
   LtiOperator() = default;
 };
@@ -97,6 +103,7 @@ class SparseLtiOperator final : public LtiOperator {
   void solve_shifted(double p, const Matrix& R, Matrix& X, bool transpose = false) override;
   void solve_shifted(Complex p, const ComplexMatrix& R, ComplexMatrix& X,
                      bool transpose = false) override;
+  std::unique_ptr<LtiOperator> solver_copy() const override;
 
  private:
   struct Impl;
@@ -138,6 +145,7 @@ class SecondOrderLtiOperator final : public LtiOperator {
   /// product. Available when M, D, K are symmetric and K is positive definite (CHOLMOD
   /// factorizes S(0) = K, shared with the shift cache); false otherwise.
   bool apply_energy_weight(const Matrix& X, Matrix& Y, bool transpose = false) override;
+  std::unique_ptr<LtiOperator> solver_copy() const override;
 
  private:
   struct Impl;

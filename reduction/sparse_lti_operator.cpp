@@ -992,6 +992,10 @@ SparseLtiOperator::SparseLtiOperator(const DescriptorSystem& sys, SparseBackend 
 
 SparseLtiOperator::~SparseLtiOperator() = default;
 
+std::unique_ptr<LtiOperator> SparseLtiOperator::solver_copy() const {
+  return std::make_unique<SparseLtiOperator>(impl_->sys, impl_->backend);
+}
+
 Index SparseLtiOperator::n() const {
   return impl_->sys.n();
 }
@@ -1240,6 +1244,10 @@ SecondOrderLtiOperator::SecondOrderLtiOperator(const SecondOrderSystem& sys) {
 }
 
 SecondOrderLtiOperator::~SecondOrderLtiOperator() = default;
+
+std::unique_ptr<LtiOperator> SecondOrderLtiOperator::solver_copy() const {
+  return std::make_unique<SecondOrderLtiOperator>(impl_->sys);
+}
 
 Index SecondOrderLtiOperator::n() const {
   return 2 * impl_->nq;

@@ -306,10 +306,10 @@ TEST(Irka, TheH2CriterionStopsOnTheModelNotOnItsShifts) {
 }
 
 TEST(Irka, ReturnedBasesAreOrthonormalAndProjectTheReducedModel) {
-  // During the iterations a basis may be orthonormal only to about 1e-8 (one Cholesky QR pass);
-  // the returned V and W get another pass with E_r, A_r, B_r, C_r transformed alike. Both
-  // properties are checked against products formed here: V^T V = I, W^T W = I, and the
-  // reduced matrices are the projections W^T E V, W^T A V, W^T B, C V.
+  // The iterations work on the Loewner pencil of unit-column bases; the returned V and W are
+  // orthonormalized and the model projected once at the end. Both properties are checked
+  // against products formed here: V^T V = I, W^T W = I, and the reduced matrices are the
+  // projections W^T E V, W^T A V, W^T B, C V.
   constexpr double kOrthonormalTol = 1e-12;  // max |entry| of V^T V - I
   constexpr double kProjectionTol = 1e-11;   // max |difference| / max |entry|
   const DescriptorSystem random = testing::random_descriptor(60, 2, 3, 7u);
@@ -336,6 +336,126 @@ TEST(Irka, ReturnedBasesAreOrthonormalAndProjectTheReducedModel) {
     EXPECT_LE(rel(res.Br, res.W.transpose() * op->B()), kProjectionTol) << "B_r, n = " << op->n();
     EXPECT_LE(rel(res.Cr, op->C() * res.V), kProjectionTol) << "C_r, n = " << op->n();
   }
+}
+
+/// max |X - ref| / max |ref|.
+double max_relative(const Matrix& X, const Matrix& ref) {
+  return (X - ref).cwiseAbs().maxCoeff() / ref.cwiseAbs().maxCoeff();
+}
+
+TEST(Irka, LoewnerPencilEqualsTheProjectionOfTheSameBases) {
+  // The iteration's E_r, A_r, B_r, C_r from the Loewner form (divided differences of the
+  // solves' outputs, products only for diagonal blocks and close shifts) against W^T E V,
+  // W^T A V, W^T B, C V of the same (unit-column, not orthonormal) bases, formed here with the
+  // dense E and A. They differ by the rounding of the solves and the divided differences.
+  constexpr double kLoewnerTol = 1e-12;  // max |difference| / max |entry|
+  const DescriptorSystem random = testing::random_descriptor(60, 2, 3, 7u);
+  SparseLtiOperator random_op(random);
+  const SecondOrderSystem chain = rayleigh_chain(100).linear_system();
+  SecondOrderLtiOperator chain_op(chain);
+  // The random system: real shifts, one pair, and two shifts 2.5e-4 apart (their blocks are
+  // formed by products), random directions (a pair's second column the conjugate).
+  std::mt19937 gen(5u);
+  std::normal_distribution<double> normal;
+  const std::vector<Complex> random_shifts = {0.5, 2.0, 2.0005, {1.0, 3.0}, {1.0, -3.0}, 5.0};
+  ComplexMatrix rb(2, 6), rc(3, 6);
+  for (Index j = 0; j < 6; ++j) {
+    for (Index i = 0; i < 2; ++i) rb(i, j) = Complex(normal(gen), j == 3 ? normal(gen) : 0.0);
+    for (Index i = 0; i < 3; ++i) rc(i, j) = Complex(normal(gen), j == 3 ? normal(gen) : 0.0);
+  }
+  rb.col(4) = rb.col(3).conjugate();
+  rc.col(4) = rc.col(3).conjugate();
+  // The chain: the shifts and directions of a converged IRKA (complex pairs and real shifts
+  // over four decades).
+  const IrkaResult chain_res = irka(chain_op, irka_order(10, 1e-4));
+  ASSERT_EQ(chain_res.status, IrkaStatus::converged) << chain_res.message;
+  struct Case {
+    LtiOperator* op;
+    std::vector<Complex> shifts;
+    ComplexMatrix b, c;
+  };
+  for (const Case& k : {Case{&random_op, random_shifts, rb, rc},
+                        Case{&chain_op, chain_res.shifts, chain_res.b, chain_res.c}}) {
+    const detail::IrkaLoewnerPencil L = detail::irka_loewner_pencil(*k.op, k.shifts, k.b, k.c);
+    const Matrix Er = L.W.transpose() * dense_E(*k.op) * L.V;
+    const Matrix Ar = L.W.transpose() * dense_A(*k.op) * L.V;
+    const double e = max_relative(L.Er, Er), a = max_relative(L.Ar, Ar);
+    const double b = max_relative(L.Br, L.W.transpose() * k.op->B());
+    const double c = max_relative(L.Cr, k.op->C() * L.V);
+    std::cout << "Loewner form against the products, n = " << k.op->n() << ", r = " << Er.rows()
+              << " (" << L.product_blocks << " blocks by products): E_r " << e << ", A_r " << a
+              << ", B_r " << b << ", C_r " << c << " (tolerance " << kLoewnerTol << ")\n";
+    EXPECT_LE(e, kLoewnerTol) << "E_r\n" << L.Er << "\nW^T E V\n" << Er;
+    EXPECT_LE(a, kLoewnerTol) << "A_r\n" << L.Ar << "\nW^T A V\n" << Ar;
+    EXPECT_LE(b, kLoewnerTol);
+    EXPECT_LE(c, kLoewnerTol);
+  }
+}
+
+TEST(Irka, LoewnerIterationsFollowTheProjectedOnes) {
+  // The same chain and tolerance with the poles of every iteration from the Loewner pencil and
+  // from the projection onto orthonormal bases: the same number of iterations and the same
+  // model (both returned models are projections) to within what the shift tolerance leaves.
+  const SecondOrderSystem chain = rayleigh_chain(100).linear_system();
+  SecondOrderLtiOperator op(chain);
+  IrkaOptions o = irka_order(10, 1e-8);
+  const IrkaResult a = irka(op, o);
+  o.loewner = false;
+  const IrkaResult b = irka(op, o);
+  ASSERT_EQ(a.status, IrkaStatus::converged) << a.message;
+  ASSERT_EQ(b.status, IrkaStatus::converged) << b.message;
+  // The pencil resolves the shift changes of the first iterations; near the tolerance (changes
+  // below about 1e-5 here) the iterations take the projection.
+  EXPECT_GE(2 * a.loewner_iterations, a.iterations);
+  EXPECT_LT(a.loewner_iterations, a.iterations);
+  EXPECT_EQ(b.loewner_iterations, 0);
+  DenseLtiOperator ra(a.Er, a.Ar, a.Br, a.Cr), rb(b.Er, b.Ar, b.Br, b.Cr);
+  ErrorLtiOperator diff(ra, rb);
+  const double distance = h2_norm_dense(diff) / h2_norm_dense(rb);
+  std::cout << "chain N = 100, r = 10, shift tolerance 1e-8: Loewner " << a.iterations
+            << " iterations (" << a.loewner_iterations << " on the pencil), projected "
+            << b.iterations << "; relative H2 distance " << distance << "\n";
+  constexpr double kSameModelTol = 1e-8;
+  EXPECT_LE(distance, kSameModelTol);
+  EXPECT_LE(std::abs(a.iterations - b.iterations), 1);
+}
+
+TEST(Irka, TwoSolveThreadsGiveTheModelOfOne) {
+  // Each point is solved with the same factorization code whichever thread (and operator
+  // copy) takes it, so the columns, and everything after them, are the same.
+  const SecondOrderSystem chain = rayleigh_chain(5000).linear_system();
+  SecondOrderLtiOperator op(chain);
+  IrkaOptions o = irka_order(10, 1e-4);
+  o.criterion = IrkaCriterion::h2;
+  o.solve_threads = 1;
+  const IrkaResult one = irka(op, o);
+  o.solve_threads = 2;
+  const IrkaResult two = irka(op, o);
+  ASSERT_EQ(one.status, IrkaStatus::converged) << one.message;
+  ASSERT_EQ(two.status, IrkaStatus::converged) << two.message;
+  constexpr double kThreadTol = 1e-14;  // max |difference| / max |entry|
+  EXPECT_EQ(one.iterations, two.iterations);
+  const double e = max_relative(two.Er, one.Er), a = max_relative(two.Ar, one.Ar);
+  const double v = max_relative(two.V, one.V), w = max_relative(two.W, one.W);
+  std::cout << "chain N = 5000, r = 10, one against two threads: " << one.iterations << " and "
+            << two.iterations << " iterations; E_r " << e << ", A_r " << a << ", V " << v << ", W "
+            << w << "\n";
+  EXPECT_LE(e, kThreadTol);
+  EXPECT_LE(a, kThreadTol);
+  EXPECT_LE(v, kThreadTol);
+  EXPECT_LE(w, kThreadTol);
+  // The same with the sparse descriptor operator's copy (KLU for the complex shifts).
+  const DescriptorSystem random = testing::random_descriptor(60, 2, 3, 7u);
+  SparseLtiOperator random_op(random);
+  IrkaOptions ro = irka_order(6, 1e-8);
+  ro.solve_threads = 1;
+  const IrkaResult r1 = irka(random_op, ro);
+  ro.solve_threads = 2;
+  const IrkaResult r2 = irka(random_op, ro);
+  ASSERT_EQ(r1.status, IrkaStatus::converged) << r1.message;
+  EXPECT_EQ(r1.iterations, r2.iterations);
+  EXPECT_LE(max_relative(r2.Er, r1.Er), kThreadTol);
+  EXPECT_LE(max_relative(r2.Ar, r1.Ar), kThreadTol);
 }
 
 TEST(Irka, NonConvergenceWithinTheLimitIsAStatus) {

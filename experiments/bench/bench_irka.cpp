@@ -15,8 +15,10 @@
 //                       order in the same process; the time reported is IRKA's (h2), counters
 //                       seconds_* of each, ratio_h2 and ratio_shifts = IRKA / BT (the bar is
 //                       < 1), the same for process CPU time (cpu_seconds_*, ratio_h2_cpu),
-//                       iterations_*, and h2_distance_of_models = ||G_r,h2 -
-//                       G_r,shifts||_H2 / ||G_r,shifts||_H2 (what stopping early changes)
+//                       iterations_*, loewner_iterations_h2 (iterations whose shifts came from
+//                       the Loewner pencil, IrkaOptions::loewner), and h2_distance_of_models =
+//                       ||G_r,h2 - G_r,shifts||_H2 / ||G_r,shifts||_H2 (what stopping early
+//                       changes)
 //   BM_chain_irka/<N>   IRKA (h2) alone on the same chain, for profiling (perf record): counters
 //                       iterations, seconds_initial (the initial shifts), cpu_seconds
 //   BM_chain_so_irka/<N>  SOR-IRKA (second order, r = 20, two-sided) of the same chain at
@@ -160,6 +162,7 @@ void BM_chain_irka_vs_bt(benchmark::State& state) {
   state.counters["converged_shifts"] = last_shifts.status == IrkaStatus::converged ? 1.0 : 0.0;
   state.counters["iterations_h2"] = static_cast<double>(last_h2.iterations);
   state.counters["iterations_shifts"] = static_cast<double>(last_shifts.iterations);
+  state.counters["loewner_iterations_h2"] = static_cast<double>(last_h2.loewner_iterations);
   state.counters["seconds_irka_h2"] = median(t_h2);
   state.counters["seconds_irka_shifts"] = median(t_shifts);
   state.counters["seconds_bt"] = median(t_bt);
@@ -193,6 +196,7 @@ void BM_chain_irka(benchmark::State& state) {
   }
   state.counters["converged"] = last.status == IrkaStatus::converged ? 1.0 : 0.0;
   state.counters["iterations"] = static_cast<double>(last.iterations);
+  state.counters["loewner_iterations"] = static_cast<double>(last.loewner_iterations);
   state.counters["seconds_initial"] = last.initial_seconds;
   state.counters["cpu_seconds"] = cpu;
 }
