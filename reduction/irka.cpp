@@ -301,7 +301,7 @@ struct Support {
 
 /// Scratch of one thread's shifted solves (n x 1), kept between iterations.
 struct SolveWorkspace {
-  Matrix x;
+  Matrix x, v[2], ev[2];
   ComplexMatrix xc;
 };
 
@@ -319,6 +319,9 @@ struct RawBases {
   /// Im b for a pair) divided by the columns' scale factors.
   Matrix Sigma, Bd, Cd;
   Matrix CV;  ///< C V (p x r), from the solves
+  /// The diagonal blocks W_i^T E V_i of each point's columns (1 x 1 or 2 x 2; r x r, zero
+  /// elsewhere), formed by the thread that solved the point (with W only).
+  Matrix WEV;
   Index solves = 0;
   SolveWorkspace ws[2];  ///< per thread
   /// The rows of B and the columns of C with a nonzero entry, when they are few (see
@@ -370,6 +373,17 @@ Vector output_of(const Matrix& C, const std::vector<Index>& cols, const Vec& v) 
 /// (the column stays as it is, for orthonormal_basis to report).
 double unit_scale(double nu) {
   return nu > 0.0 && std::isfinite(nu) ? nu : 1.0;
+}
+
+/// out.WEV's block of the columns [k, k + cols): W_k^T (E V_k), while they are in cache
+/// (scratch per block width, which then keeps its size: no allocation per point).
+void diagonal_block(const LtiOperator& sys, Index k, Index cols, RawBases& out,
+                    SolveWorkspace& ws) {
+  Matrix& v = ws.v[cols - 1];
+  Matrix& ev = ws.ev[cols - 1];
+  v = out.V.middleCols(k, cols);
+  sys.apply_E(v, ev);
+  out.WEV.block(k, k, cols, cols).noalias() = out.W.middleCols(k, cols).transpose() * ev;
 }
 
 /// The solves of one point, into columns k (and k + 1 for a pair) of out: see raw_bases.
@@ -435,6 +449,7 @@ void solve_point(LtiOperator& sys, Point& pt, std::size_t i, Index k, bool with_
       const double mu = unit_scale(x.norm());
       out.W.col(k) = x.col(0) / mu;
       out.Cd.col(k) = pt.c.real() / mu;
+      diagonal_block(sys, k, 1, out, ws);
     }
     return;
   }
@@ -467,6 +482,7 @@ void solve_point(LtiOperator& sys, Point& pt, std::size_t i, Index k, bool with_
     out.W.col(k + 1) = xc.col(0).imag() / mu;
     out.Cd.col(k) = pt.c.real() / mu;
     out.Cd.col(k + 1) = pt.c.imag() / mu;
+    diagonal_block(sys, k, 2, out, ws);
   }
 }
 
@@ -489,6 +505,7 @@ void raw_bases(LtiOperator& sys, LtiOperator* helper, std::vector<Point>& pts, b
   out.Bd.setZero(sys.n_inputs(), r);
   out.Cd.setZero(sys.n_outputs(), r);
   out.CV.setZero(sys.n_outputs(), r);
+  out.WEV.setZero(r, r);
   out.Gb.assign(pts.size(), ComplexVector());
   if (!out.b_rows.ready) out.b_rows.build(sys.B());
   if (!out.c_cols.ready) out.c_cols.build(sys.C().transpose());
@@ -717,10 +734,11 @@ void projected_model(LtiOperator& sys, const RawBases& raw, Index it, IrkaResult
 /// H2-approximation", 51st IEEE CDC (2012) 4953-4958. The blocks the equation does not
 /// determine (J = I: the derivative data c_i^T G'(sigma_i) b_i) and those of shifts closer than
 /// kLoewnerSeparation (relative: the divided difference would cancel) are the products
-/// W_J^T (E V_I), one sweep of two columns each; E V is formed once (EV). A_r = X Sigma +
+/// W_J^T (E V_I), one sweep of two columns each (the diagonal ones formed by raw_bases, on
+/// the thread that solved the point). A_r = X Sigma +
 /// (W^T B) Bd, B_r = W^T B, C_r = C V. Returns the number of blocks formed by products.
 Index loewner_model(LtiOperator& sys, const std::vector<Point>& pts, const RawBases& raw,
-                    Matrix& EV, Matrix& Er, Matrix& Ar, Matrix& Br, Matrix& Cr) {
+                    Matrix& Er, Matrix& Ar, Matrix& Br, Matrix& Cr) {
   // Shifts (or conjugates) closer than this relative to the larger one: the block comes from
   // products. A divided difference loses about eps / separation of its accuracy (at most
   // 1e-13 here); the tests find the whole pencil within 1.1e-14 of W^T E V, W^T A V.
@@ -743,7 +761,7 @@ Index loewner_model(LtiOperator& sys, const std::vector<Point>& pts, const RawBa
     k += p.columns();
   }
   Er.resize(r, r);
-  sys.apply_E(raw.V, EV);
+  Matrix VI, EVI;
   Index products = 0;
   for (std::size_t J = 0; J < pts.size(); ++J) {
     const Index j0 = first[J], pj = pts[J].columns();
@@ -752,9 +770,15 @@ Index loewner_model(LtiOperator& sys, const std::vector<Point>& pts, const RawBa
       const Complex sj = pts[J].sigma, si = pts[I].sigma;
       const double sep = std::min(std::abs(sj - si), std::abs(sj - std::conj(si))) /
                          std::max(std::abs(sj), std::abs(si));
-      if (I == J || !(sep > kLoewnerSeparation)) {
-        Er.block(j0, i0, pj, pi).noalias() =
-            raw.W.middleCols(j0, pj).transpose() * EV.middleCols(i0, pi);
+      if (I == J) {
+        Er.block(j0, i0, pj, pi) = raw.WEV.block(j0, i0, pj, pi);
+        ++products;
+        continue;
+      }
+      if (!(sep > kLoewnerSeparation)) {
+        VI = raw.V.middleCols(i0, pi);
+        sys.apply_E(VI, EVI);
+        Er.block(j0, i0, pj, pi).noalias() = raw.W.middleCols(j0, pj).transpose() * EVI;
         ++products;
         continue;
       }
@@ -932,7 +956,7 @@ IrkaResult irka(LtiOperator& sys, const IrkaOptions& o) {
   double change = std::numeric_limits<double>::infinity();
   bool converged = false;
   RawBases raw;  // n x r workspaces, kept across iterations
-  Matrix EV, Er, Ar, Br, Cr;
+  Matrix Er, Ar, Br, Cr;
   bool last_projected = false;  // res holds the projection of the last iteration's bases
   for (Index it = 1; it <= o.max_iterations; ++it) {
     poll(o.stop_requested, "IRKA", it);
@@ -955,7 +979,7 @@ IrkaResult irka(LtiOperator& sys, const IrkaOptions& o) {
     PoleResidueForm f;
     bool from_loewner = false, projected = false;
     if (o.loewner) {
-      loewner_model(sys, pts, raw, EV, Er, Ar, Br, Cr);
+      loewner_model(sys, pts, raw, Er, Ar, Br, Cr);
       const double rcond = Eigen::PartialPivLU<Matrix>(Er).rcond();
       if (kLoewnerNoise * eps <= rcond * std::max(o.tolerance, change)) {
         try {
@@ -1042,8 +1066,7 @@ detail::IrkaLoewnerPencil detail::irka_loewner_pencil(LtiOperator& sys,
   RawBases raw;
   raw_bases(sys, nullptr, pts, true, raw);
   IrkaLoewnerPencil out;
-  Matrix EV;
-  out.product_blocks = loewner_model(sys, pts, raw, EV, out.Er, out.Ar, out.Br, out.Cr);
+  out.product_blocks = loewner_model(sys, pts, raw, out.Er, out.Ar, out.Br, out.Cr);
   out.V = raw.V;
   out.W = raw.W;
   return out;
