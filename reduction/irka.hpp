@@ -22,8 +22,12 @@
 // the first-order necessary conditions of a local H2-optimum (Gugercin et al. 2008, Thm 3.4).
 //
 // Cost per iteration: one factorization of A - sigma E per real shift or conjugate pair (shared by
-// V and W through the operator's factor cache; complex for a pair), 2 solves with one column
-// each, O(n r^2) orthonormalization and O(r^3) dense work; nothing n x n is formed.
+// V and W through the operator's factor cache; complex for a pair; on two threads for large n,
+// each with its own LtiOperator::solver_copy), 2 solves with one column each, one product of E
+// with each shift's columns and O(r^3) dense work: E_r and A_r come from the Loewner pencil of
+// the solves' data (Beattie, Gugercin, "Realization-independent H2-approximation", CDC 2012),
+// not from orthonormalized bases; near convergence, and for the returned model, from the
+// projection onto orthonormal bases (O(n r^2)). Nothing n x n is formed.
 //
 // Second order, M q'' + D q' + K q = B u, y = Cp q + Cv q', G(s) = (Cp + s Cv) S(s)^{-1} B with
 // S(s) = s^2 M + s D + K: the same loop with
