@@ -20,6 +20,7 @@
 #include "src/io/hdf5.hpp"
 #include "src/io/results.hpp"
 #include "support/compare.hpp"
+#include "support/source_dir.hpp"
 #include "support/temp_dir.hpp"
 
 namespace fs = std::filesystem;
@@ -560,4 +561,18 @@ TEST_F(Hdf5Test, DamagedGlobalHeapIsRefusedAtOnce) {
          d.message}));
     ::alarm(0);
   }
+}
+
+// A damaged file that fuzz_results found: /reduction/reduced has a member whose name is empty.
+// `mor info` walked it as a group at /reduction/reduced/, whose members are those of
+// /reduction/reduced, the empty name among them, for ever (the worker timed out on it). A name
+// that cannot be a path component is refused by name.
+TEST_F(Hdf5Test, MemberNamesThatAreNoPathComponentsAreRefused) {
+  const fs::path file =
+      mor::testing::source_dir() / "tests" / "fuzz" / "known" / "results_empty_link_name.h5";
+  const ResultsReader reader(file);
+  EXPECT_TRUE(throws_io_error([&] { static_cast<void>(reader.list("/reduction/reduced")); },
+                              {"damaged results file", file.string(),
+                               "group '/reduction/reduced' has a member named '',"}));
+  EXPECT_FALSE(reader.list("/reduction").empty());  // the sound groups still list
 }

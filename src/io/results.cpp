@@ -989,6 +989,15 @@ std::vector<std::string> ResultsReader::list(const std::string& group) const {
   std::vector<std::string> names;
   check(H5Literate(handle.get(), H5_INDEX_NAME, H5_ITER_INC, nullptr, collect_link_name, &names),
         "list group", group, path_);
+  // A member's name is a component of the paths the callers build (group + "/" + name): "",
+  // "." and names holding '/' would name the group itself or another object, and a walk over
+  // the members would list the same group for ever (`mor info` did, on a damaged file that
+  // fuzz_results found: tests/fuzz/known/results_empty_link_name.h5). HDF5 creates no such
+  // links, so only a damaged file has them.
+  for (const std::string& name : names)
+    if (name.empty() || name == "." || name.find('/') != std::string::npos)
+      throw IoError(concat("damaged results file ", quoted(path_), ": group '", group,
+                           "' has a member named '", name, "', which is not a valid name"));
   std::sort(names.begin(), names.end());
   return names;
 }

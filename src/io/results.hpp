@@ -210,7 +210,7 @@ class ResultsReader {
   /// @throws IoError if path is not an existing dataset.
   bool is_numeric_dataset(const std::string& path) const;
 
-  /// Names of the members of group, sorted. @throws IoError if group is not an existing group.
+  /// Names of the members of group, sorted. @throws IoError if not a group; a name "", "." or a/b.
   std::vector<std::string> list(const std::string& group) const;
 
   /// Names of the attributes of the object at object_path, sorted.
