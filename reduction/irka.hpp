@@ -118,6 +118,16 @@ struct IrkaOptions {
   /// Threads for the shifted solves of an iteration: 1, 2 (each with its own factorization,
   /// LtiOperator::solver_copy; one if the operator has none), or 0: 2 from n >= 8192 on.
   Index solve_threads = 0;
+  /// MF-IRKA (Castagnotto, Panzer, Lohmann, "Fast H2-optimal model order reduction exploiting
+  /// the local nature of Krylov-subspace methods", ECC 2016): the tangential Hermite data of
+  /// every iteration so far (C v_i, w_i^T B, W_i^T E V_i: nothing n-long) are kept, and the next
+  /// shifts are those IRKA converges to on their Loewner pencil truncated to its numerical rank
+  /// (the surrogate, dense, a few r states), warm-started at the ordinary step's; an iteration
+  /// is still r full-order solves and its convergence test the ordinary one (the model of its
+  /// bases against its own mirrored poles), so a fixed point is one of plain IRKA. Once
+  /// consecutive models agree to 1e-6 (relative H2) the ordinary steps finish the run.
+  bool surrogate = false;
+  Index surrogate_max_iterations = 100;               ///< of the IRKA on the surrogate
   const std::atomic<bool>* stop_requested = nullptr;  ///< polled once per iteration
 };
 
@@ -141,6 +151,11 @@ struct IrkaIteration {
   /// in the first iteration.
   double h2_error = 0.0;
   double seconds = 0.0;  ///< wall time of the iteration
+  /// MF-IRKA (IrkaOptions::surrogate): the order of the surrogate after this iteration's data
+  /// and the iterations of the IRKA on it that gave the next shifts (0: the ordinary step's
+  /// mirrored poles gave them, as without the surrogate).
+  Index surrogate_order = 0;
+  Index surrogate_iterations = 0;
 };
 
 /// Outcome of IRKA: the reduced model of the last iteration and how it was reached. A run that

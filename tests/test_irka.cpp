@@ -129,6 +129,34 @@ TEST(Irka, TangentialH2ConditionsHoldAtConvergenceMimo) {
   EXPECT_NEAR(shift_distance(res.shifts, res.history.back().shifts), 0.0, kShiftTol);
 }
 
+TEST(Irka, SurrogateIrkaEndsAtAFixedPointOfIrka) {
+  // MF-IRKA (IrkaOptions::surrogate) chooses shifts on a surrogate of all data so far; its
+  // convergence test is the ordinary one, so at convergence the H2 conditions of the full model
+  // hold as for plain IRKA: on the MIMO system (real shifts) and the chain (complex pairs).
+  const DescriptorSystem mimo = testing::random_descriptor(60, 2, 3, 7u);
+  const SecondOrderSystem chain = rayleigh_chain(100).linear_system();
+  for (int which = 0; which < 2; ++which) {
+    SparseLtiOperator sparse(mimo);
+    SecondOrderLtiOperator second(chain);
+    LtiOperator& op = which == 0 ? static_cast<LtiOperator&>(sparse) : second;
+    IrkaOptions o = irka_order(which == 0 ? 6 : 10);
+    o.surrogate = true;
+    const IrkaResult res = irka(op, o);
+    ASSERT_EQ(res.status, IrkaStatus::converged) << res.message;
+    Index surrogate_steps = 0;
+    for (const IrkaIteration& h : res.history) surrogate_steps += h.surrogate_iterations > 0;
+    const Mismatch m = h2_conditions(DenseTransfer(op), reduced(res));
+    std::cout << (which == 0 ? "MIMO n = 60, r = 6" : "chain N = 100, r = 10")
+              << ", MF-IRKA: " << res.iterations << " iterations (" << surrogate_steps
+              << " shift sets from the surrogate): right " << m.right << ", left " << m.left
+              << ", derivative " << m.derivative << " (tolerance " << kInterpolationTol << ")\n";
+    EXPECT_GT(surrogate_steps, 0);
+    EXPECT_LE(m.right, kInterpolationTol);
+    EXPECT_LE(m.left, kInterpolationTol);
+    EXPECT_LE(m.derivative, kInterpolationTol);
+  }
+}
+
 TEST(Irka, ComplexShiftPairsOfTheChainInRealArithmetic) {
   const MassSpringChain chain = rayleigh_chain(30);
   const SecondOrderSystem so = chain.linear_system();

@@ -1,17 +1,19 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // IRKA (reduction/irka.hpp) against balanced truncation, the two bars of issue 15:
 //
-//   BM_rail_irka/1357/<c>   the steel-profile rail (data/rail_1357.mat, 7 inputs, 6 outputs),
+//   BM_rail_irka/1357/<c>/<s>   the steel-profile rail (data/rail_1357.mat, 7 inputs, 6 outputs),
 //                       IRKA to r = 20 (Ritz initial shifts, tolerance 1e-4 on criterion c:
-//                       0 the shift change, 1 the H2 distance of consecutive models), timed;
+//                       0 the shift change, 1 the H2 distance of consecutive models; s = 1:
+//                       MF-IRKA, IrkaOptions::surrogate), timed;
 //                       afterwards BT to r = 20 (dense Gramians, n < 1500) and both relative
 //                       H2 errors from the dense Gramian of each error system. Counters:
 //                       converged (1/0), iterations, h2_error_irka, h2_error_bt, h2_ratio (IRKA
 //                       / BT: the bar is <= 1), seconds_bt
-//   BM_chain_irka_vs_bt/<N>  the Rayleigh-damped chain (D = 0.2 M + 0.2 K, SISO at the last
+//   BM_chain_irka_vs_bt/<N>/<s>  the Rayleigh-damped chain (D = 0.2 M + 0.2 K, SISO at the last
 //                       mass, 2N states): first-order IRKA to r = 20 through the second-order
 //                       operator with the h2 criterion, one LR-ADI BT to r = 20 (tolerance
-//                       1e-10, automatic shifts), and IRKA with the shift criterion, in this
+//                       1e-10, automatic shifts), and IRKA with the shift criterion (both IRKA
+//                       runs MF-IRKA for s = 1, IrkaOptions::surrogate), in this
 //                       order in the same process; the time reported is IRKA's (h2), counters
 //                       seconds_* of each, ratio_h2 and ratio_shifts = IRKA / BT (the bar is
 //                       < 1), the same for process CPU time (cpu_seconds_*, ratio_h2_cpu),
@@ -19,7 +21,8 @@
 //                       the Loewner pencil, IrkaOptions::loewner), and h2_distance_of_models =
 //                       ||G_r,h2 - G_r,shifts||_H2 / ||G_r,shifts||_H2 (what stopping early
 //                       changes)
-//   BM_chain_irka/<N>   IRKA (h2) alone on the same chain, for profiling (perf record): counters
+//   BM_chain_irka/<N>/<s>  IRKA (h2; s = 1: MF-IRKA) alone on the same chain, for profiling
+//                       (perf record): counters
 //                       iterations, seconds_initial (the initial shifts), cpu_seconds
 //   BM_chain_so_irka/<N>  SOR-IRKA (second order, r = 20, two-sided) of the same chain at
 //                       N = 10^4: converged (1/0; on this chain it does not), iterations
@@ -84,6 +87,7 @@ void BM_rail_irka(benchmark::State& state) {
   IrkaOptions o;
   o.order = kOrder;
   o.criterion = state.range(1) == 0 ? IrkaCriterion::shifts : IrkaCriterion::h2;
+  o.surrogate = state.range(2) != 0;
   IrkaResult last;
   for (auto _ : state) {
     SparseLtiOperator op(sys);
@@ -121,6 +125,7 @@ void BM_chain_irka_vs_bt(benchmark::State& state) {
   const SecondOrderSystem sys = rayleigh_chain(state.range(0));
   IrkaOptions by_shifts;
   by_shifts.order = kOrder;
+  by_shifts.surrogate = state.range(1) != 0;
   IrkaOptions by_h2 = by_shifts;
   by_h2.criterion = IrkaCriterion::h2;
   BtOptions bo;
@@ -185,6 +190,7 @@ void BM_chain_irka(benchmark::State& state) {
   IrkaOptions o;
   o.order = kOrder;
   o.criterion = IrkaCriterion::h2;
+  o.surrogate = state.range(1) != 0;
   IrkaResult last;
   double cpu = 0.0;
   for (auto _ : state) {
@@ -216,13 +222,25 @@ void BM_chain_so_irka(benchmark::State& state) {
   state.counters["seconds"] = last.seconds;
 }
 
-BENCHMARK(BM_rail_irka)->Args({1357, 0})->Args({1357, 1})->Unit(benchmark::kSecond)->Iterations(1);
+BENCHMARK(BM_rail_irka)
+    ->Args({1357, 0, 0})
+    ->Args({1357, 1, 0})
+    ->Args({1357, 0, 1})
+    ->Args({1357, 1, 1})
+    ->Unit(benchmark::kSecond)
+    ->Iterations(1);
 BENCHMARK(BM_chain_irka_vs_bt)
-    ->Arg(100000)
+    ->Args({100000, 0})
+    ->Args({100000, 1})
     ->Unit(benchmark::kSecond)
     ->UseManualTime()
     ->Iterations(1);
-BENCHMARK(BM_chain_irka)->Arg(100000)->Unit(benchmark::kSecond)->Iterations(1);
+BENCHMARK(BM_chain_irka)
+    ->Args({100000, 0})
+    ->Args({100000, 1})
+    ->Args({10000, 1})
+    ->Unit(benchmark::kSecond)
+    ->Iterations(1);
 BENCHMARK(BM_chain_so_irka)->Arg(10000)->Unit(benchmark::kSecond)->Iterations(1);
 
 }  // namespace
