@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -404,6 +405,12 @@ int main(int argc, char** argv) {
     // A folder or file the user named that cannot be made or read (e.g. a read-only folder).
     std::cerr << "mor: error: " << mor::experiments::describe(e) << "\n";
     return 2;
+  } catch (const std::bad_alloc&) {
+    // Runs are checked against their memory estimate before they start (run_guards); what
+    // still fails to allocate is a model larger than the estimate knew, or a busy machine.
+    std::cerr << "mor: error: out of memory (an allocation failed); `mor run FILE --dry-run` "
+                 "prints the run's memory estimate against this machine's memory\n";
+    return 1;
   } catch (const std::exception& e) {
     // Bad input (InvalidArgument, IoError: files the user named) is exit 2; anything else 1.
     const bool bad_input =

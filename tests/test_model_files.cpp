@@ -6,7 +6,9 @@
 // back bit for bit; every broken file must give the documented exception naming file and variable.
 #include <gtest/gtest.h>
 
+#include <sys/resource.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <cmath>
 #include <cstdio>
@@ -16,6 +18,7 @@
 #include <functional>
 #include <limits>
 #include <map>
+#include <new>
 #include <random>
 #include <sstream>
 #include <string>
@@ -660,6 +663,64 @@ raw_sparse('rows.mat', 'E', [1.0, 2.0], [0, 1, 0, 1, 0], [0, 1, 2])
   const fs::path seed = source_dir() / "tests/fuzz/corpus/mat/regression_column_pointers.mat";
   EXPECT_TRUE(throws_with<mor::IoError>([&] { mor::io::read_mat_variable(seed, "Cp"); },
                                         {seed.string(), "'Cp'", "column pointers decrease"}));
+}
+
+TEST(MatFileFuzzFindings, AV4HeaderIsReadInTheByteOrderItsMachineDigitNames) {
+  // Type 0 (machine digit 0: little endian), then a name length of 1 056 964 608 read little
+  // endian; read big endian the header looked plausible (name length 63), and matio, which reads
+  // it little endian, allocated the 1 GB name (fuzz_mat).
+  const fs::path file = source_dir() / "tests/fuzz/known/mat_matio_v4_name_claim.mat";
+  EXPECT_TRUE(throws_with<mor::IoError>([&] { mor::io::mat_variable_names(file); },
+                                        {file.string(), "is not a MAT file"}));
+}
+
+TEST(MatFileFuzzFindings, AVariableTooLargeForMemoryIsAnIoErrorNamingIt) {
+  // A 137-byte v4 file declares an empty 0 x 520093702 matrix, whose column pointers need 2 GB.
+  // Read in a child process whose address space is limited to 1 GiB more than it uses, so the
+  // allocation fails there as it does on a smaller machine: the reader must name the variable,
+  // not let std::bad_alloc through (the program reported it as "std::bad_alloc", exit 1).
+#if defined(__SANITIZE_ADDRESS__)
+  GTEST_SKIP() << "AddressSanitizer reserves terabytes of address space: no RLIMIT_AS here";
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+  GTEST_SKIP() << "AddressSanitizer reserves terabytes of address space: no RLIMIT_AS here";
+#endif
+#endif
+  const fs::path file = source_dir() / "tests/fuzz/known/mat_sparse_dims_bad_alloc.mat";
+  std::fflush(nullptr);
+  const pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    long pages = 0;
+    std::ifstream("/proc/self/statm") >> pages;
+    const rlim_t limit =
+        static_cast<rlim_t>(pages) * static_cast<rlim_t>(::sysconf(_SC_PAGE_SIZE)) +
+        (rlim_t{1} << 30);
+    const rlimit rl{limit, limit};
+    if (::setrlimit(RLIMIT_AS, &rl) != 0) ::_exit(10);
+    try {
+      for (const auto& name : mor::io::mat_variable_names(file))
+        (void)mor::io::read_mat_variable(file, name);
+      ::_exit(11);  // nothing refused
+    } catch (const mor::IoError& e) {
+      const std::string what = e.what();
+      std::fprintf(stderr, "child: %s\n", what.c_str());
+      ::_exit(what.find("does not fit in the memory") != std::string::npos &&
+                      what.find("0 x 520093702") != std::string::npos
+                  ? 0
+                  : 12);
+    } catch (const std::bad_alloc&) {
+      ::_exit(13);
+    } catch (...) {
+      ::_exit(14);
+    }
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status)) << "the child ended by signal " << WTERMSIG(status);
+  EXPECT_EQ(WEXITSTATUS(status), 0)
+      << "10: setrlimit failed, 11: nothing refused, 12: another message (printed above), "
+         "13: std::bad_alloc escaped, 14: another exception";
 }
 
 TEST_F(ModelFilesTest, VariablesOfTheWrongKindAreNamed) {
