@@ -98,7 +98,7 @@ struct IrkaOptions {
   IrkaCriterion criterion = IrkaCriterion::shifts;
   Index max_iterations = 100;  ///< iterations (each: r shifted solves for V and for W)
   IrkaInitialShifts initial = IrkaInitialShifts::ritz;
-  /// ritz: inverse Arnoldi steps (0: max(2 r, r + 10)).
+  /// ritz: inverse Arnoldi steps (0: max(2 r, r + 10); with surrogate r + max(5, r / 4)).
   Index ritz_steps = 0;
   /// given: r initial shifts, Re sigma > 0, closed under conjugation (a complex sigma followed
   /// by its conjugate is not required; the set is).
@@ -126,7 +126,7 @@ struct IrkaOptions {
   /// is still r full-order solves and its convergence test the ordinary one (the model of its
   /// bases against its own mirrored poles), so a fixed point is one of plain IRKA. Once
   /// consecutive models agree to 1e-6 (relative H2) the ordinary steps finish the run.
-  bool surrogate = false;
+  bool surrogate = true;
   Index surrogate_max_iterations = 100;               ///< of the IRKA on the surrogate
   const std::atomic<bool>* stop_requested = nullptr;  ///< polled once per iteration
 };
