@@ -37,6 +37,7 @@ struct IrkaKeys {
   Index max_iterations = 100;
   IrkaInitialShifts initial_shifts = IrkaInitialShifts::ritz;
   Index ritz_steps = 0;
+  bool surrogate = true;
   std::vector<double> shifts_re, shifts_im;
   SoIrkaProjection projection = SoIrkaProjection::two_sided;
   Index inner_max_iterations = 200;
@@ -65,7 +66,14 @@ void irka_keys(O& o, V& v) {
                "ritz (mirrored Ritz values of the pencil from inverse Arnoldi, spread over "
                "log |lambda|) or given (shifts_re, shifts_im)"},
            o.initial_shifts, kInitial);
-  v(Key{"ritz_steps", "", "ritz: inverse Arnoldi steps (0: max(2 r, r + 10))"}, o.ritz_steps);
+  v(Key{"ritz_steps", "",
+        "ritz: inverse Arnoldi steps (0: r + max(5, r / 4) with the surrogate, else "
+        "max(2 r, r + 10))"},
+    o.ritz_steps);
+  v(Key{"surrogate", "",
+        "first_order: MF-IRKA, the next shifts from IRKA on the Loewner surrogate of every "
+        "iteration's data (fewer full-order iterations; same fixed points); false: plain IRKA"},
+    o.surrogate);
   v(Key{"shifts_re", "1/s", "given: real parts of the r initial shifts (Re > 0)"}, o.shifts_re);
   v(Key{"shifts_im", "1/s",
         "given: imaginary parts (empty: all real; the set must be closed under conjugation)"},
@@ -192,6 +200,7 @@ class IrkaMethod final : public ReductionMethod {
     io.max_iterations = o_.max_iterations;
     io.initial = o_.initial_shifts;
     io.ritz_steps = o_.ritz_steps;
+    io.surrogate = o_.surrogate;
     io.shifts = shifts;
     double h2_seconds = 0.0;
     if (o_.h2_history) {
