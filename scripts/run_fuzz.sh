@@ -4,10 +4,14 @@
 # target of ours with ASan + UBSan) in build-fuzz/, then runs each for a bounded time on a copy
 # of its seed corpus (tests/fuzz/corpus/<target>/; what the run adds stays in
 # build-fuzz/corpus/). A crash, a leak, a hang (one input over 10 s) or an input needing more
-# than 2 GiB stops the script with the failing input in build-fuzz/artifacts/<target>/.
+# than 2 GiB stops the script with the failing input in build-fuzz/artifacts/<target>/; crashes
+# and loops inside HDF5 or matio (fuzz_results, fuzz_mat) are contained as the program contains
+# them, counted and kept in build-fuzz/contained/<target>/ (tests/fuzz/fuzz_support.hpp).
 #   MOR_FUZZ_SECONDS   seconds per target (default 60; CI)
 #   MOR_FUZZ_RUNS      executions per target instead of a time (e.g. 1000000)
 #   MOR_FUZZ_TARGETS   which targets (default: all, "experiment sweep results mat mtx")
+#   MOR_FUZZ_TIMEOUT   libFuzzer's -timeout in seconds (default 10; more at nice 19 on a busy
+#                      machine, where a starved input is no hang)
 # Longer runs: MOR_FUZZ_SECONDS=3600 bash scripts/run_fuzz.sh, or build-fuzz/fuzz/fuzz_<target>
 # with libFuzzer's own options (-jobs=N, -max_total_time=S); see docs/hardening.md.
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
@@ -32,25 +36,56 @@ build_in "$FUZZ_DIR" "${TARGETS[@]/#/fuzz_}"
 export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:allocator_may_return_null=1:max_allocation_size_mb=1024}"
 export LSAN_OPTIONS="${LSAN_OPTIONS:-suppressions=$ROOT/tests/fuzz/lsan.supp:print_suppressions=0}"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
-limit=(-max_total_time="${MOR_FUZZ_SECONDS:-60}")
-[ -n "${MOR_FUZZ_RUNS:-}" ] && limit=(-runs="$MOR_FUZZ_RUNS")
 for t in "${TARGETS[@]}"; do
   corpus="$FUZZ_DIR/corpus/$t"
   artifacts="$FUZZ_DIR/artifacts/$t/"
   mkdir -p "$corpus" "$artifacts"
-  # Inputs the results and .mat targets read first in a child process, on which HDF5 or matio
+  # Inputs the results and .mat targets read first in a worker process, on which HDF5 or matio
   # crashed or looped there (the program's "damaged file" message), are kept here.
   export MOR_FUZZ_CONTAINED_DIR="$FUZZ_DIR/contained/$t"
-  echo "== fuzz_$t (${limit[*]}), seeds tests/fuzz/corpus/$t"
+  log="$FUZZ_DIR/fuzz_$t.log"
+  : >"$log"
+  echo "== fuzz_$t (${MOR_FUZZ_RUNS:+$MOR_FUZZ_RUNS executions}${MOR_FUZZ_RUNS:-${MOR_FUZZ_SECONDS:-60} s}), seeds tests/fuzz/corpus/$t"
   start=$SECONDS
-  if ! "$FUZZ_DIR/fuzz/fuzz_$t" "${limit[@]}" -timeout=10 -rss_limit_mb=2048 \
+  execs=0 segments=0 in_process=0 crashed=0 looped=0 stopped=0
+  # A run ends early only on a failure, or on a crash inside HDF5 or matio in the target's own
+  # read of an input its worker read cleanly (HDF5's crashes depend on the heap layout; the
+  # program reads such files in a child process, so they are contained; fuzz_support.hpp):
+  # that input is kept with the contained ones and fuzzing goes on for the rest of the budget.
+  while :; do
+    if [ -n "${MOR_FUZZ_RUNS:-}" ]; then
+      left=$((MOR_FUZZ_RUNS - execs)) limit=(-runs="$left")
+    else
+      left=$((${MOR_FUZZ_SECONDS:-60} - (SECONDS - start))) limit=(-max_total_time="$left")
+    fi
+    [ "$left" -gt 0 ] || break
+    segments=$((segments + 1))
+    rc=0
+    "$FUZZ_DIR/fuzz/fuzz_$t" "${limit[@]}" -timeout="${MOR_FUZZ_TIMEOUT:-10}" -rss_limit_mb=2048 \
       -malloc_limit_mb=2048 -max_len=65536 -print_final_stats=1 -artifact_prefix="$artifacts" \
-      "$corpus" "$ROOT/tests/fuzz/corpus/$t" >"$FUZZ_DIR/fuzz_$t.log" 2>&1; then
-    tail -n 60 "$FUZZ_DIR/fuzz_$t.log" >&2
-    echo "error: fuzz_$t found a failing input (in $artifacts); log: $FUZZ_DIR/fuzz_$t.log" >&2
+      "$corpus" "$ROOT/tests/fuzz/corpus/$t" >"$log.segment" 2>&1 || rc=$?
+    cat "$log.segment" >>"$log"
+    n=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log.segment" | tail -n 1)
+    execs=$((execs + ${n:-0}))
+    if w=$(grep -h "inputs read in a child first" "$log.segment" | tail -n 1); then
+      read -r c l s < <(sed -E 's/.*: ([0-9]+) crashed it.*, ([0-9]+) looped there, ([0-9]+) were stopped.*/\1 \2 \3/' <<<"$w")
+      crashed=$((crashed + c)) looped=$((looped + l)) stopped=$((stopped + s))
+    fi
+    [ "$rc" -eq 0 ] && break
+    if grep -q "MOR_FUZZ_CONTAINED_IN_PROCESS" "$log.segment"; then
+      in_process=$((in_process + 1))
+      unit=$(sed -n 's/.*Test unit written to //p' "$log.segment" | tail -n 1)
+      if [ -n "$unit" ] && [ -f "$unit" ]; then mv "$unit" "$MOR_FUZZ_CONTAINED_DIR/"; fi
+      continue
+    fi
+    tail -n 60 "$log.segment" >&2
+    echo "error: fuzz_$t found a failing input (in $artifacts); log: $log" >&2
     exit 1
+  done
+  rm -f "$log.segment"
+  contained=""
+  if [ "$t" = results ] || [ "$t" = mat ]; then
+    contained=" (contained, inside HDF5 or matio: in the worker $crashed crashes, $looped loops, $stopped stopped by the wall-clock backstop; in process $in_process crashes)"
   fi
-  execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$FUZZ_DIR/fuzz_$t.log")
-  contained=$(grep -h "inputs read in a child first" "$FUZZ_DIR/fuzz_$t.log" | tail -n 1 || true)
-  echo "   fuzz_$t: ${execs:-?} executions in $((SECONDS - start)) s, no crash, leak or hang${contained:+ ($contained)}"
+  echo "   fuzz_$t: $execs executions in $((SECONDS - start)) s ($segments run(s)), no crash, leak or hang of ours$contained"
 done
