@@ -51,7 +51,7 @@ for t in "${TARGETS[@]}"; do
   budget="${MOR_FUZZ_SECONDS:-60} s" && [ -n "${MOR_FUZZ_RUNS:-}" ] && budget="$MOR_FUZZ_RUNS executions"
   echo "== fuzz_$t ($budget), seeds tests/fuzz/corpus/$t"
   start=$SECONDS
-  execs=0 segments=0 in_process=0 crashed=0 looped=0 stopped=0
+  execs=0 segments=0 in_process=0 crashed=0 looped=0 stopped=0 interrupted=""
   # A run ends early only on a failure, or on a crash inside HDF5 or matio in the target's own
   # read of an input its worker read cleanly (HDF5's crashes depend on the heap layout; the
   # program reads such files in a child process, so they are contained; fuzz_support.hpp):
@@ -76,6 +76,10 @@ for t in "${TARGETS[@]}"; do
       crashed=$((crashed + c)) looped=$((looped + l)) stopped=$((stopped + s))
     fi
     [ "$rc" -eq 0 ] && break
+    if grep -q "libFuzzer: run interrupted" "$log.segment"; then  # Ctrl-C or SIGINT
+      interrupted=" (interrupted)"
+      break
+    fi
     if grep -q "MOR_FUZZ_CONTAINED_IN_PROCESS" "$log.segment"; then
       in_process=$((in_process + 1))
       unit=$(sed -n 's/.*Test unit written to //p' "$log.segment" | tail -n 1)
@@ -91,5 +95,5 @@ for t in "${TARGETS[@]}"; do
   if [ "$t" = results ] || [ "$t" = mat ]; then
     contained=" (contained, inside HDF5 or matio: in the worker $crashed crashes, $looped loops, $stopped stopped by the wall-clock backstop; in process $in_process crashes)"
   fi
-  echo "   fuzz_$t: $execs executions in $((SECONDS - start)) s ($segments run(s)), no crash, leak or hang of ours$contained"
+  echo "   fuzz_$t: $execs executions in $((SECONDS - start)) s ($segments run(s))$interrupted, no crash, leak or hang of ours$contained"
 done

@@ -356,6 +356,9 @@ class Worker {
       action.sa_flags = SA_SIGINFO;
       sigemptyset(&action.sa_mask);
       for (const int signal : {SIGXCPU, SIGABRT, SIGILL}) ::sigaction(signal, &action, nullptr);
+      // Ctrl-C (SIGINT to the process group) is the target's to handle: libFuzzer's handler
+      // prints the run's statistics; the worker ends with it (PR_SET_PDEATHSIG).
+      std::signal(SIGINT, SIG_IGN);
       char go = 0;
       while (::read(to[0], &go, 1) == 1) {
         try {
