@@ -569,6 +569,20 @@ TEST_F(IrkaRun, ConvergedRunRecordsItsHistory) {
   ASSERT_EQ(change.size(), r.attribute_int("/reduction", "iterations"));
   EXPECT_LE(change(change.size() - 1), 1e-8);
   EXPECT_EQ(r.read_matrix("/reduction/history/shifts_re").cols(), 6);
+  // MF-IRKA (the default): the surrogate's order after iteration i is at most r i (r points
+  // of data per iteration), at least r where IRKA on it gave the next shifts, and 0 where it was
+  // not built; the last iteration, converged, takes no shifts from it; an earlier one did.
+  const Vector s_order = r.read_vector("/reduction/history/surrogate_order");
+  const Vector s_iterations = r.read_vector("/reduction/history/surrogate_iterations");
+  ASSERT_EQ(s_order.size(), change.size());
+  ASSERT_EQ(s_iterations.size(), change.size());
+  for (Index i = 0; i < s_order.size(); ++i) {
+    EXPECT_GE(s_order(i), 0) << "iteration " << i + 1;
+    EXPECT_LE(s_order(i), 6.0 * static_cast<double>(i + 1)) << "iteration " << i + 1;
+    if (s_iterations(i) > 0) EXPECT_GE(s_order(i), 6) << "iteration " << i + 1;
+  }
+  EXPECT_EQ(s_iterations(s_iterations.size() - 1), 0);
+  EXPECT_GT(s_iterations.maxCoeff(), 0);
   // The last estimate (of the last-but-one model) against the analysis' dense H2 error.
   const double h2_full = r.attribute_double("/reduction", "h2_norm_full");
   const double rel = r.attribute_double("/analysis", "h2_error_relative");

@@ -71,7 +71,8 @@ namespace mor::experiments::layout {
     "irka: the final shifts, r x 2 (real, imaginary parts)")                                       \
   X(kReductionHistory, "reduction.history", "/reduction/history", "table",                         \
     "irka: per iteration shift_change, model_change, interpolation_residual, h2_error, "           \
-    "seconds, shifts_re, shifts_im (and inner_iterations for second order)")                       \
+    "seconds, surrogate_order, surrogate_iterations, shifts_re, shifts_im (and inner_iterations "  \
+    "for second order)")                                                                           \
   X(kReductionGdHsv, "reduction.hankel_singular_values", "/reduction/hankel_singular_values",      \
     "dataset", "differential_balancing: generalized differential Hankel singular values")          \
   X(kReductionErrorBound, "reduction.error_bound", "/reduction/error_bound", "dataset",            \

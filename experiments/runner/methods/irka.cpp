@@ -101,7 +101,7 @@ void record_history(io::ResultsWriter& out, const std::vector<IrkaIteration>& hi
                     const std::vector<Complex>& shifts) {
   const Index k = static_cast<Index>(history.size());
   const Index r = static_cast<Index>(shifts.size());
-  Vector change(k), model(k), interp(k), h2(k), secs(k);
+  Vector change(k), model(k), interp(k), h2(k), secs(k), s_order(k), s_iterations(k);
   Matrix re(k, r), im(k, r);
   for (Index i = 0; i < k; ++i) {
     const IrkaIteration& h = history[static_cast<std::size_t>(i)];
@@ -110,6 +110,8 @@ void record_history(io::ResultsWriter& out, const std::vector<IrkaIteration>& hi
     interp(i) = h.interpolation_residual;
     h2(i) = h.h2_error;
     secs(i) = h.seconds;
+    s_order(i) = static_cast<double>(h.surrogate_order);
+    s_iterations(i) = static_cast<double>(h.surrogate_iterations);
     for (Index j = 0; j < r; ++j) {
       re(i, j) = h.shifts[static_cast<std::size_t>(j)].real();
       im(i, j) = h.shifts[static_cast<std::size_t>(j)].imag();
@@ -122,12 +124,16 @@ void record_history(io::ResultsWriter& out, const std::vector<IrkaIteration>& hi
                                 "relative change to the next shifts, the relative H2 distance "
                                 "to the previous model, the previous model's "
                                 "interpolation residual and H2 error estimate at these shifts "
-                                "(NaN: not available)"));
+                                "(NaN: not available); MF-IRKA: the surrogate's order after "
+                                "the iteration and the IRKA iterations on it that gave the next "
+                                "shifts (0: the iteration's own mirrored poles gave them)"));
   out.write_vector(layout::child(hg, "shift_change"), change);
   out.write_vector(layout::child(hg, "model_change"), model);
   out.write_vector(layout::child(hg, "interpolation_residual"), interp);
   out.write_vector(layout::child(hg, "h2_error"), h2);
   out.write_vector(layout::child(hg, "seconds"), secs);
+  out.write_vector(layout::child(hg, "surrogate_order"), s_order);
+  out.write_vector(layout::child(hg, "surrogate_iterations"), s_iterations);
   out.write_matrix(layout::child(hg, "shifts_re"), re);
   out.write_matrix(layout::child(hg, "shifts_im"), im);
   Matrix final_shifts(r, 2);
