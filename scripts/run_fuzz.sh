@@ -24,7 +24,7 @@ TARGETS=(${MOR_FUZZ_TARGETS:-experiment sweep results mat mtx})
 echo "== build: libFuzzer targets (clang-14, ASan + UBSan, -O2 -g1) in $FUZZ_DIR"
 configure_clang "$FUZZ_DIR" "-O2 -g1 -DNDEBUG" -DMOR_FUZZ=ON -DMOR_BUILD_TESTS=OFF \
   -DMOR_BUILD_BENCHMARKS=OFF
-build_in "$FUZZ_DIR" "${TARGETS[@]/#/fuzz_}"
+build_in "$FUZZ_DIR" "${TARGETS[@]/#/fuzz_}" fuzz_selftest
 
 # Leaks inside third-party libraries are suppressed with their reasons (tests/fuzz/lsan.supp).
 # A single malloc/calloc above 1 GiB returns NULL, as it may on a real system: matio calloc()s
@@ -39,6 +39,29 @@ build_in "$FUZZ_DIR" "${TARGETS[@]/#/fuzz_}"
 export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:allocator_may_return_null=1:max_allocation_size_mb=1024:quarantine_size_mb=64}"
 export LSAN_OPTIONS="${LSAN_OPTIONS:-suppressions=$ROOT/tests/fuzz/lsan.supp:print_suppressions=0}"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
+# The containment's own check first (tests/fuzz/fuzz_selftest.cpp): each way a read can end,
+# staged on purpose, must get its verdict, or a crash of ours could pass for a third-party one.
+selftest_dir=$(mktemp -d)
+printf x >"$selftest_dir/input"
+selftest() {  # mode, expected verdict
+  local out rc=0
+  out=$(cd "$selftest_dir" && env -u MOR_FUZZ_CONTAINED_DIR MOR_FUZZ_SELFTEST="$1" \
+    "$FUZZ_DIR/fuzz/fuzz_selftest" -timeout=20 -artifact_prefix="$selftest_dir/" input 2>&1) || rc=$?
+  case $2 in
+    ours) [ "$rc" -ne 0 ] && grep -q "in our code" <<<"$out" ;;
+    crashed) [ "$rc" -eq 0 ] && grep -qE " [1-9][0-9]* crashed it inside" <<<"$out" ;;
+    looped) [ "$rc" -eq 0 ] && grep -qE " [1-9][0-9]* looped there" <<<"$out" ;;
+    in_process) [ "$rc" -ne 0 ] && grep -q "MOR_FUZZ_CONTAINED_IN_PROCESS" <<<"$out" ;;
+    clean) [ "$rc" -eq 0 ] && grep -qE ": 0 crashed it inside .*, 0 looped there" <<<"$out" ;;
+  esac || { echo "$out" | tail -n 30 >&2; echo "error: the fuzz containment misjudged '$1' (expected: $2, exit $rc)" >&2; exit 1; }
+}
+for check in clean:clean ours_crash:ours ours_use_after_free:ours ours_abort:ours \
+  zlib_crash:crashed zlib_loop:looped zlib_in_process:in_process; do
+  selftest "${check%%:*}" "${check#*:}"
+done
+rm -rf "$selftest_dir"
+echo "== containment check: 7 staged endings judged right (tests/fuzz/fuzz_selftest.cpp)"
+
 for t in "${TARGETS[@]}"; do
   corpus="$FUZZ_DIR/corpus/$t"
   artifacts="$FUZZ_DIR/artifacts/$t/"
