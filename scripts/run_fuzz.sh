@@ -56,11 +56,11 @@ selftest() {  # mode, expected verdict
   esac || { echo "$out" | tail -n 30 >&2; echo "error: the fuzz containment misjudged '$1' (expected: $2, exit $rc)" >&2; exit 1; }
 }
 for check in clean:clean ours_crash:ours ours_use_after_free:ours ours_abort:ours \
-  zlib_crash:crashed zlib_loop:looped zlib_in_process:in_process; do
+  zlib_crash:crashed zlib_crash_after_warnings:crashed zlib_loop:looped zlib_in_process:in_process; do
   selftest "${check%%:*}" "${check#*:}"
 done
 rm -rf "$selftest_dir"
-echo "== containment check: 7 staged endings judged right (tests/fuzz/fuzz_selftest.cpp)"
+echo "== containment check: 8 staged endings judged right (tests/fuzz/fuzz_selftest.cpp)"
 
 for t in "${TARGETS[@]}"; do
   corpus="$FUZZ_DIR/corpus/$t"

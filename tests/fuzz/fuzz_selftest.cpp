@@ -8,6 +8,9 @@
 //   ours_abort          abort() in our code               -> failure, "in our code"
 //   zlib_crash          a SEGV inside zlib                -> contained: "1 crashed it"
 //   zlib_loop           endless work inside zlib          -> contained: "1 looped there"
+//   zlib_crash_after_warnings  the same after 1 200 refused allocations, whose ASan warnings
+//                       fill the 64 kB buffer ASan hands its report callback (fuzz_support.hpp)
+//                                                         -> contained: "1 crashed it"
 //   zlib_in_process     a SEGV inside zlib in the target's own read only (the worker's is clean)
 //                                                         -> MOR_FUZZ_CONTAINED_IN_PROCESS
 //   clean               nothing                           -> clean
@@ -52,6 +55,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       (void)y;
     } else if (m == "ours_abort") {
       std::abort();
+    } else if (m == "zlib_crash_after_warnings") {
+      for (int i = 0; i < 1200; ++i) {  // each: "WARNING: AddressSanitizer failed to allocate"
+        void* volatile p = std::malloc(std::size_t{1} << 41);
+        std::free(p);
+      }
+      volatile uLong c = crc32(0, reinterpret_cast<const Bytef*>(16), 64);
+      (void)c;
     } else if (m == "zlib_crash" || (m == "zlib_in_process" && ::getpid() == target_pid)) {
       volatile uLong c = crc32(0, reinterpret_cast<const Bytef*>(16), 64);
       (void)c;
