@@ -10,6 +10,7 @@
 #   MOR_FUZZ_SECONDS   seconds per target (default 60; CI)
 #   MOR_FUZZ_RUNS      executions per target instead of a time (e.g. 1000000)
 #   MOR_FUZZ_TARGETS   which targets (default: all, "experiment sweep results mat mtx")
+#   MOR_FUZZ_SEGMENT_RUNS  restart the target after this many executions (default 0: never)
 #   MOR_FUZZ_TIMEOUT   libFuzzer's -timeout in seconds (default 10; more at nice 19 on a busy
 #                      machine, where a starved input is no hang)
 # Longer runs: MOR_FUZZ_SECONDS=3600 bash scripts/run_fuzz.sh, or build-fuzz/fuzz/fuzz_<target>
@@ -86,6 +87,13 @@ for t in "${TARGETS[@]}"; do
       left=$((${MOR_FUZZ_SECONDS:-60} - (SECONDS - start))) limit=(-max_total_time="$left")
     fi
     [ "$left" -gt 0 ] || break
+    # A fresh process every MOR_FUZZ_SEGMENT_RUNS executions: the HDF5 targets slow down as
+    # their processes age (HDF5's leaks on damaged files pile up, and every leak check scans
+    # them).
+    segment_runs=${MOR_FUZZ_SEGMENT_RUNS:-0}
+    if [ "$segment_runs" -gt 0 ] && { [ -z "${MOR_FUZZ_RUNS:-}" ] || [ "$left" -gt "$segment_runs" ]; }; then
+      limit+=(-runs="$segment_runs")
+    fi
     segments=$((segments + 1))
     rc=0
     "$FUZZ_DIR/fuzz/fuzz_$t" "${limit[@]}" -timeout="${MOR_FUZZ_TIMEOUT:-10}" -rss_limit_mb=2048 \
@@ -98,7 +106,10 @@ for t in "${TARGETS[@]}"; do
       read -r c l s < <(sed -E 's/.*: ([0-9]+) crashed it.*, ([0-9]+) looped there, ([0-9]+) were stopped.*/\1 \2 \3/' <<<"$w")
       crashed=$((crashed + c)) looped=$((looped + l)) stopped=$((stopped + s))
     fi
-    [ "$rc" -eq 0 ] && break
+    if [ "$rc" -eq 0 ]; then
+      [ "$segment_runs" -gt 0 ] && [ "${n:-0}" -ge "$segment_runs" ] && continue
+      break
+    fi
     if grep -q "libFuzzer: run interrupted" "$log.segment"; then  # Ctrl-C or SIGINT
       interrupted=" (interrupted)"
       break
