@@ -54,14 +54,15 @@ selftest() {  # mode, expected verdict
     looped) [ "$rc" -eq 0 ] && grep -qE " [1-9][0-9]* looped there" <<<"$out" ;;
     in_process) [ "$rc" -ne 0 ] && grep -q "MOR_FUZZ_CONTAINED_IN_PROCESS" <<<"$out" ;;
     clean) [ "$rc" -eq 0 ] && grep -qE ": 0 crashed it inside .*, 0 looped there" <<<"$out" ;;
+    slow) [ "$rc" -eq 0 ] && grep -qE "; [1-9][0-9]* used the CPU-time limit in our code" <<<"$out" ;;
   esac || { echo "$out" | tail -n 30 >&2; echo "error: the fuzz containment misjudged '$1' (expected: $2, exit $rc)" >&2; exit 1; }
 }
-for check in clean:clean ours_crash:ours ours_use_after_free:ours ours_abort:ours \
+for check in clean:clean ours_slow:slow ours_crash:ours ours_use_after_free:ours ours_abort:ours \
   zlib_crash:crashed zlib_crash_after_warnings:crashed zlib_loop:looped zlib_in_process:in_process; do
   selftest "${check%%:*}" "${check#*:}"
 done
 rm -rf "$selftest_dir"
-echo "== containment check: 8 staged endings judged right (tests/fuzz/fuzz_selftest.cpp)"
+echo "== containment check: 9 staged endings judged right (tests/fuzz/fuzz_selftest.cpp)"
 
 for t in "${TARGETS[@]}"; do
   corpus="$FUZZ_DIR/corpus/$t"

@@ -6,6 +6,8 @@
 //   ours_crash          a null write in our code          -> failure, "in our code"
 //   ours_use_after_free a read of freed memory in our code -> failure, "in our code"
 //   ours_abort          abort() in our code               -> failure, "in our code"
+//   ours_slow           1.5 s of CPU in our code, over the worker's 1 s  -> clean, "1 used the
+//                       CPU-time limit" (read again in process; libFuzzer's -timeout judges hangs)
 //   zlib_crash          a SEGV inside zlib                -> contained: "1 crashed it"
 //   zlib_loop           endless work inside zlib          -> contained: "1 looped there"
 //   zlib_crash_after_warnings  the same after 1 200 refused allocations, whose ASan warnings
@@ -53,6 +55,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       delete[] q;
       volatile int y = q[1];
       (void)y;
+    } else if (m == "ours_slow") {
+      const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(1500);
+      volatile unsigned long spin = 0;
+      while (std::chrono::steady_clock::now() < until) spin = spin + 1;
     } else if (m == "ours_abort") {
       std::abort();
     } else if (m == "zlib_crash_after_warnings") {

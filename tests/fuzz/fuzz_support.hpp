@@ -91,7 +91,7 @@ void expect_clean(F&& f) {
 /// went (wall seconds): in the child for each ending, the forks, and the in-process read of the
 /// clean inputs, printed with the counts (the measure of throughput).
 struct ContainedCounts {
-  long runs = 0, crashed = 0, looped = 0, starved = 0;
+  long runs = 0, crashed = 0, looped = 0, starved = 0, slow = 0;
   double clean_seconds = 0, crashed_seconds = 0, looped_seconds = 0, starved_seconds = 0;
   double in_process_seconds = 0, slowest_clean = 0, fork_seconds = 0;
   long forks = 0;
@@ -100,9 +100,10 @@ struct ContainedCounts {
     if (runs == 0) return;
     std::fprintf(stderr,
                  "%s: %ld inputs read in a child first: %ld crashed it inside a third-party "
-                 "reader, %ld looped there, %ld were stopped by the wall-clock backstop\n",
-                 target.c_str(), runs, crashed, looped, starved);
-    const long clean = runs - crashed - looped - starved;
+                 "reader, %ld looped there, %ld were stopped by the wall-clock backstop; %ld "
+                 "used the CPU-time limit in our code and were read again in process\n",
+                 target.c_str(), runs, crashed, looped, starved, slow);
+    const long clean = runs - crashed - looped - starved - slow;
     auto mean_ms = [](double seconds, long n) { return n > 0 ? 1e3 * seconds / n : 0.0; };
     std::fprintf(
         stderr,
@@ -265,7 +266,9 @@ enum class Ending {
   crashed,  // a crash inside a third-party reader
   looped,   // its CPU time on the input passed the limit inside a third-party reader
   starved,  // the wall-clock backstop passed first (a starved worker, not a verdict)
-  ours      // a crash or a loop anywhere else: a failure of the target
+  slow,     // its CPU time on the input passed the limit in our code: read again in process,
+            // where libFuzzer's -timeout decides whether it is a hang (a slow input is none)
+  ours      // a crash anywhere else: a failure of the target
 };
 
 /// A child process forked from the target that reads input after input (the file of the
@@ -384,9 +387,8 @@ class Worker {
     if (got.find('C') != std::string::npos) return Ending::crashed;
     if (got.find('L') != std::string::npos) return Ending::looped;
     if (backstop && got.empty()) return Ending::starved;
-    if (got.find('l') != std::string::npos)
-      what = "used its CPU-time limit";
-    else if (WIFSIGNALED(status))
+    if (got.find('l') != std::string::npos) return Ending::slow;
+    if (WIFSIGNALED(status))
       what = std::string("ended by signal ") + std::to_string(WTERMSIG(status)) + " (" +
              ::strsignal(WTERMSIG(status)) + ")";
     else
@@ -472,6 +474,8 @@ void contained(const char* target, const std::uint8_t* data, std::size_t size,
   if (ending == Ending::clean) {
     counts.clean_seconds += in_worker;
     counts.slowest_clean = std::max(counts.slowest_clean, in_worker);
+  } else if (ending == Ending::slow) {
+    ++counts.slow;
   } else {
     std::fprintf(stderr, "%s: the worker's read %s in our code; reading again in process\n", target,
                  what.c_str());
