@@ -13,6 +13,10 @@
 #   MOR_FUZZ_SEGMENT_RUNS  restart the target after this many executions (default 0: never)
 #   MOR_FUZZ_TIMEOUT   libFuzzer's -timeout in seconds (default 10; more at nice 19 on a busy
 #                      machine, where a starved input is no hang)
+#   MOR_FUZZ_JOBS      processes per target (default 1), sharing its corpus; MOR_FUZZ_RUNS is
+#                      split between them, MOR_FUZZ_SECONDS is each one's time. Logs
+#                      build-fuzz/fuzz_<target>.job<j>.log. Ctrl-C stops all and reports the
+#                      executions so far (exit 130).
 # Longer runs: MOR_FUZZ_SECONDS=3600 bash scripts/run_fuzz.sh, or build-fuzz/fuzz/fuzz_<target>
 # with libFuzzer's own options (-jobs=N, -max_total_time=S); see docs/hardening.md.
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
@@ -64,26 +68,20 @@ done
 rm -rf "$selftest_dir"
 echo "== containment check: 9 staged endings judged right (tests/fuzz/fuzz_selftest.cpp)"
 
-for t in "${TARGETS[@]}"; do
-  corpus="$FUZZ_DIR/corpus/$t"
-  artifacts="$FUZZ_DIR/artifacts/$t/"
-  mkdir -p "$corpus" "$artifacts"
-  # Inputs the results and .mat targets read first in a worker process, on which HDF5 or matio
-  # crashed or looped there (the program's "damaged file" message), are kept here.
-  export MOR_FUZZ_CONTAINED_DIR="$FUZZ_DIR/contained/$t"
-  log="$FUZZ_DIR/fuzz_$t.log"
+# One fuzzing process of target $t: segments until its share of the budget is spent. Writes
+# "executions segments in_process crashed looped stopped interrupted" to $log.counts; exits 1
+# on a failure of ours after printing it.
+fuzz_job() {  # target, log, executions (empty: MOR_FUZZ_SECONDS)
+  local t=$1 log=$2 runs=$3 start=$SECONDS execs=0 segments=0 in_process=0 crashed=0 looped=0
+  local stopped=0 interrupted=0 left limit segment_runs rc n w c l s unit
   : >"$log"
-  budget="${MOR_FUZZ_SECONDS:-60} s" && [ -n "${MOR_FUZZ_RUNS:-}" ] && budget="$MOR_FUZZ_RUNS executions"
-  echo "== fuzz_$t ($budget), seeds tests/fuzz/corpus/$t"
-  start=$SECONDS
-  execs=0 segments=0 in_process=0 crashed=0 looped=0 stopped=0 interrupted=""
   # A run ends early only on a failure, or on a crash inside HDF5 or matio in the target's own
   # read of an input its worker read cleanly (HDF5's crashes depend on the heap layout; the
   # program reads such files in a child process, so they are contained; fuzz_support.hpp):
   # that input is kept with the contained ones and fuzzing goes on for the rest of the budget.
   while :; do
-    if [ -n "${MOR_FUZZ_RUNS:-}" ]; then
-      left=$((MOR_FUZZ_RUNS - execs)) limit=(-runs="$left")
+    if [ -n "$runs" ]; then
+      left=$((runs - execs)) limit=(-runs="$left")
     else
       left=$((${MOR_FUZZ_SECONDS:-60} - (SECONDS - start))) limit=(-max_total_time="$left")
     fi
@@ -92,7 +90,7 @@ for t in "${TARGETS[@]}"; do
     # their processes age (HDF5's leaks on damaged files pile up, and every leak check scans
     # them).
     segment_runs=${MOR_FUZZ_SEGMENT_RUNS:-0}
-    if [ "$segment_runs" -gt 0 ] && { [ -z "${MOR_FUZZ_RUNS:-}" ] || [ "$left" -gt "$segment_runs" ]; }; then
+    if [ "$segment_runs" -gt 0 ] && { [ -z "$runs" ] || [ "$left" -gt "$segment_runs" ]; }; then
       limit+=(-runs="$segment_runs")
     fi
     segments=$((segments + 1))
@@ -112,7 +110,7 @@ for t in "${TARGETS[@]}"; do
       break
     fi
     if grep -q "libFuzzer: run interrupted" "$log.segment"; then  # Ctrl-C or SIGINT
-      interrupted=" (interrupted)"
+      interrupted=1
       break
     fi
     if grep -q "MOR_FUZZ_CONTAINED_IN_PROCESS" "$log.segment"; then
@@ -123,12 +121,69 @@ for t in "${TARGETS[@]}"; do
     fi
     tail -n 60 "$log.segment" >&2
     echo "error: fuzz_$t found a failing input (in $artifacts); log: $log" >&2
-    exit 1
+    echo "$execs $segments $in_process $crashed $looped $stopped $interrupted" >"$log.counts"
+    return 1
   done
   rm -f "$log.segment"
+  echo "$execs $segments $in_process $crashed $looped $stopped $interrupted" >"$log.counts"
+}
+
+# MOR_FUZZ_JOBS processes per target share the corpus (libFuzzer reloads it every second) and
+# the budget: MOR_FUZZ_RUNS is split between them, MOR_FUZZ_SECONDS is each one's time. Ctrl-C
+# stops them all; the executions so far are reported.
+JOBS=${MOR_FUZZ_JOBS:-1}
+[[ "$JOBS" =~ ^[1-9][0-9]*$ ]] || { echo "error: MOR_FUZZ_JOBS must be a positive integer, got '$JOBS'" >&2; exit 2; }
+trap ':' INT  # wait returns; the processes, also sent SIGINT, report and end
+for t in "${TARGETS[@]}"; do
+  corpus="$FUZZ_DIR/corpus/$t"
+  artifacts="$FUZZ_DIR/artifacts/$t/"
+  mkdir -p "$corpus" "$artifacts"
+  # Inputs the results and .mat targets read first in a worker process, on which HDF5 or matio
+  # crashed or looped there (the program's "damaged file" message), are kept here.
+  export MOR_FUZZ_CONTAINED_DIR="$FUZZ_DIR/contained/$t"
+  budget="${MOR_FUZZ_SECONDS:-60} s" && [ -n "${MOR_FUZZ_RUNS:-}" ] && budget="$MOR_FUZZ_RUNS executions"
+  [ "$JOBS" -gt 1 ] && budget="$budget, $JOBS processes"
+  echo "== fuzz_$t ($budget), seeds tests/fuzz/corpus/$t"
+  start=$SECONDS
+  logs=() pids=()
+  for ((j = 1; j <= JOBS; j++)); do
+    log="$FUZZ_DIR/fuzz_$t.log" && [ "$JOBS" -gt 1 ] && log="$FUZZ_DIR/fuzz_$t.job$j.log"
+    share=""
+    if [ -n "${MOR_FUZZ_RUNS:-}" ]; then
+      share=$((MOR_FUZZ_RUNS / JOBS + (j <= MOR_FUZZ_RUNS % JOBS ? 1 : 0)))
+    fi
+    rm -f "$log.counts"
+    fuzz_job "$t" "$log" "$share" &
+    logs+=("$log") pids+=($!)
+  done
+  # The first failure stops the other processes (SIGINT: libFuzzer prints its statistics).
+  failed=0 left=("${pids[@]}")
+  while [ "${#left[@]}" -gt 0 ]; do
+    rc=0 ended=""
+    wait -n -p ended "${left[@]}" || rc=$?
+    [ -n "$ended" ] || continue  # Ctrl-C reached this shell: the processes stop by themselves
+    for i in "${!left[@]}"; do [ "${left[$i]}" != "$ended" ] || unset "left[$i]"; done
+    left=("${left[@]}")
+    if [ "$rc" -ne 0 ] && [ "$failed" -eq 0 ]; then
+      failed=1
+      for p in "${left[@]}"; do pkill -INT -P "$p" 2>/dev/null || true; done
+    fi
+  done
+  execs=0 segments=0 in_process=0 crashed=0 looped=0 stopped=0 interrupted=0
+  for log in "${logs[@]}"; do
+    [ -f "$log.counts" ] || { echo "error: fuzz_$t ended without its counts ($log)" >&2; exit 1; }
+    read -r e g i c l s n <"$log.counts"
+    execs=$((execs + e)) segments=$((segments + g)) in_process=$((in_process + i))
+    crashed=$((crashed + c)) looped=$((looped + l)) stopped=$((stopped + s))
+    interrupted=$((interrupted + n))
+    rm -f "$log.counts"
+  done
+  [ "$failed" -eq 0 ] || { echo "error: fuzz_$t stopped after $execs executions" >&2; exit 1; }
+  note="" && [ "$interrupted" -gt 0 ] && note=" (interrupted)"
   contained=""
   if [ "$t" = results ] || [ "$t" = mat ]; then
     contained=" (contained, inside HDF5 or matio: in the worker $crashed crashes, $looped loops, $stopped stopped by the wall-clock backstop; in process $in_process crashes)"
   fi
-  echo "   fuzz_$t: $execs executions in $((SECONDS - start)) s ($segments run(s))$interrupted, no crash, leak or hang of ours$contained"
+  echo "   fuzz_$t: $execs executions in $((SECONDS - start)) s ($segments run(s))$note, no crash, leak or hang of ours$contained"
+  [ "$interrupted" -eq 0 ] || exit 130
 done
