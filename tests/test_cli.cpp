@@ -500,4 +500,20 @@ TEST_F(DamagedResults, DatasetClaimingMoreThanTheFileHoldsIsRefused) {
   EXPECT_FALSE(fs::exists(dir_ / "y.A.mtx"));
 }
 
+// An attribute claiming 2^61 + 1 doubles (2^64 + 8 bytes, past every integer type) is refused
+// with the claim as it is: converting it to long long was undefined behaviour (UBSan in
+// fuzz_results, 25 November) and printed -9223372036854775808.
+TEST_F(DamagedResults, AttributeClaimPastTwoToThe64IsNamedAsIs) {
+  const char* src = std::getenv("MOR_SOURCE_DIR");
+  ASSERT_NE(src, nullptr) << "MOR_SOURCE_DIR is set by ctest";
+  const std::string file = "results_attribute_claim_over_2p64.h5";
+  fs::copy_file(fs::path(src) / "tests" / "fuzz" / "known" / file, dir_ / file);
+  const Outcome o = mor("info " + file);
+  EXPECT_EQ(o.exit_code, 2) << o.output;
+  expect_contains(o, "mor: error: attribute 'tolerances' of '/' in '" + file +
+                         "' claims 1.845e+19 bytes, more than a file of 21288 bytes holds "
+                         "(damaged file)");
+  EXPECT_EQ(std::count(o.output.begin(), o.output.end(), '\n'), 1) << o.output;
+}
+
 }  // namespace

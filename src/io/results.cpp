@@ -15,7 +15,9 @@
 #include <cstdint>
 #include <exception>
 #include <initializer_list>
+#include <iomanip>
 #include <memory>
+#include <sstream>
 #include <string>
 #include <string_view>
 #include <system_error>
@@ -239,6 +241,16 @@ AttributeValue read_number_attribute(hid_t attribute, bool scalar, hssize_t coun
   return values;
 }
 
+/// A byte count for a message: exact up to 9e18, else in scientific notation (a damaged
+/// header's count times its element size can pass 2^64; converting that to an integer is
+/// undefined, and printed -9223372036854775808 here until fuzz_results found it).
+std::string byte_count(long double bytes) {
+  if (bytes < 9e18L) return std::to_string(static_cast<long long>(bytes));
+  std::ostringstream out;
+  out << std::scientific << std::setprecision(3) << static_cast<double>(bytes);
+  return out.str();
+}
+
 AttributeValue read_attribute(hid_t file, const fs::path& filename, const std::string& object,
                               const std::string& name) {
   require_path(object, "attribute");
@@ -268,8 +280,8 @@ AttributeValue read_attribute(hid_t file, const fs::path& filename, const std::s
                                 static_cast<long double>(H5Tget_size(type.get()));
     if (const auto file_bytes = implausible_claim(filename, claimed, 1, 65536))
       throw IoError(concat(subject, " '", object, "' in ", quoted(filename), " claims ",
-                           static_cast<long long>(claimed), " bytes, more than a file of ",
-                           *file_bytes, " bytes holds (damaged file)"));
+                           byte_count(claimed), " bytes, more than a file of ", *file_bytes,
+                           " bytes holds (damaged file)"));
   }
   const bool scalar = shape == H5S_SCALAR;
   const bool one_d = shape == H5S_SIMPLE && rank == 1;
