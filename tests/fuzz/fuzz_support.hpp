@@ -476,6 +476,15 @@ void contained(const char* target, const std::uint8_t* data, std::size_t size,
     counts.slowest_clean = std::max(counts.slowest_clean, in_worker);
   } else if (ending == Ending::slow) {
     ++counts.slow;
+    // Kept to look at: no hang (libFuzzer's -timeout judges the read below), but over a second
+    // of CPU in our code on an input of at most 64 kB.
+    if (const char* dir = std::getenv("MOR_FUZZ_CONTAINED_DIR"); dir != nullptr) {
+      std::filesystem::create_directories(dir);
+      std::ofstream(std::filesystem::path(dir) /
+                        ("slow-" + std::to_string(::getpid()) + "-" + std::to_string(counts.slow)),
+                    std::ios::binary)
+          .write(reinterpret_cast<const char*>(data), static_cast<std::streamsize>(size));
+    }
   } else {
     std::fprintf(stderr, "%s: the worker's read %s in our code; reading again in process\n", target,
                  what.c_str());
