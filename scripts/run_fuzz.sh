@@ -17,8 +17,8 @@
 #                      split between them, MOR_FUZZ_SECONDS is each one's time. Logs
 #                      build-fuzz/fuzz_<target>.job<j>.log. Ctrl-C stops all and reports the
 #                      executions so far (exit 130).
-# Longer runs: MOR_FUZZ_SECONDS=3600 bash scripts/run_fuzz.sh, or build-fuzz/fuzz/fuzz_<target>
-# with libFuzzer's own options (-jobs=N, -max_total_time=S); see docs/hardening.md.
+# Longer runs: MOR_FUZZ_SECONDS=3600 bash scripts/run_fuzz.sh, MOR_FUZZ_JOBS=2 for two processes
+# per target; see docs/hardening.md (libFuzzer's own -jobs lacks the containment's handling).
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 install_packages
 

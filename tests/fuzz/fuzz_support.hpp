@@ -452,6 +452,16 @@ void contained(const char* target, const std::uint8_t* data, std::size_t size,
   counts.fork_seconds += worker.start_seconds();
   counts.forks += worker.start_seconds() > 0 ? 1 : 0;
   const double in_worker = seconds_since(start) - worker.start_seconds();
+  // Keeps the input as <kind><pid>-<n> in MOR_FUZZ_CONTAINED_DIR (when set), to look at later.
+  const auto keep = [&](const std::string& kind, long n) {
+    if (const char* dir = std::getenv("MOR_FUZZ_CONTAINED_DIR"); dir != nullptr) {
+      std::filesystem::create_directories(dir);
+      std::ofstream(std::filesystem::path(dir) /
+                        (kind + std::to_string(::getpid()) + "-" + std::to_string(n)),
+                    std::ios::binary)
+          .write(reinterpret_cast<const char*>(data), static_cast<std::streamsize>(size));
+    }
+  };
   if (ending == Ending::crashed || ending == Ending::looped || ending == Ending::starved) {
     const char* kind = ending == Ending::crashed  ? "crash-"
                        : ending == Ending::looped ? "hang-"
@@ -462,13 +472,7 @@ void contained(const char* target, const std::uint8_t* data, std::size_t size,
                             : std::tie(counts.starved, counts.starved_seconds);
     ++n;
     seconds += in_worker;
-    if (const char* dir = std::getenv("MOR_FUZZ_CONTAINED_DIR"); dir != nullptr) {
-      const std::string name = std::string(kind) + std::to_string(::getpid()) + "-" +
-                               std::to_string(counts.crashed + counts.looped + counts.starved);
-      std::filesystem::create_directories(dir);
-      std::ofstream(std::filesystem::path(dir) / name, std::ios::binary)
-          .write(reinterpret_cast<const char*>(data), static_cast<std::streamsize>(size));
-    }
+    keep(kind, counts.crashed + counts.looped + counts.starved);
     return;
   }
   if (ending == Ending::clean) {
@@ -476,15 +480,9 @@ void contained(const char* target, const std::uint8_t* data, std::size_t size,
     counts.slowest_clean = std::max(counts.slowest_clean, in_worker);
   } else if (ending == Ending::slow) {
     ++counts.slow;
-    // Kept to look at: no hang (libFuzzer's -timeout judges the read below), but over a second
-    // of CPU in our code on an input of at most 64 kB.
-    if (const char* dir = std::getenv("MOR_FUZZ_CONTAINED_DIR"); dir != nullptr) {
-      std::filesystem::create_directories(dir);
-      std::ofstream(std::filesystem::path(dir) /
-                        ("slow-" + std::to_string(::getpid()) + "-" + std::to_string(counts.slow)),
-                    std::ios::binary)
-          .write(reinterpret_cast<const char*>(data), static_cast<std::streamsize>(size));
-    }
+    // No hang (libFuzzer's -timeout judges the read below), but over a second of CPU in our
+    // code on an input of at most 64 kB.
+    keep("slow-", counts.slow);
   } else {
     std::fprintf(stderr, "%s: the worker's read %s in our code; reading again in process\n", target,
                  what.c_str());
