@@ -22,7 +22,6 @@
 #include "experiments/runner/experiment.hpp"
 #include "experiments/runner/export.hpp"
 #include "experiments/runner/method.hpp"
-#include "experiments/runner/multibody_run.hpp"
 #include "experiments/runner/results_layout.hpp"
 #include "experiments/runner/run_guards.hpp"
 #include "experiments/runner/summary.hpp"
@@ -66,44 +65,6 @@ int make_plots(const std::filesystem::path& results, const char* script_name = "
 /// Where plot_results.py puts the figures of a results file: <stem>_plots next to it.
 std::filesystem::path plots_dir(const std::filesystem::path& results) {
   return results.parent_path() / (results.stem().string() + "_plots");
-}
-
-void print_multibody_summary(const mor::experiments::MultibodyExperimentConfig& c,
-                             const mor::experiments::MultibodyRunSummary& s) {
-  std::printf("mor: wrote %s\n", s.results.string().c_str());
-  std::printf(
-      "     %s: %g s of motion with CVODE %s (rtol %g, atol %g): %ld steps, CPU %.4f s "
-      "(wall %.4f s)\n",
-      s.title.c_str(), c.cvode.t_end, std::string(mor::to_string(c.cvode.method)).c_str(),
-      c.cvode.rtol, c.cvode.atol, s.cvode.steps, s.cpu_seconds, s.wall_seconds);
-  std::printf("     energy E0 = %.6g J, max |E - E0 - W| = %.3g J", s.energy_initial,
-              s.energy_balance_error);
-  if (s.constraint_residual > 0)
-    std::printf(", max constraint residual %.3g m", s.constraint_residual);
-  std::printf("\n     accuracy:");
-  if (s.exact_error >= 0) std::printf(" max |y - y_exact| = %.3g;", s.exact_error);
-  if (s.reference_difference >= 0)
-    std::printf(" max |y - y_ref| = %.3g (ref: tolerances / %g)", s.reference_difference,
-                c.reference_factor);
-  std::printf("\n");
-  if (s.linear_order > 0) {
-    std::printf("     linearised: n = %lld", static_cast<long long>(s.linear_order));
-    if (s.linear_difference >= 0)
-      std::printf(
-          ", nonlinear against linear under [input]: relative difference %.3g, "
-          "%.3fx smaller at half the amplitude (>= 2: right to second order)",
-          s.linear_difference, s.linear_ratio);
-    std::printf("\n");
-  }
-  if (s.reduced_order > 0) {
-    std::printf("     reduced (%s): r = %lld, relative output error %.3g",
-                std::string(c.reduction->name()).c_str(), static_cast<long long>(s.reduced_order),
-                s.reduced_error);
-    if (s.h2_error_relative >= 0) std::printf(", relative H2 error %.3g", s.h2_error_relative);
-    if (s.hinf_error >= 0) std::printf(", Hinf error %.3g", s.hinf_error);
-    std::printf("\n");
-  }
-  std::fflush(stdout);
 }
 
 /// `mor sweep --list`: the grid with the estimates that schedule it and guard its memory.
@@ -211,7 +172,7 @@ int main(int argc, char** argv) {
   keys->add_flag("--markdown", keys_markdown, "as Markdown (the text of docs/keys.md)");
   std::string keys_file;
   keys->add_option("--file", keys_file,
-                   "experiment (default), multibody or sweep: the kind of file whose keys");
+                   "experiment (default) or sweep: the kind of file whose keys");
 
   CLI::App* layout = app.add_subcommand(
       "layout", "Print the layout of results files: every HDF5 group and dataset, what it holds");
@@ -262,19 +223,6 @@ int main(int argc, char** argv) {
       options.stop_requested = &mor::g_stop_requested;
       std::signal(SIGINT, request_stop);
       std::signal(SIGTERM, request_stop);
-      if (mor::experiments::is_multibody_experiment(experiment_file, overrides)) {
-        const auto config = mor::experiments::load_multibody_experiment(experiment_file, overrides);
-        if (dry_run) {
-          std::printf("%s\n# %s: valid; results would go to %s\n", config.toml.c_str(),
-                      experiment_file.c_str(), config.output.string().c_str());
-          return 0;
-        }
-        mor::io::require_replaceable_by_results(config.output);
-        const auto s = mor::experiments::run_multibody_experiment(config, options);
-        if (!quiet) print_multibody_summary(config, s);
-        if (config.plots && !no_plots) return make_plots(s.results);
-        return 0;
-      }
       const auto config = mor::experiments::load_experiment(experiment_file, overrides);
       if (dry_run) {
         mor::experiments::print_dry_run(config, stdout);

@@ -48,6 +48,8 @@ def main():
         run = mor_results.load(args.results)
     except mor_results.ResultsError as e:
         fail(str(e))
+    if isinstance(run, mor_results.MultibodyRun) and run.run is not None:
+        run = run.run  # the driven run and its reduced model, as every run has them
     if not isinstance(run, mor_results.Run) or run.y is None:
         fail(f"{args.results} has no /outputs/t and /outputs/y: not a results file of mor run")
     t, y, yr = run.t, run.y, run.reduced_y

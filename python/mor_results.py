@@ -439,6 +439,10 @@ class MultibodyRun:
     animation: dict = field(default_factory=dict)  # fps, format
     animation_points: Optional[np.ndarray] = None  # (n_t, 3 n_points), column by column
     animation_segments: Optional[np.ndarray] = None  # (segments, 2) point indices
+    # The file as every run has it (/outputs: the nonlinear model driven by [input] from its
+    # rest state; /reduced/outputs/y, /error: the reduced linearisation against it), or None
+    # for files without /outputs.
+    run: Optional["Run"] = None
 
     @property
     def output_names(self):
@@ -473,7 +477,8 @@ def _multibody(path, f):
         reduced_y=_array(f, "reduced.y"), analysis=_analysis(f),
         animation=attributes(_node(f, "animation")),
         animation_points=_array(f, "animation.points"),
-        animation_segments=_array(f, "animation.segments"))
+        animation_segments=_array(f, "animation.segments"),
+        run=_run(path, f) if _node(f, "outputs.t") is not None else None)
 
 
 @dataclass

@@ -268,8 +268,8 @@ TEST_F(Experiment, ReductionMistakesAreNamed) {
     }
     return "no error";
   };
-  EXPECT_NE(message({"model.k_n=2"}).find("set model.k_n = 0 (got k_n = 2)"), std::string::npos)
-      << message({"model.k_n=2"});
+  // BT of the nonlinear chain reduces its linearisation about rest (test_registry runs it).
+  EXPECT_EQ(message({"model.k_n=2"}), "no error");
   EXPECT_NE(message({"reduction.tolerance=1e-3"}).find("exactly one of"), std::string::npos);
   EXPECT_NE(message({"reduction.variant=pv"}).find("variant needs method = \"sobt\""),
             std::string::npos)

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // The two registries end to end: every registered reduction method on one small model of every
 // registered model kind. A method of the linear family must reduce every LTI model kind (the
-// second-order methods every second-order one) to a reduced model better than no model at all; a
-// method that does not fit a model must refuse it up front with a message naming the method, and
+// second-order methods every second-order one), and every nonlinear kind through its
+// linearisation about its rest state (the summary names the state, the error compares with the
+// nonlinear model), to a reduced model better than no model at all; a method that does not fit a
+// model must refuse it up front with a message naming the method and its mathematical reason, and
 // write nothing. A new method or kind is covered here without editing this file; a kind without a
 // small model below fails the test, so it gets one.
 #include <gtest/gtest.h>
@@ -28,25 +30,41 @@ using Registry = testing::TempDirTest;
 
 using testing::source_dir;
 
-/// One small model of a kind: its [model] table, a simulation that resolves its dynamics, and
-/// the order r asked of every method.
+/// One small model of a kind: its [model] table, a [simulation] table that resolves its
+/// dynamics (and the kind's own tables), and the order r asked of every method.
 struct SmallModel {
   std::string label, model, simulation;
   Index order;
 };
+
+/// [simulation] of the kinds the runner's fixed-step schemes integrate.
+std::string fixed_step(const std::string& keys) {
+  return "integrator = \"implicit_midpoint\"\n" + keys;
+}
+
+/// [simulation] and [linear] of a multibody benchmark: a short benchmark run without the
+/// tighter reference run, and the driven run over t_end.
+std::string multibody(const std::string& t_end) {
+  return "rtol = 1e-8\natol = 1e-10\nt_end = 0.5\nreference_factor = 0.0\n[linear]\nt_end = " +
+         t_end + "\n";
+}
 
 /// The small models; every registered kind must have at least one.
 std::vector<SmallModel> small_models() {
   const std::string rail = (source_dir() / "data/rail_371.mat").string();
   return {
       {"linear chain", "type = \"mass_spring_chain\"\nN = 12\nk_n = 0.0\n",
-       "dt = 0.05\nt_end = 20.0\n", 6},
+       fixed_step("dt = 0.05\nt_end = 20.0\n"), 6},
       {"nonlinear chain", "type = \"mass_spring_chain\"\nN = 12\nk_n = 2.0\n",
-       "dt = 0.05\nt_end = 20.0\n", 6},
+       fixed_step("dt = 0.05\nt_end = 20.0\n"), 6},
       {"rail 371 (file, first order)", "type = \"file\"\npath = \"" + rail + "\"\n",
-       "dt = 0.5\nt_end = 50.0\n", 10},
+       fixed_step("dt = 0.5\nt_end = 50.0\n"), 10},
       {"linearised A05 flyball", "type = \"linearised_multibody\"\nbenchmark = \"flyball\"\n",
-       "dt = 0.01\nt_end = 2.0\n", 2},
+       fixed_step("dt = 0.01\nt_end = 2.0\n"), 2},
+      {"A01 pendulum (nonlinear)", "type = \"pendulum\"\n", multibody("5.0"), 1},
+      {"A04 Bricard (nonlinear)", "type = \"bricard\"\n", multibody("5.0"), 1},
+      {"A05 flyball (nonlinear)", "type = \"flyball\"\n", multibody("2.0"), 2},
+      {"Schiehlen robot (nonlinear)", "type = \"robot\"\n", multibody("1.0"), 5},
   };
 }
 
@@ -68,7 +86,7 @@ const std::map<std::string, std::string> kMethodKeys = {{"differential_balancing
 std::string experiment_text(const SmallModel& m, const MethodInfo& method, bool training) {
   std::string text = "[experiment]\nname = \"registry\"\n[model]\n" + m.model +
                      "[input]\ntype = \"sine\"\namplitude = 0.01\nfrequency = 0.05\n"
-                     "[simulation]\nintegrator = \"implicit_midpoint\"\n" +
+                     "[simulation]\n" +
                      m.simulation + "[output]\nplots = false\nsnapshot_stride = 0\n";
   if (training) text += kTraining;
   text += "[reduction]\nmethod = \"" + std::string(method.name) + "\"\n";
@@ -113,21 +131,36 @@ TEST_F(Registry, EveryMethodOnEveryModelKindRunsOrRefusesByName) {
         }
       }
       if (!config) {
-        // Refused: the message names the method, and nothing was written.
+        // Refused: the message names the method and why, and nothing was written. A linear
+        // method is never refused a model for being nonlinear: it reduces the linearisation.
         EXPECT_NE(refusal.find(std::string(method.name)), std::string::npos) << refusal;
+        EXPECT_EQ(refusal.find("is nonlinear"), std::string::npos) << refusal;
         EXPECT_FALSE(fs::exists(out));
         ++refusals;
         continue;
       }
       const auto family = config->reduction->family();
       const bool linear_model = config->model->is_linear();
-      if (family == ReductionMethod::Family::linear) {
-        // Every linear method reduces every LTI kind; only the chain's nonlinear form is refused.
-        ASSERT_TRUE(linear_model) << "accepted for a nonlinear model";
+      // A linear method on a nonlinear model reduces its linearisation about its rest state.
+      const bool linearised = family == ReductionMethod::Family::linear && !linear_model;
+      if (linearised) {
+        ASSERT_TRUE(config->model->has_linearisation());
       }
       RunSummary s;
       try {
         s = run_experiment(*config);
+      } catch (const NumericalError& e) {
+        // A linear method meeting a linearisation it cannot reduce (no Gramians of an undamped
+        // or rigid system: poles on the imaginary axis): the method and the reason are named.
+        const std::string what = e.what();
+        EXPECT_TRUE(family == ReductionMethod::Family::linear && !linear_model) << what;
+        EXPECT_NE(what.find(std::string(method.name)), std::string::npos) << what;
+        EXPECT_NE(what.find("not stable"), std::string::npos) << what;
+        EXPECT_FALSE(fs::exists(out));
+        std::printf("%-30s %-24s refused: %s\n", m.label.c_str(), std::string(method.name).c_str(),
+                    what.c_str());
+        ++refusals;
+        continue;
       } catch (const InvalidArgument& e) {
         // Refused when the run meets the model (e.g. SOBT of a first-order system): by name.
         const std::string what = e.what();
@@ -140,6 +173,8 @@ TEST_F(Registry, EveryMethodOnEveryModelKindRunsOrRefusesByName) {
       }
       ++runs[std::string(method.name)];
       ASSERT_TRUE(fs::exists(out));
+      EXPECT_EQ(!s.linearisation.empty(), linearised)
+          << "the summary says when a linearisation was reduced: '" << s.linearisation << "'";
       std::printf("%-30s %-24s r = %2lld  output error %.2e  H2 error %.2e\n", m.label.c_str(),
                   std::string(method.name).c_str(), static_cast<long long>(s.reduced_order),
                   s.output_error_relative, s.h2_error_relative);

@@ -65,9 +65,9 @@ std::string sweep_text(const std::string& grid_N = "[40, 80, 160]", const std::s
          extra;
 }
 
-/// The configuration of a point of the one runner (not a multibody point).
+/// The configuration of a point.
 const mor::experiments::ExperimentConfig& chain(const mor::experiments::SweepPoint& p) {
-  return std::get<mor::experiments::ExperimentConfig>(p.config);
+  return p.config;
 }
 
 /// The message of the InvalidArgument that parsing `text` throws ("" if none).

@@ -8,11 +8,48 @@
 #include "experiments/runner/experiment_keys.hpp"
 #include "experiments/runner/method.hpp"
 #include "experiments/runner/model_kind.hpp"
-#include "experiments/runner/multibody_run.hpp"
 #include "experiments/runner/sweep.hpp"
-#include "models/multibody.hpp"
 
 namespace mor::experiments {
+namespace {
+
+/// The model kinds' own keys of [table] (ModelKindInfo::table_keys), kinds that declare the same
+/// keys under one variant: type = "pendulum", "bricard", ... Returns the kinds that have some.
+std::vector<std::string> append_kind_table_keys(std::vector<KeyDoc>& rows, std::string_view table) {
+  const auto same = [](const std::vector<KeyDoc>& a, const std::vector<KeyDoc>& b) {
+    return std::equal(a.begin(), a.end(), b.begin(), b.end(), [](const KeyDoc& x, const KeyDoc& y) {
+      return x.table == y.table && x.name == y.name && x.type == y.type &&
+             x.default_value == y.default_value && x.unit == y.unit && x.doc == y.doc;
+    });
+  };
+  std::vector<std::pair<std::vector<std::string>, std::vector<KeyDoc>>> groups;
+  std::vector<std::string> kinds;
+  for (const auto& kind : model_kinds()) {
+    if (kind.table_keys == nullptr) continue;
+    std::vector<KeyDoc> mine;
+    kind.table_keys(table, mine);
+    if (mine.empty()) continue;
+    kinds.emplace_back(kind.name);
+    const auto g = std::find_if(groups.begin(), groups.end(),
+                                [&](const auto& group) { return same(group.second, mine); });
+    if (g != groups.end())
+      g->first.emplace_back(kind.name);
+    else
+      groups.push_back({{std::string(kind.name)}, std::move(mine)});
+  }
+  for (auto& [names, keys] : groups) {
+    // The selector is in another table: [model]'s type.
+    std::string variant = "model.type = ";
+    for (std::size_t i = 0; i < names.size(); ++i) variant += (i ? ", \"" : "\"") + names[i] + "\"";
+    for (auto& k : keys) {
+      k.variant = variant;
+      rows.push_back(std::move(k));
+    }
+  }
+  return kinds;
+}
+
+}  // namespace
 
 std::vector<KeyDoc> experiment_key_reference() {
   std::vector<KeyDoc> rows;
@@ -30,9 +67,7 @@ std::vector<KeyDoc> experiment_key_reference() {
     for (const auto& kind : model_kinds())
       kinds += (kinds.empty() ? "" : ", ") + std::string(kind.name);
     rows.push_back({"model", "type", "one of " + kinds, "\"mass_spring_chain\"", "",
-                    "the model kind (`mor list models`); multibody benchmarks have files of their "
-                    "own",
-                    ""});
+                    "the model kind (`mor list models`)", ""});
   }
   for (const auto& kind : model_kinds()) {
     const std::size_t from = rows.size();
@@ -56,14 +91,23 @@ std::vector<KeyDoc> experiment_key_reference() {
     }
   }
   {
+    // The runner's fixed-step schemes (every kind but those that integrate themselves, whose
+    // own keys follow).
     SimulationTable t;
     KeyDocs docs(rows, "simulation");
     t.visit_keys(docs);
+    append_kind_table_keys(rows, "simulation");
   }
+  for (const auto& kind : model_kinds())
+    if (!kind.extra_table.empty() && std::none_of(rows.begin(), rows.end(), [&](const KeyDoc& r) {
+          return r.table == kind.extra_table;
+        }))
+      append_kind_table_keys(rows, kind.extra_table);
   {
     OutputTable t;
     KeyDocs docs(rows, "output");
     t.visit_keys(docs);
+    append_kind_table_keys(rows, "output");
   }
   {
     std::string methods;
@@ -95,15 +139,6 @@ std::vector<Entry> list_entries(const std::string& topic) {
   std::vector<Entry> e;
   if (topic == "models") {
     for (const auto& k : model_kinds()) e.push_back({std::string(k.name), std::string(k.doc)});
-    for (const auto& id : multibody_model_ids())
-      e.push_back({id, "multibody benchmark " + make_multibody_model(id)->title() +
-                           " (experiment files of its own: CVODE, linearisation, linear "
-                           "reduction; e.g. experiments/" +
-                           (id == "pendulum"  ? "a01_pendulum"
-                            : id == "bricard" ? "a04_bricard"
-                            : id == "flyball" ? "a05_flyball"
-                                              : id) +
-                           ".toml)"});
   } else if (topic == "methods") {
     for (const auto& m : reduction_methods())
       e.push_back({std::string(m.name), std::string(m.doc)});
@@ -167,10 +202,6 @@ const FileKind kFileKinds[] = {
     {"experiment", "Experiment files",
      "One run (`mor run FILE`): a model, an input, an integrator, a reduction, what to store.",
      &experiment_key_reference},
-    {"multibody", "Multibody experiment files",
-     "A run of a multibody benchmark (`mor run FILE` with model.type = pendulum, bricard, "
-     "flyball or robot): CVODE, the linearisation and its reduction.",
-     &multibody_key_reference},
     {"sweep", "Sweep files",
      "A grid of experiments (`mor sweep FILE`): studies, each an experiment file with overrides "
      "crossed with grid axes.",
@@ -233,7 +264,7 @@ void print_keys(const std::string& file, const std::string& table, bool markdown
     throw InvalidArgument(
         detail::concat("mor keys: --file '", file, "' is not a kind of file (", join(known), ")"));
   if (markdown)
-    out << "# Keys of experiment, multibody and sweep files\n\n"
+    out << "# Keys of experiment and sweep files\n\n"
            "Generated by `mor keys --markdown` from the declarations the readers use; a test\n"
            "(`docs_keys`) fails when this page is stale. Every key is optional unless it says\n"
            "otherwise: the default applies when it is absent. A key listed under a variant (e.g.\n"

@@ -208,232 +208,351 @@ void record_provenance(io::ResultsWriter& out, const std::string& name,
   out.set_attribute("/", "configuration", toml);
 }
 
-RunSummary run_experiment(const ExperimentConfig& c, const RunOptions& options) {
-  using Clock = std::chrono::steady_clock;
-  const auto t_start = Clock::now();
-  RunSummary summary;
-  // Stages deep inside the run (training runs, reduced runs) draw progress as the full run does.
-  const ProgressScope progress_scope(options.progress);
-  const std::unique_ptr<FullModel> model = c.model->build(c.solver);
-  const auto input = make_signal(c.input, model->n_inputs());
-  const Index N = model->n();
-  summary.build_seconds = std::chrono::duration<double>(Clock::now() - t_start).count();
-  auto stage = [&](const char* name, double fraction = 0.0) {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+/// What every stage of one run shares: the configuration, the built model, the input, the open
+/// results file and the summary being filled.
+struct Run {
+  const ExperimentConfig& c;
+  const RunOptions& options;
+  FullModel& model;
+  const Signal& input;
+  io::ResultsWriter& out;
+  RunSummary& summary;
+  Index steps = 0;
+  void stage(const char* name, double fraction = 0.0) const {
     if (options.report_stage) options.report_stage(name, fraction);
-  };
+  }
+};
 
-  io::ResultsWriter out(c.output);
-  record_provenance(out, c.name, c.description, c.source, c.toml, options.command_line);
-
+/// /model, /simulation and /input: what is run, before anything runs.
+void record_setup(const Run& run) {
+  const ExperimentConfig& c = run.c;
+  io::ResultsWriter& out = run.out;
   out.create_group(layout::kModel);
   out.set_attribute(layout::kModel, "type", std::string(c.model->kind()));
   c.model->record(out);
 
   const IntegratorOptions& o = c.integrator;
-  const Index steps = step_count(o);
   out.create_group(layout::kSimulation);
-  out.set_attribute(layout::kSimulation, "integrator", std::string(to_string(o.scheme)));
-  out.set_attribute(layout::kSimulation, "solver", model->solver_used());
+  if (c.model->owns_simulation()) {
+    out.set_attribute(layout::kSimulation, "integrator", std::string("the model's own (CVODE)"));
+  } else {
+    out.set_attribute(layout::kSimulation, "integrator", std::string(to_string(o.scheme)));
+    out.set_attribute(layout::kSimulation, "solver", run.model.solver_used());
+  }
   out.set_attribute(layout::kSimulation, "dt", o.dt);
   out.set_attribute(layout::kSimulation, "t0", o.t0);
   out.set_attribute(layout::kSimulation, "t_end", o.t_end);
-  out.set_attribute(layout::kSimulation, "steps", static_cast<std::int64_t>(steps));
-  out.set_attribute(layout::kSimulation, "rho_infinity", o.rho_infinity);
-  out.set_attribute(layout::kSimulation, "newton_rtol", o.newton_rtol);
-  out.set_attribute(layout::kSimulation, "newton_atol", o.newton_atol);
-  out.set_attribute(layout::kSimulation, "reuse_jacobian",
-                    static_cast<std::int64_t>(o.reuse_jacobian));
+  out.set_attribute(layout::kSimulation, "steps", static_cast<std::int64_t>(run.steps));
+  if (!c.model->owns_simulation()) {
+    out.set_attribute(layout::kSimulation, "rho_infinity", o.rho_infinity);
+    out.set_attribute(layout::kSimulation, "newton_rtol", o.newton_rtol);
+    out.set_attribute(layout::kSimulation, "newton_atol", o.newton_atol);
+    out.set_attribute(layout::kSimulation, "reuse_jacobian",
+                      static_cast<std::int64_t>(o.reuse_jacobian));
+  }
   out.set_attribute(layout::kSimulation, "output_stride",
                     static_cast<std::int64_t>(o.observe_stride));
   out.set_attribute(layout::kSimulation, "snapshot_stride",
                     static_cast<std::int64_t>(c.snapshot_stride));
   out.set_attribute(layout::kSimulation, "initial_state", std::string("rest (q = v = 0)"));
-  out.set_attribute(
-      layout::kSimulation, "state",
-      std::string(model->first_order() ? "first order: v is the state x of E x' = A x + B u, q its "
-                                         "time integral"
-                                       : "second order: q positions, v velocities"));
+  out.set_attribute(layout::kSimulation, "state",
+                    std::string(run.model.first_order()
+                                    ? "first order: v is the state x of E x' = A x + B u (or of "
+                                      "x' = f(x, u)), q its time integral"
+                                    : "second order: q positions, v velocities"));
   out.create_group(layout::kInput);
   out.set_attribute(layout::kInput, "type", c.input.type);
-  out.set_attribute(layout::kInput, "description", input->describe());
+  out.set_attribute(layout::kInput, "description", run.input.describe());
+}
 
-  // Reduce first: a reduction that fails (bad order, unconverged ADI) costs no simulation.
-  const std::string method(c.reduction->name());
-  const bool pod_reducing = c.reduction->family() == ReductionMethod::Family::chain_projection;
-  const bool bt_reducing = c.reduction->family() == ReductionMethod::Family::linear;
-  const bool reducing = pod_reducing || bt_reducing;
-  std::unique_ptr<LtiOperator> full_operator;  // bt, sobt: shared by reduction and analysis
+/// The linear family (bt, sobt, modal, irka): the model's linear system, or a nonlinear model's
+/// linearisation about its rest state, reduced to a linear reduced model.
+struct LinearFamilyRun {
+  std::unique_ptr<LtiOperator> full;  ///< shared by the reduction and the analysis
   ReducedModel reduced;
-  ChainReduction pod_reduced;
-  ReducedTrajectory pod_traj;
-  std::vector<ReducedTrajectory> other_trajs;  // reduction.compare_orders
-  // The reduced chain runs first (it is cheap) so that the full run can compare states on the
-  // fly at every state_stride-th step (snapshot stride, or 10 output strides).
-  const Index state_stride =
-      pod_reducing ? (c.snapshot_stride > 0 ? c.snapshot_stride : 10 * o.observe_stride) : 0;
-  if (reducing) stage("reduction");
-  if (bt_reducing) {
-    full_operator = model->lti_operator();
-    progress_note(concat(c.name, ": reducing (", method, ", n = ", N, ") ..."));
-    reduced = c.reduction->reduce_linear(*full_operator, model->second_order_system(), out);
-    progress_note(concat(c.name, ": reduced to r = ", reduced.r, " in ",
-                         std::round(reduced.seconds * 100) / 100, " s"));
-    summary.reduced_order = reduced.r;
-    summary.reduction_seconds = reduced.seconds;
-    summary.offline_stages = reduced.stages;
-  } else if (pod_reducing) {
-    pod_reduced = c.reduction->reduce_chain(c, *model->chain(), out, options.stop_requested);
-    summary.reduced_order = pod_reduced.main.r;
-    summary.deim_samples = pod_reduced.main.m;
-    summary.reduction_seconds = pod_reduced.seconds;
-    summary.offline_stages = pod_reduced.stages;
-    stage("reduced simulation");
-    pod_traj = simulate_reduced(*pod_reduced.main.model, Matrix(), *input, o, state_stride, options,
-                                concat(method, ", r = ", pod_reduced.main.r));
-    for (const auto& other : pod_reduced.others)
-      other_trajs.push_back(simulate_reduced(*other.model, Matrix(), *input, o, 0, options,
-                                             concat(method, ", r = ", other.r)));
-  }
+};
 
+LinearFamilyRun reduce_linear_family(const Run& run) {
+  const ExperimentConfig& c = run.c;
+  LinearFamilyRun lin;
+  lin.full = run.model.lti_operator();
+  run.summary.linearisation = run.model.linearisation();
+  progress_note(concat(c.name, ": reducing (", c.reduction->name(), ", n = ", run.model.n(),
+                       run.summary.linearisation.empty()
+                           ? std::string()
+                           : ", the linearisation about " + run.summary.linearisation,
+                       ") ..."));
+  try {
+    lin.reduced = c.reduction->reduce_linear(*lin.full, run.model.second_order_system(), run.out);
+  } catch (const NumericalError& e) {
+    // e.g. no Gramians of an undamped linearisation: say which method met which system.
+    throw NumericalError(concat("reduction.method = \"", c.reduction->name(), "\" of ",
+                                run.summary.linearisation.empty()
+                                    ? std::string("the model")
+                                    : "the linearisation about " + run.summary.linearisation,
+                                ": ", e.what()));
+  }
+  if (!run.summary.linearisation.empty())
+    run.out.set_attribute(layout::kReduction, "reduces",
+                          "the linearisation about " + run.summary.linearisation +
+                              " (the errors compare with the nonlinear model)");
+  progress_note(concat(c.name, ": reduced to r = ", lin.reduced.r, " in ",
+                       std::round(lin.reduced.seconds * 100) / 100, " s"));
+  run.summary.reduced_order = lin.reduced.r;
+  run.summary.reduction_seconds = lin.reduced.seconds;
+  run.summary.offline_stages = lin.reduced.stages;
+  return lin;
+}
+
+/// After the full run: the reduced linear model's run (by the model's own integrator if it has
+/// one), its output error against the full model, and the frequency-domain analysis.
+std::vector<double> finish_linear_family(const Run& run, LinearFamilyRun& lin,
+                                         const std::vector<double>& y_full) {
+  const ExperimentConfig& c = run.c;
+  run.stage("reduced simulation");
+  const std::string label =
+      concat("r = ", lin.reduced.r, ", spectral abscissa ", lin.reduced.spectral_abscissa);
+  ReducedTrajectory traj;
+  const Index steps = run.steps, stride = c.integrator.observe_stride;
+  const bool own = run.model.simulate_reduced_linear(
+      lin.reduced.second_order, run.input, c.integrator,
+      [&](Index k, double, const Vector& y) {
+        if (k % stride == 0 || k == steps) traj.y.insert(traj.y.end(), y.begin(), y.end());
+      },
+      traj.stats);
+  if (!own) {
+    const DenseSecondOrderModel reduced_model(lin.reduced.second_order);
+    traj = simulate_reduced(reduced_model, lin.reduced.second_order.D_ff, run.input, c.integrator,
+                            0, run.options, label);
+  }
+  write_output_errors(run.out, y_full, traj, run.model.n_outputs(), lin.reduced.r, run.summary);
+  run.stage("analysis");
+  progress_note(concat(
+      c.name, ": frequency analysis of full and reduced model (", c.analysis.h2 ? "H2 norms, " : "",
+      c.analysis.hinf ? concat("H-infinity over ", c.analysis.hinf_grid, " frequencies, ") : "",
+      c.analysis.bode_points, " Bode points) ..."));
+  const AnalysisOutcome a =
+      analyse_and_record(c.analysis, c.reduction->norm_options(), *lin.full, lin.reduced, run.out);
+  run.summary.h2_error_relative = a.h2_error_relative;
+  run.summary.hinf_error = a.hinf_error;
+  return std::move(traj.y);
+}
+
+/// The projection family (pod, empirical_bt): projected nonlinear models trained on the full
+/// model's simulations, run before the full model so that its run compares states on the fly.
+struct ProjectionFamilyRun {
+  ChainReduction reduced;
+  ReducedTrajectory main;
+  std::vector<ReducedTrajectory> others;  ///< reduction.compare_orders
+  Index state_stride = 0;                 ///< snapshot stride, or 10 output strides
+  /// ||q - V q_r||_2 and ||q||_2 at every state_stride-th step.
+  double state_err2 = 0.0, state_ref2 = 0.0, state_err_max = 0.0;
+  Index state_col = 0;
+
+  void compare_state(const Vector& q) {
+    if (state_col >= main.q.cols()) return;
+    const double e2 = (q - reduced.main.model->lift(main.q.col(state_col++))).squaredNorm();
+    const double r2 = q.squaredNorm();
+    state_err2 += e2;
+    state_ref2 += r2;
+    if (r2 > 0.0) state_err_max = std::max(state_err_max, std::sqrt(e2 / r2));
+  }
+};
+
+void reduce_projection_family(const Run& run, ProjectionFamilyRun& proj) {
+  const ExperimentConfig& c = run.c;
+  const std::string method(c.reduction->name());
+  proj.state_stride = c.snapshot_stride > 0 ? c.snapshot_stride : 10 * c.integrator.observe_stride;
+  proj.reduced =
+      c.reduction->reduce_chain(c, *run.model.chain(), run.out, run.options.stop_requested);
+  run.summary.reduced_order = proj.reduced.main.r;
+  run.summary.deim_samples = proj.reduced.main.m;
+  run.summary.reduction_seconds = proj.reduced.seconds;
+  run.summary.offline_stages = proj.reduced.stages;
+  run.stage("reduced simulation");
+  proj.main = simulate_reduced(*proj.reduced.main.model, Matrix(), run.input, c.integrator,
+                               proj.state_stride, run.options,
+                               concat(method, ", r = ", proj.reduced.main.r));
+  for (const auto& other : proj.reduced.others)
+    proj.others.push_back(simulate_reduced(*other.model, Matrix(), run.input, c.integrator, 0,
+                                           run.options, concat(method, ", r = ", other.r)));
+}
+
+void finish_projection_family(const Run& run, ProjectionFamilyRun& proj,
+                              const std::vector<double>& y_full) {
+  io::ResultsWriter& out = run.out;
+  write_output_errors(out, y_full, proj.main, run.model.n_outputs(), proj.reduced.main.r,
+                      run.summary);
+  if (!proj.others.empty())
+    write_error_against_order(out, std::string(run.c.reduction->name()), y_full, proj.reduced,
+                              proj.main, proj.others, run.steps);
+  run.summary.state_error_relative = proj.state_ref2 > 0.0
+                                         ? std::sqrt(proj.state_err2 / proj.state_ref2)
+                                         : std::sqrt(proj.state_err2);
+  out.set_attribute(layout::kError, "state_relative_l2", run.summary.state_error_relative);
+  out.set_attribute(layout::kError, "state_relative_max", proj.state_err_max);
+  out.set_attribute(layout::kError, "state_stride", static_cast<std::int64_t>(proj.state_stride));
+  out.set_attribute(layout::kError, "state_definition",
+                    std::string("q - V q_r every state_stride steps; state_relative_l2 = "
+                                "||q - V q_r|| / ||q|| over all of them, state_relative_max = "
+                                "max over time of the pointwise relative error"));
+}
+
+/// The full model's run: /outputs every output stride, /snapshots every snapshot stride, and
+/// `every_state(q)` every state_stride-th step (0: never). Keeps the outputs if keep_outputs.
+std::vector<double> simulate_full(const Run& run, bool keep_outputs, Index state_stride,
+                                  const std::function<void(const Vector&)>& every_state) {
+  const ExperimentConfig& c = run.c;
+  FullModel& model = run.model;
+  io::ResultsWriter& out = run.out;
+  const IntegratorOptions& o = c.integrator;
+  const Index N = model.n(), steps = run.steps;
   out.create_group(layout::kOutputs);
   io::RowStream& s_t = out.open_row_stream(layout::kOutputsT, 1, 0);
-  io::RowStream& s_u = out.open_row_stream(layout::kOutputsU, model->n_inputs(), 0);
-  io::RowStream& s_y = out.open_row_stream(layout::kOutputsY, model->n_outputs(), 0);
+  io::RowStream& s_u = out.open_row_stream(layout::kOutputsU, model.n_inputs(), 0);
+  io::RowStream& s_y = out.open_row_stream(layout::kOutputsY, model.n_outputs(), 0);
+  const auto field = [&](const char* f) {
+    return c.snapshot_stride > 0 &&
+           std::count(c.snapshot_fields.begin(), c.snapshot_fields.end(), f) > 0;
+  };
   const bool snapshots = c.snapshot_stride > 0 && !c.snapshot_fields.empty();
-  const bool snap_p =
-      snapshots && std::count(c.snapshot_fields.begin(), c.snapshot_fields.end(), "p");
-  const bool snap_v =
-      snapshots && std::count(c.snapshot_fields.begin(), c.snapshot_fields.end(), "v");
-  const bool snap_x =
-      snapshots && std::count(c.snapshot_fields.begin(), c.snapshot_fields.end(), "x");
   io::RowStream *s_st = nullptr, *s_p = nullptr, *s_v = nullptr, *s_x = nullptr, *s_e = nullptr;
   if (snapshots) {
     out.create_group(layout::kSnapshots);
     s_st = &out.open_row_stream(layout::kSnapshotsT, 1, 0);
-    if (snap_p) s_p = &out.open_row_stream(layout::kSnapshotsP, N, c.compression);
-    if (snap_v) s_v = &out.open_row_stream(layout::kSnapshotsV, N, c.compression);
-    if (snap_x) s_x = &out.open_row_stream(layout::kSnapshotsX, N, c.compression);
-    if (model->energy(Vector::Zero(N), Vector::Zero(N)))
+    if (field("p")) s_p = &out.open_row_stream(layout::kSnapshotsP, N, c.compression);
+    if (field("v")) s_v = &out.open_row_stream(layout::kSnapshotsV, N, c.compression);
+    if (field("x")) s_x = &out.open_row_stream(layout::kSnapshotsX, N, c.compression);
+    if (model.energy(Vector::Zero(N), Vector::Zero(N)))
       s_e = &out.open_row_stream(layout::kSnapshotsEnergy, 1, 0);
   }
 
-  // The integrator observes at every multiple of gcd(output, snapshot stride); this observer
-  // sorts out which of the two streams a step belongs to.
-  IntegratorOptions run = o;
-  run.stop_requested = options.stop_requested;
-  run.observe_stride = snapshots ? std::gcd(o.observe_stride, c.snapshot_stride) : o.observe_stride;
-  if (pod_reducing) run.observe_stride = std::gcd(run.observe_stride, state_stride);
-  Vector y(model->n_outputs());
-  std::vector<double> y_full;  // kept for the reduced model's output error
+  // The integrator observes at every multiple of gcd(output, snapshot, state stride); this
+  // observer sorts out which of the streams a step belongs to.
+  IntegratorOptions step_options = o;
+  step_options.stop_requested = run.options.stop_requested;
+  if (snapshots) step_options.observe_stride = std::gcd(o.observe_stride, c.snapshot_stride);
+  if (state_stride > 0)
+    step_options.observe_stride = std::gcd(step_options.observe_stride, state_stride);
+  Vector y(model.n_outputs());
+  std::vector<double> y_full;
   double write_seconds = 0.0;
-  // POD: ||q - V q_r||_2 and ||q||_2 at every state_stride-th step.
-  double state_err2 = 0.0, state_ref2 = 0.0, state_err_max = 0.0;
-  Index state_col = 0;
   auto observe = [&](Index k, double t, const Vector& q, const Vector& v, const Vector& u) {
     const auto w0 = Clock::now();
     if (k % o.observe_stride == 0 || k == steps) {
-      model->output(q, v, u, y);
+      model.output(q, v, u, y);
       s_t.append(&t);
       s_u.append(u);
       s_y.append(y);
-      if (reducing) y_full.insert(y_full.end(), y.begin(), y.end());
-      ++summary.outputs;
+      if (keep_outputs) y_full.insert(y_full.end(), y.begin(), y.end());
+      ++run.summary.outputs;
     }
-    if (pod_reducing && k % state_stride == 0 && state_col < pod_traj.q.cols()) {
-      const double e2 =
-          (q - pod_reduced.main.model->lift(pod_traj.q.col(state_col++))).squaredNorm();
-      const double r2 = q.squaredNorm();
-      state_err2 += e2;
-      state_ref2 += r2;
-      if (r2 > 0.0) state_err_max = std::max(state_err_max, std::sqrt(e2 / r2));
-    }
+    if (state_stride > 0 && k % state_stride == 0) every_state(q);
     if (snapshots && (k % c.snapshot_stride == 0 || k == steps)) {
       s_st->append(&t);
       if (s_p) s_p->append(q);
       if (s_v) s_v->append(v);
       if (s_x) s_x->append(v);  // first order: v is the state
       if (s_e) {
-        const double energy = *model->energy(q, v);
+        const double energy = *model.energy(q, v);
         s_e->append(&energy);
       }
-      ++summary.snapshots;
+      ++run.summary.snapshots;
     }
     write_seconds += std::chrono::duration<double>(Clock::now() - w0).count();
   };
 
   Vector q = Vector::Zero(N), v = Vector::Zero(N);
-  ProgressReporter progress(c.name, options.progress, stderr,
-                            [&](double f) { stage("full simulation", f); });
-  stage("full simulation");
-  summary.setup_seconds = std::chrono::duration<double>(Clock::now() - t_start).count();
-  summary.stats = model->simulate(*input, run, q, v, observe, &progress);
-  summary.write_seconds = write_seconds;
-  if (bt_reducing) {
-    stage("reduced simulation");
-    const DenseSecondOrderModel reduced_model(reduced.second_order);
-    const ReducedTrajectory traj = simulate_reduced(
-        reduced_model, reduced.second_order.D_ff, *input, o, 0, options,
-        concat("r = ", reduced.r, ", spectral abscissa ", reduced.spectral_abscissa));
-    write_output_errors(out, y_full, traj, model->n_outputs(), reduced.r, summary);
-  } else if (pod_reducing) {
-    write_output_errors(out, y_full, pod_traj, model->n_outputs(), pod_reduced.main.r, summary);
-    if (!other_trajs.empty())
-      write_error_against_order(out, method, y_full, pod_reduced, pod_traj, other_trajs, steps);
-    summary.state_error_relative =
-        state_ref2 > 0.0 ? std::sqrt(state_err2 / state_ref2) : std::sqrt(state_err2);
-    out.set_attribute(layout::kError, "state_relative_l2", summary.state_error_relative);
-    out.set_attribute(layout::kError, "state_relative_max", state_err_max);
-    out.set_attribute(layout::kError, "state_stride", static_cast<std::int64_t>(state_stride));
-    out.set_attribute(layout::kError, "state_definition",
-                      std::string("q - V q_r every state_stride steps; state_relative_l2 = "
-                                  "||q - V q_r|| / ||q|| over all of them, state_relative_max = "
-                                  "max over time of the pointwise relative error"));
-  }
+  ProgressReporter progress(c.name, run.options.progress, stderr,
+                            [&](double f) { run.stage("full simulation", f); });
+  run.stage("full simulation");
+  run.summary.stats = model.simulate(run.input, step_options, q, v, observe, &progress);
+  run.summary.write_seconds = write_seconds;
+  return y_full;
+}
 
-  const double stepping = summary.stats.seconds - write_seconds;
+void record_timings(const Run& run) {
+  RunSummary& summary = run.summary;
+  io::ResultsWriter& out = run.out;
+  const double steps = static_cast<double>(std::max<Index>(1, run.steps));
+  const double stepping = summary.stats.seconds - summary.write_seconds;
   out.create_group(layout::kTimings);
   out.set_attribute(layout::kTimings, "setup_s", summary.setup_seconds);
   out.set_attribute(layout::kTimings, "integration_s", summary.stats.seconds);
-  out.set_attribute(layout::kTimings, "write_s", write_seconds);
+  out.set_attribute(layout::kTimings, "write_s", summary.write_seconds);
   out.set_attribute(layout::kTimings, "stepping_s", stepping);
   out.set_attribute(layout::kTimings, "ns_per_step_per_dof",
-                    1e9 * stepping / static_cast<double>(steps) / static_cast<double>(N));
+                    1e9 * stepping / steps / static_cast<double>(run.model.n()));
   out.set_attribute(layout::kTimings, "steps", static_cast<std::int64_t>(summary.stats.steps));
   out.set_attribute(layout::kTimings, "force_evaluations",
                     static_cast<std::int64_t>(summary.stats.force_evaluations));
   out.set_attribute(layout::kTimings, "newton_iterations",
                     static_cast<std::int64_t>(summary.stats.newton_iterations));
   out.set_attribute(layout::kTimings, "factorizations",
-                    static_cast<std::int64_t>(model->factorizations()));
-  if (bt_reducing) {
-    stage("analysis");
-    progress_note(concat(
-        c.name, ": frequency analysis of full and reduced model (",
-        c.analysis.h2 ? "H2 norms, " : "",
-        c.analysis.hinf ? concat("H-infinity over ", c.analysis.hinf_grid, " frequencies, ") : "",
-        c.analysis.bode_points, " Bode points) ..."));
-    const AnalysisOutcome a =
-        analyse_and_record(c.analysis, c.reduction->norm_options(), *full_operator, reduced, out);
-    summary.h2_error_relative = a.h2_error_relative;
-    summary.hinf_error = a.hinf_error;
-  }
-  if (reducing) {
+                    static_cast<std::int64_t>(run.model.factorizations()));
+  if (run.c.reduction->family() != ReductionMethod::Family::none) {
     out.set_attribute(layout::kTimings, "reduction_s", summary.reduction_seconds);
     out.set_attribute(layout::kTimings, "reduced_integration_s", summary.reduced_stats.seconds);
     // Full stepping time per step over the reduced model's (same integrator and options; the
     // reduced run has no writer, so its integration time is its stepping time).
-    const double reduced_per_step =
-        summary.reduced_stats.seconds / static_cast<double>(std::max<Index>(1, steps));
-    summary.speedup_per_step =
-        reduced_per_step > 0.0 ? (stepping / static_cast<double>(steps)) / reduced_per_step : 0.0;
+    const double reduced_per_step = summary.reduced_stats.seconds / steps;
+    summary.speedup_per_step = reduced_per_step > 0.0 ? (stepping / steps) / reduced_per_step : 0.0;
     out.set_attribute(layout::kTimings, "speedup_per_step", summary.speedup_per_step);
   }
+}
+
+}  // namespace
+
+RunSummary run_experiment(const ExperimentConfig& c, const RunOptions& options) {
+  const auto t_start = Clock::now();
+  RunSummary summary;
+  // Stages deep inside the run (training runs, reduced runs) draw progress as the full run does.
+  const ProgressScope progress_scope(options.progress);
+  const std::unique_ptr<FullModel> model = c.model->build(c.solver);
+  const auto input = make_signal(c.input, model->n_inputs());
+  summary.build_seconds = std::chrono::duration<double>(Clock::now() - t_start).count();
+
+  io::ResultsWriter out(c.output);
+  record_provenance(out, c.name, c.description, c.source, c.toml, options.command_line);
+  const Run run{c, options, *model, *input, out, summary, step_count(c.integrator)};
+  record_setup(run);
+
+  // Reduce first: a reduction that fails (bad order, unconverged ADI) costs no simulation.
+  using Family = ReductionMethod::Family;
+  const Family family = c.reduction->family();
+  if (family != Family::none) run.stage("reduction");
+  std::optional<LinearFamilyRun> linear;
+  std::optional<ProjectionFamilyRun> projection;
+  if (family == Family::linear) linear = reduce_linear_family(run);
+  if (family == Family::chain_projection) reduce_projection_family(run, projection.emplace());
+
+  summary.setup_seconds = std::chrono::duration<double>(Clock::now() - t_start).count();
+  const std::vector<double> y_full =
+      simulate_full(run, family != Family::none, projection ? projection->state_stride : 0,
+                    [&](const Vector& q) { projection->compare_state(q); });
+  std::vector<double> y_reduced;
+  if (linear) y_reduced = finish_linear_family(run, *linear, y_full);
+  if (projection) {
+    finish_projection_family(run, *projection, y_full);
+    y_reduced = projection->main.y;
+  }
+  record_timings(run);
+
+  run.stage("model analysis");
+  const ModelAnalysisContext context{
+      *input, c.integrator, family != Family::none ? &y_reduced : nullptr, options.stop_requested};
+  summary.model_figures = model->analyse(context, out);
+
   summary.peak_rss_mb = peak_rss_mib();
   out.set_attribute(layout::kTimings, "peak_rss_mib", summary.peak_rss_mb);
   summary.total_seconds = std::chrono::duration<double>(Clock::now() - t_start).count();
   out.set_attribute(layout::kTimings, "total_s", summary.total_seconds);
   if (options.before_commit) options.before_commit(out, summary);
-  stage("writing");
+  run.stage("writing");
   out.commit();
   summary.results = c.output;
   return summary;

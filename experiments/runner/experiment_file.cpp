@@ -28,7 +28,6 @@
 #include "experiments/runner/reduction_run.hpp"
 #include "experiments/runner/results_layout.hpp"
 #include "experiments/runner/toml_reader.hpp"
-#include "models/multibody.hpp"
 #include "reduction/deim.hpp"
 #include "reduction/pod.hpp"
 #include "reduction/reduced_chain.hpp"
@@ -72,9 +71,18 @@ std::string to_toml(const ExperimentConfig& c) {
     write_input(os, t);
   }
   os << "\n[simulation]\n";
-  simulation_table(c).visit_keys(w);
+  if (c.model->owns_simulation())
+    c.model->write_table("simulation", os);
+  else
+    simulation_table(c).visit_keys(w);
+  if (const ModelKindInfo* kind = find_model_kind(c.model->kind());
+      kind != nullptr && !kind->extra_table.empty()) {
+    os << "\n[" << kind->extra_table << "]\n";
+    c.model->write_table(kind->extra_table, os);
+  }
   os << "\n[output]\n";
   output_table(c).visit_keys(w);
+  c.model->write_table("output", os);
   os << "\n[reduction]\nmethod = " << toml_string(std::string(c.reduction->name())) << "\n";
   c.reduction->write_toml(os);
   os << "\n[analysis]\n";
@@ -135,11 +143,20 @@ InputSpec read_input(TableReader& r, const std::string& name, const std::string&
 ExperimentConfig parse_experiment(const std::string& text, const std::string& source,
                                   const std::filesystem::path& base_dir,
                                   const std::vector<std::string>& overrides) {
-  toml::table root = parse_root(
-      text, source, overrides,
-      {"experiment", "model", "input", "training", "simulation", "output", "reduction", "analysis"},
-      {"training"});
-  auto table = [&](const char* name) { return root[name].as_table(); };
+  return parse_experiment_root(parse_toml(text, source), source, base_dir, overrides);
+}
+
+ExperimentConfig parse_experiment_root(const toml::table& parsed, const std::string& source,
+                                       const std::filesystem::path& base_dir,
+                                       const std::vector<std::string>& overrides) {
+  std::vector<std::string> tables = {"experiment", "model",  "input",     "training",
+                                     "simulation", "output", "reduction", "analysis"};
+  for (const auto& k : model_kinds())
+    if (!k.extra_table.empty() &&
+        std::find(tables.begin(), tables.end(), k.extra_table) == tables.end())
+      tables.emplace_back(k.extra_table);
+  const toml::table root = checked_root(parsed, source, overrides, tables, {"training"});
+  auto table = [&](std::string_view name) { return root[name].as_table(); };
 
   ExperimentConfig c;
   c.source = source;
@@ -147,20 +164,40 @@ ExperimentConfig parse_experiment(const std::string& text, const std::string& so
     TableReader r(table("experiment"), "experiment", source);
     read_experiment_table(r, source, c.name, c.description, c.output);
   }
+  // The model first: its kind may own [simulation] and tables of its own, read once here before
+  // the spec is shared.
+  std::unique_ptr<ModelSpec> spec;
+  const ModelKindInfo* kind = nullptr;
   {
     TableReader r(table("model"), "model", source);
     const std::string type = r.text("type", "mass_spring_chain");
-    const ModelKindInfo* kind = find_model_kind(type);
+    kind = find_model_kind(type);
     if (kind == nullptr) {
       std::vector<std::string> known;
       for (const auto& k : model_kinds()) known.emplace_back(k.name);
       const std::string near = suggestion(type, known);
-      for (const auto& id : multibody_model_ids()) known.push_back(id);
       throw InvalidArgument(concat(r.where("type"), ": model.type '", type,
                                    "' is not a known model (known: ", join(known), ")",
                                    near.empty() ? "" : "; did you mean '" + near + "'?"));
     }
-    c.model = kind->read(r, source, base_dir);
+    spec = kind->read(r, source, base_dir);
+  }
+  for (const auto& k : model_kinds()) {
+    if (k.extra_table.empty() || k.extra_table == kind->extra_table) continue;
+    if (const toml::node* n = root.get(k.extra_table)) {
+      std::vector<std::string> owners;
+      for (const auto& o : model_kinds())
+        if (o.extra_table == k.extra_table) owners.emplace_back(o.name);
+      throw InvalidArgument(concat(located(source, *n), ": [", k.extra_table,
+                                   "] belongs to model.type ", join(owners), ", not to '",
+                                   kind->name, "'"));
+    }
+  }
+  if (!kind->extra_table.empty()) {
+    const std::string name(kind->extra_table);
+    TableReader r(table(name), name, source);
+    spec->read_table(name, r, base_dir);
+    r.finish(concat(" for model.type = \"", kind->name, "\""));
   }
   {
     TableReader r(table("input"), "input", source);
@@ -176,7 +213,13 @@ ExperimentConfig parse_experiment(const std::string& text, const std::string& so
       c.training.push_back(read_input(r, name, source, base_dir));
     }
   }
-  {
+  if (spec->owns_simulation()) {
+    TableReader r(table("simulation"), "simulation", source);
+    spec->read_table("simulation", r, base_dir);
+    r.finish(concat(" for model.type = \"", kind->name,
+                    "\" (integrated by its own CVODE run: `mor keys simulation`)"));
+    c.integrator = spec->integrator_options();
+  } else {
     TableReader r(table("simulation"), "simulation", source);
     SimulationTable t;
     KeyReader reader(r, "simulation", base_dir);
@@ -200,8 +243,9 @@ ExperimentConfig parse_experiment(const std::string& text, const std::string& so
   {
     TableReader r(table("output"), "output", source);
     OutputTable t;
-    const bool first_order = c.model->first_order();
+    const bool first_order = spec->first_order();
     if (first_order) t.snapshot_fields = {"x"};
+    spec->read_table("output", r, base_dir);
     KeyReader reader(r, "output", base_dir);
     t.visit_keys(reader);
     r.finish();
@@ -220,6 +264,7 @@ ExperimentConfig parse_experiment(const std::string& text, const std::string& so
               first_order ? "\"x\" (the state of a first-order model)"
                           : "\"p\" (positions) or \"v\" (velocities)");
   }
+  c.model = std::move(spec);
   {
     TableReader r(table("reduction"), "reduction", source);
     c.reduction = read_reduction(r, source, base_dir);
@@ -235,7 +280,7 @@ ExperimentConfig parse_experiment(const std::string& text, const std::string& so
     c.analysis = read_analysis(r);
   }
   try {
-    validate(c.integrator);
+    validate(c.integrator);  // a kind that owns [simulation] checked its own keys
   } catch (const InvalidArgument& e) {
     throw InvalidArgument(concat(source, ": simulation: ", e.what()));
   }

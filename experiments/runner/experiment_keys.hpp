@@ -10,7 +10,7 @@
 #include <string_view>
 #include <vector>
 
-#include "experiments/runner/experiment.hpp"
+#include "experiments/runner/config.hpp"
 #include "experiments/runner/keys.hpp"
 
 namespace mor::experiments {
@@ -158,6 +158,12 @@ void signal_keys(S& in, V& v) {
     v(Key{"file", "", "CSV file (relative to the experiment file): t u_1 [u_2 ...] per line"},
       in.file);
 }
+
+/// parse_experiment of a file parsed already (a sweep parses each study's file once, then
+/// applies each point's overrides to a copy).
+ExperimentConfig parse_experiment_root(const toml::table& parsed, const std::string& source,
+                                       const std::filesystem::path& base_dir,
+                                       const std::vector<std::string>& overrides);
 
 /// The whole key reference of experiment files: every table, every model kind, signal type and
 /// reduction method (rows with their variant, e.g. type = "sine"), in file order.

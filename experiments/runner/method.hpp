@@ -15,17 +15,22 @@
 #include <string_view>
 #include <vector>
 
-#include "experiments/runner/chain_reduction_run.hpp"
+#include "experiments/runner/config.hpp"
 #include "experiments/runner/keys.hpp"
 #include "experiments/runner/reduction_run.hpp"
 
 namespace mor::experiments {
 
+/// The projected chains of the chain_projection family (chain_reduction_run.hpp).
+struct ChainReduction;
+
 class ReductionMethod {
  public:
   enum class Family {
-    none,              ///< the full model only
-    linear,            ///< an LTI reduced model of an LTI full model (BT, SOBT, modal)
+    none,  ///< the full model only
+    /// an LTI reduced model of the model's linear system, or of a nonlinear model's
+    /// linearisation about its rest state (BT, SOBT, modal, IRKA)
+    linear,
     chain_projection,  ///< a projected (hyper-reduced) nonlinear chain (POD, empirical BT)
   };
   virtual ~ReductionMethod() = default;
@@ -83,7 +88,7 @@ const std::vector<MethodInfo>& reduction_methods();
 const MethodInfo* find_reduction_method(std::string_view name);
 
 /// Reads a [reduction] table through the registry (method "none" when absent); `allowed`, if not
-/// empty, restricts the methods (e.g. the linear ones for multibody files).
+/// empty, restricts the methods.
 /// @throws InvalidArgument naming an unknown or disallowed method and the known ones.
 std::shared_ptr<const ReductionMethod> read_reduction(TableReader& r, const std::string& source,
                                                       const std::filesystem::path& base_dir,
@@ -96,7 +101,8 @@ std::string method_keys_context(const TableReader& r, std::string_view method);
 /// Creates /reduction with the method's name (every method starts its record with it).
 void begin_reduction_record(io::ResultsWriter& out, std::string_view method);
 
-/// @throws InvalidArgument naming `where` unless the experiment's model is linear.
+/// @throws InvalidArgument naming `where` unless the experiment's model is linear or has a
+///         linearisation about its rest state (which the linear methods then reduce).
 void require_linear_model(const ExperimentConfig& c, const std::string& where,
                           std::string_view method);
 

@@ -4,14 +4,16 @@
 #include <algorithm>
 #include <cmath>
 
+#include "experiments/runner/chain_reduction_run.hpp"
 #include "experiments/runner/method.hpp"
 #include "experiments/runner/model_kind.hpp"
 #include "experiments/runner/results_layout.hpp"
 
-#define MOR_REDUCTION_METHODS(X)                                                  \
-  X(kNoReduction)                                                                 \
-  X(kBtMethod) X(kSobtMethod) X(kModalMethod) X(kPodMethod) X(kEmpiricalBtMethod) \
-      X(kIrkaMethod) X(kDifferentialBalancingMethod)
+#define MOR_REDUCTION_METHODS(X)                                                    \
+  X(kNoReduction)                                                                   \
+  X(kBtMethod)                                                                      \
+  X(kSobtMethod) X(kModalMethod) X(kPodMethod) X(kEmpiricalBtMethod) X(kIrkaMethod) \
+      X(kDifferentialBalancingMethod)
 
 namespace mor::experiments {
 
@@ -113,11 +115,11 @@ void begin_reduction_record(io::ResultsWriter& out, std::string_view method) {
 
 void require_linear_model(const ExperimentConfig& c, const std::string& where,
                           std::string_view method) {
-  if (c.model->is_linear()) return;
-  const ChainParameters* p = c.model->chain_parameters();
-  throw InvalidArgument(detail::concat(
-      where, ": reduction.method = \"", method,
-      "\" reduces linear systems: set model.k_n = 0 (got k_n = ", p ? p->k_n : 0.0, ")"));
+  if (c.model->has_linearisation()) return;
+  throw InvalidArgument(
+      detail::concat(where, ": reduction.method = \"", method,
+                     "\" reduces a linear system, and this nonlinear model (model.type = \"",
+                     c.model->kind(), "\") has no linearisation about a rest state to reduce"));
 }
 
 ReducedModel ReductionMethod::reduce_linear(LtiOperator&, const SecondOrderSystem*,

@@ -15,6 +15,7 @@
 //    full and reduced models share one integrator.
 #pragma once
 
+#include <atomic>
 #include <filesystem>
 #include <functional>
 #include <iosfwd>
@@ -22,6 +23,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -32,6 +34,7 @@
 #include "src/integrators/integrate.hpp"
 #include "src/io/results.hpp"
 #include "src/signals/signal.hpp"
+#include "src/systems/dense_model.hpp"
 
 namespace mor::experiments {
 
@@ -41,6 +44,22 @@ using LinearSystem = std::variant<DescriptorSystem, SecondOrderSystem>;
 /// observe(step, t, q, v, u), as src/integrators/integrate.hpp calls it.
 using StepObserver =
     std::function<void(Index, double, const Vector&, const Vector&, const Vector&)>;
+/// observe(step, t, y): a reduced linear model's outputs at the output steps.
+using OutputObserver = std::function<void(Index, double, const Vector&)>;
+
+/// What a model's own analysis (FullModel::analyse) sees of the run it belongs to.
+struct ModelAnalysisContext {
+  const Signal& input;
+  const IntegratorOptions& integrator;
+  /// The reduced model's outputs at /outputs/t (rows of n_outputs values); nullptr without one.
+  const std::vector<double>* reduced_outputs = nullptr;
+  /// Polled by long loops: when it turns true they throw Interrupted.
+  const std::atomic<bool>* stop_requested = nullptr;
+};
+
+/// Named figures of a model's own analysis (e.g. "energy_balance_error"): the run's summary
+/// prints them and a sweep's table has a column for each.
+using ModelFigures = std::vector<std::pair<std::string, double>>;
 
 /// A full-order model built for one run: constant data, plus the integrator workspace.
 class FullModel {
@@ -63,12 +82,36 @@ class FullModel {
     (void)q, (void)v;
     return std::nullopt;
   }
-  /// The linear system as the Gramian solvers, balanced truncation and the norms see it. The
-  /// operator refers to this model's data: the model must outlive it.
-  /// @throws InvalidArgument naming the model if it is not linear.
+  /// The linear system as the Gramian solvers, balanced truncation and the norms see it: the
+  /// model itself if it is linear, else its linearisation about its rest state (linearisation()
+  /// says which). The operator refers to this model's data: the model must outlive it.
+  /// @throws InvalidArgument naming the mathematical reason if the model has no linearisation.
   virtual std::unique_ptr<LtiOperator> lti_operator() const = 0;
-  /// The second-order form, for the structure-preserving methods; nullptr if the model has none.
+  /// The second-order form of lti_operator()'s system, for the structure-preserving methods;
+  /// nullptr if it has none.
   virtual const SecondOrderSystem* second_order_system() const { return nullptr; }
+  /// "" for a linear model; for a nonlinear one, the state lti_operator() linearises about, as
+  /// a phrase ("the hanging equilibrium"): linear methods reduce that linearisation, and the run
+  /// compares the reduced model with the nonlinear model.
+  virtual std::string linearisation() const { return ""; }
+  /// Kinds that integrate themselves (CVODE) integrate the reduced linear models of the linear
+  /// methods the same way, so that the comparison measures the reduction and not two
+  /// integrators: observe(k, t, y) at every output step of o (feed-through included). Returns
+  /// false if the runner's fixed-step schemes are to do it (the default).
+  virtual bool simulate_reduced_linear(const DenseSecondOrderSystem& reduced, const Signal& input,
+                                       const IntegratorOptions& o, const OutputObserver& observe,
+                                       IntegrationStats& stats) const {
+    (void)reduced, (void)input, (void)o, (void)observe, (void)stats;
+    return false;
+  }
+  /// The kind's own checks after the full run, written into `out` (the multibody benchmarks:
+  /// their benchmark run against its references, the energy balance, the constraint residual,
+  /// the linearisation against the nonlinear model); returns its figures. None by default.
+  /// @throws NumericalError, Interrupted as the runs it makes.
+  virtual ModelFigures analyse(const ModelAnalysisContext& context, io::ResultsWriter& out) {
+    (void)context, (void)out;
+    return {};
+  }
   /// The nonlinear chain, for the methods trained on its simulations; nullptr for other kinds.
   virtual const MassSpringChain* chain() const { return nullptr; }
   /// Integrates from (q, v) over o's horizon (see integrate()); returns its statistics.
@@ -104,12 +147,39 @@ class ModelSpec {
   /// The linear system (for export), in the kind's own form.
   /// @throws InvalidArgument naming the model if it is not linear.
   virtual LinearSystem linear_system() const = 0;
+  /// True if the model has a linear system for the linear methods: it is linear, or has a
+  /// linearisation about its rest state (FullModel::lti_operator).
+  virtual bool has_linearisation() const { return is_linear(); }
+  /// The linear system the linear methods reduce (the model, or its linearisation): its size
+  /// (coordinates of a second-order form, states of a first-order one) and its form.
+  virtual Index linear_size() const { return size(); }
+  virtual bool linear_first_order() const { return first_order(); }
   /// The chain's parameters, for the methods and estimates that are the chain's; nullptr for
   /// other kinds.
   virtual const ChainParameters* chain_parameters() const { return nullptr; }
   /// @param solver the sparse solver asked for in [simulation].
   /// @throws InvalidArgument, IoError as the kind's construction.
   virtual std::unique_ptr<FullModel> build(SparseBackend solver) const = 0;
+
+  // Kinds that integrate themselves (CVODE: the multibody benchmarks) own [simulation]: they
+  // read its keys (and their own keys of [output] and of their extra table) once, before the
+  // spec is shared, and the runner's fixed-step keys do not apply.
+  /// True if the kind reads [simulation] itself.
+  virtual bool owns_simulation() const { return false; }
+  /// Reads the kind's own keys of [table] ("simulation" if owns_simulation(), "output", and the
+  /// kind's ModelKindInfo::extra_table); the caller finishes r.
+  /// @throws InvalidArgument naming file, line, key and value.
+  virtual void read_table(std::string_view table, TableReader& r,
+                          const std::filesystem::path& base_dir) {
+    (void)table, (void)r, (void)base_dir;
+  }
+  /// Writes the keys read_table read, as TOML lines (the effective configuration).
+  virtual void write_table(std::string_view table, std::ostream& os) const {
+    (void)table, (void)os;
+  }
+  /// owns_simulation(): the full run's output grid as the runner's stepping sees it (dt the
+  /// output interval, t_end the horizon, observe_stride 1).
+  virtual IntegratorOptions integrator_options() const { return {}; }
 };
 
 /// One registered kind: its name, one line of doc, how to read its table and list its keys.
@@ -120,8 +190,12 @@ struct ModelKindInfo {
   /// @throws InvalidArgument naming file, line, key and value; IoError for unreadable files.
   std::unique_ptr<ModelSpec> (*read)(TableReader& r, const std::string& source,
                                      const std::filesystem::path& base_dir);
-  /// Appends the kind's keys (with their defaults) to the reference.
+  /// Appends the kind's [model] keys (with their defaults) to the reference.
   void (*keys)(std::vector<KeyDoc>& rows);
+  /// A table of the kind's own beside the common ones (e.g. "linear"), or empty.
+  std::string_view extra_table = {};
+  /// Appends the kind's own keys of [table] (see ModelSpec::read_table); nullptr if none.
+  void (*table_keys)(std::string_view table, std::vector<KeyDoc>& rows) = nullptr;
 };
 
 /// Every registered kind, in registration order (experiments/runner/model_kinds.cpp).

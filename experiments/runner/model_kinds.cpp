@@ -4,7 +4,10 @@
 
 #include "experiments/runner/model_kind.hpp"
 
-#define MOR_MODEL_KINDS(X) X(kMassSpringChainKind) X(kFileModelKind) X(kLinearisedMultibodyKind)
+#define MOR_MODEL_KINDS(X)                                                                       \
+  X(kMassSpringChainKind)                                                                        \
+  X(kFileModelKind) X(kLinearisedMultibodyKind) X(kPendulumKind) X(kBricardKind) X(kFlyballKind) \
+      X(kRobotKind)
 
 namespace mor::experiments {
 

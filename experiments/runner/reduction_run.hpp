@@ -9,7 +9,7 @@
 #include <utility>
 #include <vector>
 
-#include "experiments/runner/experiment.hpp"
+#include "experiments/runner/config.hpp"
 #include "experiments/runner/results_layout.hpp"
 #include "reduction/balanced_truncation.hpp"
 #include "src/io/results.hpp"

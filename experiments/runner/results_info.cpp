@@ -29,7 +29,6 @@
 #include "experiments/runner/run_guards.hpp"
 #include "experiments/runner/sweep.hpp"
 #include "experiments/runner/toml_reader.hpp"
-#include "models/multibody.hpp"
 #include "reduction/deim.hpp"
 #include "reduction/pod.hpp"
 #include "reduction/reduced_chain.hpp"
@@ -67,7 +66,7 @@ void print_results_info(const std::filesystem::path& file, std::ostream& os) {
   show_attrs("/");
   for (const std::string& group :
        {layout::kModel, layout::kSimulation, layout::kInput, layout::kReduction, layout::kReduced,
-        layout::kError, layout::kAnalysis, layout::kTimings}) {
+        layout::kError, layout::kAnalysis, layout::kTimings, layout::kBenchmark, layout::kLinear}) {
     if (!r.exists(group)) continue;
     os << group << "\n";
     show_attrs(group);

@@ -37,14 +37,20 @@ void print_run_summary(const ExperimentConfig& c, const RunSummary& s,
   else
     std::fprintf(out, "  model     %s, n = %lld%s\n", kind.c_str(), ll(c.model->size()),
                  c.model->first_order() ? " states (first order)" : " (second order)");
-  std::fprintf(out, "  full      %lld steps of %s (dt = %g): %.3g s, %.3g ns per step per %s\n",
-               ll(s.stats.steps), std::string(to_string(c.integrator.scheme)).c_str(),
-               c.integrator.dt, stepping,
-               1e9 * stepping / steps / static_cast<double>(c.model_size()),
-               chain != nullptr ? "mass" : "state");
+  if (c.model->owns_simulation())
+    std::fprintf(out, "  full      %lld steps of the model's own CVODE run to t = %g: %.3g s\n",
+                 ll(s.stats.steps), c.integrator.t_end, stepping);
+  else
+    std::fprintf(out, "  full      %lld steps of %s (dt = %g): %.3g s, %.3g ns per step per %s\n",
+                 ll(s.stats.steps), std::string(to_string(c.integrator.scheme)).c_str(),
+                 c.integrator.dt, stepping,
+                 1e9 * stepping / steps / static_cast<double>(c.model_size()),
+                 chain != nullptr ? "mass" : "state");
   if (reduced) {
-    std::fprintf(out, "  reduced   %s, r = %lld", std::string(c.reduction->name()).c_str(),
-                 ll(s.reduced_order));
+    std::fprintf(out, "  reduced   %s", std::string(c.reduction->name()).c_str());
+    if (!s.linearisation.empty())
+      std::fprintf(out, " of the linearisation about %s", s.linearisation.c_str());
+    std::fprintf(out, ", r = %lld", ll(s.reduced_order));
     if (s.deim_samples > 0) std::fprintf(out, " (%lld DEIM points)", ll(s.deim_samples));
     std::fprintf(out, ": %.3g s", s.reduced_stats.seconds);
     if (s.speedup_per_step > 0) std::fprintf(out, ", %.3gx faster per step", s.speedup_per_step);
@@ -54,13 +60,23 @@ void print_run_summary(const ExperimentConfig& c, const RunSummary& s,
       std::fprintf(out, "%s%s %.3g s", sep, stage_name(stage).c_str(), seconds);
       sep = ", ";
     }
-    std::fprintf(out, "\n  error     relative output error %.3g%s", s.output_error_relative,
-                 c.training.empty() ? "" : " (input not seen in training)");
+    std::fprintf(out, "\n  error     relative output error %.3g%s%s", s.output_error_relative,
+                 c.training.empty() ? "" : " (input not seen in training)",
+                 s.linearisation.empty() ? "" : " (against the nonlinear model)");
     if (s.state_error_relative >= 0)
       std::fprintf(out, ", relative state error %.3g", s.state_error_relative);
     if (s.h2_error_relative >= 0)
       std::fprintf(out, ", relative H2 error %.3g", s.h2_error_relative);
     if (s.hinf_error >= 0) std::fprintf(out, ", Hinf error %.3g", s.hinf_error);
+    std::fprintf(out, "\n");
+  }
+  if (!s.model_figures.empty()) {
+    std::fprintf(out, "  checks   ");
+    const char* sep = " ";
+    for (const auto& [name, value] : s.model_figures) {
+      std::fprintf(out, "%s%s %.3g", sep, name.c_str(), value);
+      sep = ", ";
+    }
     std::fprintf(out, "\n");
   }
   std::fprintf(out, "  total     %.3g s (setup %.3g s, writing %.3g s), peak memory %.0f MiB\n",

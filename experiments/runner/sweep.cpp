@@ -16,12 +16,11 @@
 
 #include <toml++/toml.h>
 
+#include "experiments/runner/experiment_keys.hpp"
 #include "experiments/runner/method.hpp"
 #include "experiments/runner/model_kind.hpp"
-#include "experiments/runner/multibody_run.hpp"
 #include "experiments/runner/results_layout.hpp"
 #include "experiments/runner/toml_reader.hpp"
-#include "models/multibody.hpp"
 #include "src/core/errors.hpp"
 #include "src/io/results.hpp"
 
@@ -89,13 +88,28 @@ struct Study {
   std::vector<std::string> set;  ///< "table.key=value"
   std::vector<Axis> axes;        ///< model.N first (if swept), then the grid's axes by key
   int line = 0;
-  bool multibody = false;  ///< a multibody experiment file (multibody_run.hpp)
+  toml::table file;  ///< the experiment file, parsed once: each point overrides a copy
 };
 
-/// Estimates of a multibody point: the benchmark runs take seconds (the tighter reference run
-/// included; bench_multibody), the linearised models are tiny.
-constexpr double kMultibodyPointSeconds = 5.0;
-constexpr double kMultibodyPointMib = 100.0;
+/// True if the model kind the file names (the chain without model.type) declares table.key
+/// (e.g. model.N, the axis sweep.N feeds); `unknown` for a kind that is not registered (the
+/// point's reader names it).
+bool kind_declares(const toml::table& file, std::string_view table, std::string_view key,
+                   bool unknown) {
+  const toml::node* type = file["model"]["type"].node();
+  const std::string name = type && type->value_exact<std::string>()
+                               ? *type->value_exact<std::string>()
+                               : std::string("mass_spring_chain");
+  const ModelKindInfo* kind = find_model_kind(name);
+  if (kind == nullptr) return unknown;
+  std::vector<KeyDoc> rows;
+  if (table == "model")
+    kind->keys(rows);
+  else if (kind->table_keys != nullptr)
+    kind->table_keys(table, rows);
+  return std::any_of(rows.begin(), rows.end(),
+                     [&](const KeyDoc& k) { return k.table == table && k.name == key; });
+}
 
 /// [sweep]: the sweep's name, files, sizes and what the merge computes.
 struct SweepTable {
@@ -196,9 +210,10 @@ std::vector<Study> read_studies(const toml::table& root, const std::string& sour
     if (st.grid.table != nullptr) flatten(*st.grid.table, "", grid);
     const bool own_N = std::any_of(grid.begin(), grid.end(),
                                    [](const auto& axis) { return axis.first == "model.N"; });
-    s.multibody = is_multibody_experiment(s.experiment, {});
-    // sweep.N is the chain's size axis; a multibody benchmark has its own fixed size.
-    if (!own_N && !sweep_N.empty() && !s.multibody) s.axes.push_back({"model.N", sweep_N, sweep_N});
+    s.file = parse_toml(read_text_file(s.experiment), s.experiment.string());
+    // sweep.N is the chain's size axis; a kind without model.N has its own fixed size.
+    if (!own_N && !sweep_N.empty() && kind_declares(s.file, "model", "N", true))
+      s.axes.push_back({"model.N", sweep_N, sweep_N});
     std::stable_sort(grid.begin(), grid.end(), [](const auto& a, const auto& b) {
       return (a.first == "model.N") > (b.first == "model.N");
     });
@@ -327,24 +342,16 @@ SweepConfig parse_sweep(const std::string& text, const std::string& source,
         point_set.push_back("experiment.name=\"sweep_point\"");
         point_set.push_back("experiment.output=\"point.h5\"");
         try {
-          if (s.multibody) {
+          if (kind_declares(s.file, "output", "animation", false))
             point_set.push_back("output.animation=\"none\"");
-            MultibodyExperimentConfig mc = load_multibody_experiment(s.experiment, point_set);
-            p.size = make_multibody_model(mc.model)->state_size();
-            p.method = std::string(mc.reduction->name());
-            p.configuration = mc.toml;
-            mc.name = c.name + "/";  // the key is appended below
-            mc.plots = false;
-            p.config = std::move(mc);
-          } else {
-            ExperimentConfig ec = load_experiment(s.experiment, point_set);
-            p.size = ec.model_size();
-            p.method = std::string(ec.reduction->name());
-            p.configuration = ec.toml;
-            ec.name = c.name + "/";
-            ec.plots = false;
-            p.config = std::move(ec);
-          }
+          ExperimentConfig ec = parse_experiment_root(s.file, s.experiment.string(),
+                                                      s.experiment.parent_path(), point_set);
+          p.size = ec.model_size();
+          p.method = std::string(ec.reduction->name());
+          p.configuration = ec.toml;
+          ec.name = c.name + "/";  // the key is appended below
+          ec.plots = false;
+          p.config = std::move(ec);
         } catch (const InvalidArgument& e) {
           throw InvalidArgument(concat(what, ": ", e.what()));
         }
@@ -355,21 +362,10 @@ SweepConfig parse_sweep(const std::string& text, const std::string& source,
         require(keys.insert(p.key).second, what, ": two points would share the key '", p.key,
                 "'; give the axes values that differ after replacing characters other than "
                 "letters, digits and . _ + -");
-        std::visit(
-            [&](auto& config) {
-              config.name += p.key;
-              config.output = c.points_dir / (p.key + ".h5");
-            },
-            p.config);
-        if (const auto* ec = std::get_if<ExperimentConfig>(&p.config)) {
-          p.cost_seconds = estimate_run_seconds(*ec);
-          p.memory_mib = estimate_run_mib(*ec);
-        } else {
-          // The benchmarks are small: seconds of CVODE, the tighter reference run, the
-          // linearisation; memory is the program's own.
-          p.cost_seconds = kMultibodyPointSeconds;
-          p.memory_mib = kMultibodyPointMib;
-        }
+        p.config.name += p.key;
+        p.config.output = c.points_dir / (p.key + ".h5");
+        p.cost_seconds = estimate_run_seconds(p.config);
+        p.memory_mib = estimate_run_mib(p.config);
         c.points.push_back(std::move(p));
       }
       // Next combination of the outer axes (odometer, last axis fastest).
@@ -464,30 +460,6 @@ void run_sweep_point(const SweepConfig& c, const SweepPoint& p, const RunOptions
     for (const auto& [axis, value] : p.axes) out.set_attribute(g, "grid." + axis, value);
   };
   auto or_nan = [](double v) { return v >= 0 ? v : kNaN; };
-  if (const auto* mc = std::get_if<MultibodyExperimentConfig>(&p.config)) {
-    run_multibody_experiment(
-        *mc, options, [&](io::ResultsWriter& out, const MultibodyRunSummary& s) {
-          const std::string g = layout::kSweepPoint;
-          const bool reduced = s.reduced_order > 0;
-          begin_record(out);
-          out.set_attribute(g, "r", static_cast<std::int64_t>(s.reduced_order));
-          out.set_attribute(g, "m", std::int64_t{0});
-          out.set_attribute(g, "output_error", reduced ? or_nan(s.reduced_error) : kNaN);
-          out.set_attribute(g, "h2_error", or_nan(s.h2_error_relative));
-          out.set_attribute(g, "hinf_error", or_nan(s.hinf_error));
-          out.set_attribute(g, "speedup", kNaN);  // CVODE on both: no per-step comparison
-          out.set_attribute(g, "point_s", s.total_seconds);
-          out.set_attribute(g, "peak_rss_mib", peak_rss_mib());
-          out.set_attribute(g, "cvode_cpu_s", s.cpu_seconds);
-          out.set_attribute(g, "cvode_steps", static_cast<double>(s.cvode.steps));
-          out.set_attribute(g, "exact_error", or_nan(s.exact_error));
-          out.set_attribute(g, "reference_difference", or_nan(s.reference_difference));
-          out.set_attribute(g, "energy_balance_error", s.energy_balance_error);
-          out.set_attribute(g, "constraint_residual", s.constraint_residual);
-          out.set_attribute(g, "linear_difference", or_nan(s.linear_difference));
-        });
-    return;
-  }
   RunOptions o = options;
   o.before_commit = [&](io::ResultsWriter& out, const RunSummary& s) {
     const std::string g = layout::kSweepPoint;
@@ -511,8 +483,16 @@ void run_sweep_point(const SweepConfig& c, const SweepPoint& p, const RunOptions
     out.set_attribute(g, "speedup", reduced && s.speedup_per_step > 0 ? s.speedup_per_step : kNaN);
     out.set_attribute(g, "point_s", s.total_seconds);
     out.set_attribute(g, "peak_rss_mib", s.peak_rss_mb);
+    // The model's own figures (e.g. the multibody benchmarks' cvode_steps, exact_error), named
+    // in model_figures so that the merge makes a column of each.
+    std::string names;
+    for (const auto& [name, value] : s.model_figures) {
+      out.set_attribute(g, name, value);
+      names += (names.empty() ? "" : ",") + name;
+    }
+    out.set_attribute(g, "model_figures", names);
   };
-  run_experiment(std::get<ExperimentConfig>(p.config), o);
+  run_experiment(p.config, o);
 }
 
 }  // namespace mor::experiments

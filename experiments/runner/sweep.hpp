@@ -1,9 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // Sweeps: one TOML file names a grid of experiments (studies, each an experiment file with
 // overrides, crossed with grid axes such as model.N, model.path or reduction.order); every point
-// is an ordinary experiment run (experiment.hpp, or multibody_run.hpp for a multibody experiment
-// file, e.g. over simulation.rtol) whose results file lands in <output stem>.points/ and
-// is merged, with a table of all points and power-law fits of the costs against N, into one
+// is an ordinary experiment run (experiment.hpp) whose results file lands in <output stem>.points/
+// and is merged, with a table of all points and power-law fits of the costs against N, into one
 // results file. The format and the layout are documented in README.md ("Sweeps").
 //
 // This file holds what does not depend on how points are scheduled: reading the sweep file,
@@ -16,12 +15,10 @@
 #include <optional>
 #include <string>
 #include <utility>
-#include <variant>
 #include <vector>
 
 #include "experiments/runner/experiment.hpp"
 #include "experiments/runner/keys.hpp"
-#include "experiments/runner/multibody_run.hpp"
 
 namespace mor::io {
 class ResultsReader;
@@ -40,9 +37,8 @@ struct SweepPoint {
   std::string series;
   /// (axis key, value as written in TOML) for every grid axis, model.N first.
   std::vector<std::pair<std::string, std::string>> axes;
-  /// name = key, output = the point's file, no plots: an experiment of the one runner, or a
-  /// multibody experiment (the nonlinear benchmark run, its linearisation and reduction).
-  std::variant<ExperimentConfig, MultibodyExperimentConfig> config;
+  /// name = key, output = the point's file, no plots.
+  ExperimentConfig config;
   Index size = 0;      ///< the model's size: n (states or coordinates), N for the chain
   std::string method;  ///< the reduction method's name
   /// The effective experiment as TOML with the name and output left neutral: two points are the

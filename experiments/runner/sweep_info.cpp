@@ -21,7 +21,6 @@
 
 #include "experiments/runner/method.hpp"
 #include "experiments/runner/model_kind.hpp"
-#include "experiments/runner/multibody_run.hpp"
 #include "experiments/runner/results_layout.hpp"
 #include "experiments/runner/toml_reader.hpp"
 #include "src/core/errors.hpp"

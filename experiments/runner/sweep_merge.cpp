@@ -22,7 +22,6 @@
 
 #include "experiments/runner/method.hpp"
 #include "experiments/runner/model_kind.hpp"
-#include "experiments/runner/multibody_run.hpp"
 #include "experiments/runner/results_layout.hpp"
 #include "experiments/runner/toml_reader.hpp"
 #include "src/core/errors.hpp"
@@ -58,12 +57,6 @@ const char* const kIntegerColumns[] = {"N", "r", "m"};
 const char* const kNumberColumns[] = {
     "output_error",      "state_error", "h2_error",       "hinf_error", "build_s", "offline_s",
     "full_simulation_s", "full_step_s", "reduced_step_s", "speedup",    "point_s", "peak_rss_mib"};
-
-/// The columns of multibody points (the nonlinear benchmark run): present when a study runs a
-/// multibody experiment file.
-const char* const kMultibodyColumns[] = {
-    "cvode_cpu_s",          "cvode_steps",         "exact_error",      "reference_difference",
-    "energy_balance_error", "constraint_residual", "linear_difference"};
 
 bool is_number(const std::string& s, double& value) {
   if (s.empty()) return false;
@@ -149,14 +142,19 @@ void write_sweep_results(const SweepConfig& c, const std::vector<PointOutcome>& 
     ++done;
     status[i] = "done";
     const io::ResultsReader r(*files[i]);
+    // The model's own figures (FullModel::analyse), listed by the point.
+    std::vector<std::string> figures;
+    if (r.has_attribute(layout::kSweepPoint, "model_figures")) {
+      std::stringstream list(r.attribute_string(layout::kSweepPoint, "model_figures"));
+      for (std::string name; std::getline(list, name, ',');) figures.push_back(name);
+    }
     for (const std::string& name : r.attribute_names(layout::kSweepPoint)) {
       const bool known = std::find(std::begin(kIntegerColumns), std::end(kIntegerColumns), name) !=
                              std::end(kIntegerColumns) ||
                          std::find(std::begin(kNumberColumns), std::end(kNumberColumns), name) !=
                              std::end(kNumberColumns);
-      const bool multibody = std::find(std::begin(kMultibodyColumns), std::end(kMultibodyColumns),
-                                       name) != std::end(kMultibodyColumns);
-      if (known || multibody || name.rfind("offline_", 0) == 0)
+      const bool figure = std::find(figures.begin(), figures.end(), name) != figures.end();
+      if (known || figure || name.rfind("offline_", 0) == 0)
         column(name).numbers[i] = r.attribute_double(layout::kSweepPoint, name);
     }
     for (std::size_t k = 0; k < c.tolerances.size(); ++k) {

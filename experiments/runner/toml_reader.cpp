@@ -119,17 +119,26 @@ void read_experiment_table(TableReader& r, const std::string& source, std::strin
   if (output.empty()) output = std::filesystem::path("results") / (name + ".h5");
 }
 
-toml::table parse_root(const std::string& text, const std::string& source,
-                       const std::vector<std::string>& overrides,
-                       const std::vector<std::string>& tables,
-                       const std::vector<std::string>& arrays) {
-  toml::table root;
+toml::table parse_toml(const std::string& text, const std::string& source) {
   try {
-    root = toml::parse(text, source);
+    return toml::parse(text, source);
   } catch (const toml::parse_error& e) {
     throw InvalidArgument(
         detail::concat(source, ":", e.source().begin.line, ": not valid TOML: ", e.description()));
   }
+}
+
+toml::table parse_root(const std::string& text, const std::string& source,
+                       const std::vector<std::string>& overrides,
+                       const std::vector<std::string>& tables,
+                       const std::vector<std::string>& arrays) {
+  return checked_root(parse_toml(text, source), source, overrides, tables, arrays);
+}
+
+toml::table checked_root(toml::table root, const std::string& source,
+                         const std::vector<std::string>& overrides,
+                         const std::vector<std::string>& tables,
+                         const std::vector<std::string>& arrays) {
   for (const auto& o : overrides) apply_override(root, o);
   auto listed = [](const std::vector<std::string>& v, const std::string& k) {
     return std::find(v.begin(), v.end(), k) != v.end();

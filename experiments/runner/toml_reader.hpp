@@ -1,8 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // Strict reading of experiment files (toml++): every table's keys typed and checked, unknown
-// keys rejected with the nearest known key suggested, "table.key=value" overrides. Shared by the
-// chain experiments (experiment.cpp) and the multibody ones (multibody_run.cpp); internal to
-// experiments/runner.
+// keys rejected with the nearest known key suggested, "table.key=value" overrides. Shared by
+// experiment and sweep files; internal to experiments/runner.
 #pragma once
 
 #include <algorithm>
@@ -15,7 +14,7 @@
 
 #include <toml++/toml.h>
 
-#include "experiments/runner/experiment.hpp"
+#include "experiments/runner/config.hpp"
 #include "src/core/errors.hpp"
 
 namespace mor::experiments {
@@ -45,6 +44,13 @@ toml::table parse_root(const std::string& text, const std::string& source,
                        const std::vector<std::string>& overrides,
                        const std::vector<std::string>& tables,
                        const std::vector<std::string>& arrays = {});
+/// The parse alone. @throws InvalidArgument naming the line of the parse error.
+toml::table parse_toml(const std::string& text, const std::string& source);
+/// The rest of parse_root on an already parsed file (a copy: overrides change it).
+toml::table checked_root(toml::table root, const std::string& source,
+                         const std::vector<std::string>& overrides,
+                         const std::vector<std::string>& tables,
+                         const std::vector<std::string>& arrays = {});
 
 /// Reads the keys of one TOML table with types checked; finish() rejects every key not read.
 class TableReader {

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <ostream>
 
+#include "experiments/runner/chain_reduction_run.hpp"
 #include "experiments/runner/method.hpp"
 #include "experiments/runner/model_kind.hpp"
 #include "reduction/deim.hpp"

@@ -12,6 +12,7 @@
 #include <limits>
 #include <ostream>
 
+#include "experiments/runner/chain_reduction_run.hpp"
 #include "experiments/runner/method.hpp"
 #include "experiments/runner/model_kind.hpp"
 #include "experiments/runner/results_layout.hpp"

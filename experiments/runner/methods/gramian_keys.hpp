@@ -3,7 +3,7 @@
 // are computed (reduction/balanced_truncation.hpp, GramianOptions), declared once.
 #pragma once
 
-#include "experiments/runner/experiment.hpp"
+#include "experiments/runner/config.hpp"
 #include "experiments/runner/keys.hpp"
 #include "experiments/runner/model_kind.hpp"
 #include "reduction/balanced_truncation.hpp"
@@ -91,8 +91,8 @@ void gramian_keys(G& g, V& v) {
 
 /// States of the first-order form the Gramians are computed for.
 inline double first_order_states(const ExperimentConfig& c) {
-  const double N = static_cast<double>(c.model_size());
-  return c.model->first_order() ? N : 2.0 * N;
+  const double N = static_cast<double>(c.model->linear_size());
+  return c.model->linear_first_order() ? N : 2.0 * N;
 }
 
 inline bool dense_gramians(const ExperimentConfig& c, const GramianKeys& g) {

@@ -155,11 +155,11 @@ class IrkaMethod final : public ReductionMethod {
   Index order() const override { return o_.order; }
   void check(const ExperimentConfig& c, const std::string& where) const override {
     require_linear_model(c, where, name());
-    require(o_.structure == IrkaStructure::first_order || !c.model->first_order(), where,
+    require(o_.structure == IrkaStructure::first_order || !c.model->linear_first_order(), where,
             ": reduction.structure = \"second_order\" needs a second-order model; model.type = \"",
             c.model->kind(), "\" is first order: use structure = \"first_order\"");
     const double n = o_.structure == IrkaStructure::second_order
-                         ? static_cast<double>(c.model_size())
+                         ? static_cast<double>(c.model->linear_size())
                          : first_order_states(c);
     require(static_cast<double>(o_.order) <= n, where, ": reduction.order = ", o_.order,
             " exceeds the model's ", n,

@@ -49,11 +49,11 @@ class ModalMethod final : public ReductionMethod {
     require_linear_model(c, where, name());
   }
   double estimate_seconds(const ExperimentConfig& c, double) const override {
-    const double n = static_cast<double>(c.model_size());
+    const double n = static_cast<double>(c.model->linear_size());
     return 1e-8 * n * n * n;  // a dense symmetric eigenproblem
   }
   double estimate_bytes(const ExperimentConfig& c) const override {
-    const double n = static_cast<double>(c.model_size());
+    const double n = static_cast<double>(c.model->linear_size());
     return 6.0 * 8.0 * n * n;
   }
   ReducedModel reduce_linear(LtiOperator& full, const SecondOrderSystem* sys,

@@ -61,7 +61,7 @@ class SobtMethod final : public ReductionMethod {
   Index order() const override { return o_.order; }
   void check(const ExperimentConfig& c, const std::string& where) const override {
     require_linear_model(c, where, name());
-    require(!c.model->first_order(), where,
+    require(!c.model->linear_first_order(), where,
             ": reduction.method = \"sobt\" needs a second-order "
             "model; model.type = \"",
             c.model->kind(), "\" is first order: use \"bt\"");

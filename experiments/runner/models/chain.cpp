@@ -37,9 +37,7 @@ void chain_keys(P& p, V& v) {
 class ChainFullModel final : public FullModel {
  public:
   ChainFullModel(const ChainParameters& p, SparseBackend solver)
-      : chain_(p), ws_(chain_, solver), solver_(solver) {
-    if (chain_.is_linear()) linear_ = chain_.linear_system();
-  }
+      : chain_(p), ws_(chain_, solver), solver_(solver), linear_(chain_.linear_system()) {}
   Index n() const override { return chain_.n(); }
   Index n_inputs() const override { return chain_.n_inputs(); }
   Index n_outputs() const override { return chain_.n_outputs(); }
@@ -50,13 +48,14 @@ class ChainFullModel final : public FullModel {
   std::optional<double> energy(const Vector& q, const Vector& v) const override {
     return chain_.kinetic_energy(v) + chain_.potential_energy(q);
   }
+  /// The linear chain; with k_n > 0 its linearisation about rest, where the cubic springs have
+  /// no stiffness: the same M, D, K.
   std::unique_ptr<LtiOperator> lti_operator() const override {
-    require(linear_.has_value(), "the chain with k_n = ", chain_.parameters().k_n,
-            " is nonlinear: linear methods need model.k_n = 0");
-    return std::make_unique<SecondOrderLtiOperator>(*linear_);
+    return std::make_unique<SecondOrderLtiOperator>(linear_);
   }
-  const SecondOrderSystem* second_order_system() const override {
-    return linear_ ? &*linear_ : nullptr;
+  const SecondOrderSystem* second_order_system() const override { return &linear_; }
+  std::string linearisation() const override {
+    return chain_.is_linear() ? "" : "rest (q = v = 0, where the cubic springs have no stiffness)";
   }
   const MassSpringChain* chain() const override { return &chain_; }
   IntegrationStats simulate(const Signal& input, const IntegratorOptions& o, Vector& q, Vector& v,
@@ -70,7 +69,7 @@ class ChainFullModel final : public FullModel {
   MassSpringChain chain_;
   MassSpringChain::Workspace ws_;
   SparseBackend solver_;
-  std::optional<SecondOrderSystem> linear_;
+  SecondOrderSystem linear_;
 };
 
 class ChainSpec final : public ModelSpec {
@@ -102,6 +101,7 @@ class ChainSpec final : public ModelSpec {
             " is nonlinear and has no LTI form: set model.k_n = 0 for its linear part");
     return MassSpringChain(p_).linear_system();
   }
+  bool has_linearisation() const override { return true; }
   const ChainParameters* chain_parameters() const override { return &p_; }
   std::unique_ptr<FullModel> build(SparseBackend solver) const override {
     return std::make_unique<ChainFullModel>(p_, solver);

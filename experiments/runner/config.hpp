@@ -1,0 +1,125 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// The configuration of one experiment, as an experiment file describes it: the model (a
+// registered kind, experiments/runner/model_kind.hpp), the input, the simulation, the reduction
+// (a registered method, experiments/runner/method.hpp), the analysis and what to store, read
+// strictly (an unknown or mistyped key is an error naming it). Data only: running it is
+// experiment.hpp's. The format is documented in docs/experiment-files.md.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "models/mass_spring_chain.hpp"
+#include "src/core/errors.hpp"
+#include "src/integrators/integrate.hpp"
+#include "src/linalg/sparse_solver.hpp"
+
+namespace mor::experiments {
+
+class ModelSpec;
+
+struct InputSpec {
+  std::string type = "sine";  ///< zero, step, sine, chirp, multisine, table
+  double amplitude = 1.0;
+  double frequency = 0.05;                                         ///< sine, Hz
+  double phase = 0.0;                                              ///< sine, rad
+  double offset = 0.0;                                             ///< sine
+  double t_on = 0.0;                                               ///< step
+  double f0 = 0.0, f1 = 0.5, t1 = 100.0;                           ///< chirp
+  std::vector<double> frequencies = {0.01, 0.02, 0.05, 0.1, 0.2};  ///< multisine, Hz
+  std::int64_t seed = 1;                                           ///< multisine
+  std::filesystem::path file;  ///< table (relative to the experiment file)
+};
+
+/// empirical_bt without subspace_order or subspace_energy: the position subspace keeps this
+/// fraction of the impulse responses' energy (singular values down to about 1e-4 s_1).
+inline constexpr double kDefaultSubspaceEnergy = 1.0 - 1e-8;
+
+/// The options of the methods that project the (nonlinear) chain, trained on its simulations:
+/// POD-Galerkin (experiments/runner/methods/pod.cpp) and empirical balancing
+/// (methods/empirical_bt.cpp), both hyper-reduced by DEIM (experiments/runner/
+/// chain_reduction_run.hpp). Each method declares the keys it takes.
+struct ChainProjectionOptions {
+  bool empirical = false;  ///< empirical balancing (else POD)
+  Index order = 0;         ///< r; or
+  double energy = 0.0;     ///< pod: captured snapshot energy in (0, 1]; or
+  double tolerance = 0.0;  ///< empirical_bt: 2 sum_{i>r} sigma_i <= tolerance (a heuristic)
+  std::string pod_method = "automatic";  ///< automatic, svd, snapshots, randomized
+  std::string nonlinear = "deim";        ///< deim (hyper-reduced), tensor (exact), full (O(N))
+  std::string deim_method = "qdeim";     ///< deim (greedy) or qdeim (pivoted QR)
+  Index deim_order = 0;                  ///< m interpolation points; 0 chooses 2 r
+  Index training_stride = 10;            ///< steps between training snapshots
+  /// Results files whose /snapshots/p (every row a snapshot of the positions) are training
+  /// data too, besides the [[training]] runs (relative to the experiment file).
+  std::vector<std::filesystem::path> training_files;
+  /// pod: the snapshots of the basis, "p" (positions) and optionally "v" (velocities, side by
+  /// side with the positions: one basis V for q, so the reduced model stays second order).
+  std::vector<std::string> pod_snapshots = {"p"};
+  /// Further orders r whose reduced models (from the same nested bases) are simulated too, for
+  /// the output error against r (/error_vs_r).
+  std::vector<Index> compare_orders;
+  std::vector<double> amplitudes = {0.25, 0.5, 1.0};  ///< impulse and initial-state sizes c_k
+  Index subspace_order = 0;                           ///< d, the position subspace; or
+  double subspace_energy = 0.0;                       ///< its captured energy (default 1 - 1e-8)
+  double gramian_horizon = 0.0;  ///< s of every free response; 0: the simulation's horizon
+  bool store_bases = false;      ///< write V and W (n x r each) to the results file
+};
+
+class ReductionMethod;
+
+/// [analysis]: frequency-domain comparison of full and reduced models.
+struct AnalysisSpec {
+  bool h2 = true;           ///< H2 norm of the error system (and of the full system)
+  bool hinf = true;         ///< H-infinity norm of the error system
+  Index bode_points = 100;  ///< sigma_max(G(i w)) of full, reduced and error; 0: none
+  double omega_min = 1e-4, omega_max = 10.0;  ///< rad/s
+  Index hinf_grid = 200;   ///< sweep grid of the large-system H-infinity estimate
+  bool hinf_full = false;  ///< also ||G||_Hinf of the full model
+};
+
+/// The signal an input table describes, with m channels (the same signal on each).
+std::unique_ptr<Signal> make_signal(const InputSpec& in, Index m);
+
+struct ExperimentConfig {
+  std::string name = "experiment";
+  std::string description;
+  std::filesystem::path output;  ///< results file; default results/<name>.h5
+  /// [model]: a registered kind (experiments/runner/model_kind.hpp), read and validated.
+  std::shared_ptr<const ModelSpec> model;
+  InputSpec input;
+  /// [[training]]: the inputs of the training runs of a POD reduction (same integrator and
+  /// horizon as the test run, which uses [input]).
+  std::vector<InputSpec> training;
+  IntegratorOptions integrator;
+  SparseBackend solver = SparseBackend::cholmod;
+  /// [reduction]: a registered method (experiments/runner/method.hpp), read and validated.
+  std::shared_ptr<const ReductionMethod> reduction;
+  AnalysisSpec analysis;
+  Index snapshot_stride = 10;  ///< 0: no snapshots
+  std::vector<std::string> snapshot_fields = {"p", "v"};
+  int compression = 1;  ///< deflate level 0..9 of the snapshots
+  bool plots = true;
+  std::string source;  ///< where the configuration came from (file name)
+  std::string toml;    ///< the effective configuration, overrides applied, as TOML
+
+  /// The chain's parameters. @throws InvalidArgument naming the kind if the model is another.
+  const ChainParameters& chain() const;
+  /// Length of the integrator state of the model (N for the chain, n for a model file).
+  Index model_size() const;
+};
+
+/// Reads and validates an experiment file; overrides are "table.key=value" (value in TOML
+/// syntax, a bare word is taken as a string), applied before validation.
+/// @throws InvalidArgument naming the file, the key and the value for any mistake;
+///         IoError if the file cannot be read.
+ExperimentConfig load_experiment(const std::filesystem::path& file,
+                                 const std::vector<std::string>& overrides = {});
+/// The same from TOML text; `source` names it in messages, `base_dir` resolves relative paths.
+ExperimentConfig parse_experiment(const std::string& text, const std::string& source,
+                                  const std::filesystem::path& base_dir,
+                                  const std::vector<std::string>& overrides = {});
+
+}  // namespace mor::experiments
