@@ -2,14 +2,17 @@
 // `mor`: the command-line program. The only place that turns errors into messages and exit
 // codes:  0 success,  2 bad input (experiment file, option, missing or foreign file),
 //         3 numerical failure (divergence, Newton, singular matrix),  4 plotting failed (results
-//         are complete),  130 interrupted (SIGINT/SIGTERM; nothing written),  1 anything else.
+//         are complete),  130 interrupted (SIGINT/SIGTERM/SIGHUP; nothing written),  1 anything
+//         else. Output that cannot be written to stdout (a full disk, /dev/full) is exit 2.
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <iostream>
 #include <new>
@@ -35,10 +38,32 @@
 
 namespace {
 
-// SIGINT/SIGTERM set the process-wide flag (src/core/interrupt.hpp), which every long loop
-// polls: the run stops within one step or iteration and removes its temporary file.
+// SIGINT/SIGTERM/SIGHUP set the process-wide flag (src/core/interrupt.hpp), which every long
+// loop polls: the run stops within one step or iteration and removes its temporary file.
 extern "C" void request_stop(int) {
   mor::g_stop_requested.store(true);
+}
+
+/// Runs, sweeps and exports stop on SIGINT, SIGTERM and SIGHUP (a closed terminal or ssh
+/// session), leaving nothing behind. A SIGHUP ignored from the start (nohup) stays ignored.
+void stop_on_signals() {
+  std::signal(SIGINT, request_stop);
+  std::signal(SIGTERM, request_stop);
+  struct sigaction hup {};
+  if (::sigaction(SIGHUP, nullptr, &hup) == 0 && hup.sa_handler != SIG_IGN)
+    std::signal(SIGHUP, request_stop);
+}
+
+/// Flushes stdout: what was printed but could not be written (a full disk, /dev/full, a closed
+/// terminal) turns a success into exit 2 with one line on stderr.
+int finish_stdout(int code) {
+  errno = 0;
+  const bool flushed = std::fflush(stdout) == 0;
+  const int err = errno;
+  if (flushed && std::ferror(stdout) == 0) return code;
+  std::fprintf(stderr, "mor: error: cannot write to standard output%s%s\n", err != 0 ? ": " : "",
+               err != 0 ? std::strerror(err) : "");
+  return code == 0 ? 2 : code;
 }
 
 std::string shell_quote(const std::string& s) {
@@ -94,7 +119,7 @@ void list_sweep(const mor::experiments::SweepConfig& c, int jobs) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+static int run_command(int argc, char** argv) {
   CLI::App app{
       "mor: model order reduction of large sparse mechanical systems.\n"
       "Simulates full-order models from experiment files and stores results in HDF5."};
@@ -221,8 +246,7 @@ int main(int argc, char** argv) {
       options.progress = progress || (!quiet && isatty(STDERR_FILENO));
       options.command_line = command_line;
       options.stop_requested = &mor::g_stop_requested;
-      std::signal(SIGINT, request_stop);
-      std::signal(SIGTERM, request_stop);
+      stop_on_signals();
       const auto config = mor::experiments::load_experiment(experiment_file, overrides);
       if (dry_run) {
         mor::experiments::print_dry_run(config, stdout);
@@ -240,8 +264,7 @@ int main(int argc, char** argv) {
       return make_plots(s.results);
     }
     if (*sweep) {
-      std::signal(SIGINT, request_stop);
-      std::signal(SIGTERM, request_stop);
+      stop_on_signals();
       if (extended) sweep_overrides.push_back("sweep.extended=true");
       mor::experiments::require_regular_file(sweep_file, "sweep file");
       const auto config = mor::experiments::load_sweep(sweep_file, sweep_overrides);
@@ -302,24 +325,49 @@ int main(int argc, char** argv) {
       return 0;
     }
     if (*exporter) {
+      stop_on_signals();
       const auto format = mor::experiments::parse_export_format(export_format);
       const std::filesystem::path source(export_source);
       mor::experiments::require_regular_file(source, "export source");
+      // Before any work: the .mat file named (each file of a MatrixMarket set is checked once its
+      // names are known); then what killed exports to the same files left.
+      if (format != mor::experiments::ExportFormat::mtx && !export_out.empty())
+        mor::experiments::require_replaceable_by_export(export_out, format);
+      if (!export_out.empty()) mor::experiments::remove_dead_export_temporaries(export_out, format);
       if (source.extension() == ".toml") {
         for (const auto& f : mor::experiments::export_experiment_model(source, export_overrides,
                                                                        format, export_out))
           std::printf("mor: wrote %s\n", f.string().c_str());
         return 0;
       }
-      // A results file is read (and the files written, each through a temporary renamed into
-      // place) in a child process, as by `mor info`: HDF5 may crash on a damaged file.
-      std::cout << mor::io::read_contained(
-          source, "results file",
-          [&](std::ostream& out) {
-            for (const auto& f : mor::experiments::export_results(source, format, export_out))
-              out << "mor: wrote " << f.string() << "\n";
-          },
-          mor::io::results_read_time_limit());
+      // A results file is read, and the files written to their temporaries, in a child process,
+      // as by `mor info`: HDF5 may crash on a damaged file. The child hands the temporaries
+      // ("temporary\0final\0" each) to this process, which renames them unless stopped meanwhile.
+      std::string staged;
+      try {
+        staged = mor::io::read_contained(
+            source, "results file",
+            [&](std::ostream& out) {
+              for (const auto& [temporary, file] :
+                   mor::experiments::stage_results_export(source, format, export_out).release())
+                out << temporary.string() << '\0' << file.string() << '\0';
+            },
+            mor::io::results_read_time_limit());
+      } catch (...) {
+        // A child killed (stop request, time limit) or crashed leaves its temporaries.
+        mor::experiments::remove_dead_export_temporaries(export_out, format);
+        throw;
+      }
+      std::vector<std::pair<std::filesystem::path, std::filesystem::path>> pairs;
+      for (std::size_t at = 0, end; (end = staged.find('\0', at)) != std::string::npos;) {
+        const std::size_t next = staged.find('\0', end + 1);
+        if (next == std::string::npos) break;
+        pairs.emplace_back(staged.substr(at, end - at), staged.substr(end + 1, next - end - 1));
+        at = next + 1;
+      }
+      auto files = mor::io::StagedFiles::adopt(pairs);
+      mor::throw_if_stop_requested("export");
+      for (const auto& f : files.commit()) std::printf("mor: wrote %s\n", f.string().c_str());
       return 0;
     }
     if (*lister) {
@@ -367,4 +415,12 @@ int main(int argc, char** argv) {
     return bad_input ? 2 : 1;
   }
   return 0;
+}
+
+int main(int argc, char** argv) {
+  // Not a terminal: one buffer for everything the commands print (it is fully buffered anyway),
+  // so that a failing write happens in finish_stdout's flush, where its reason is known.
+  static char stdout_buffer[1 << 18];
+  if (!isatty(STDOUT_FILENO)) std::setvbuf(stdout, stdout_buffer, _IOFBF, sizeof stdout_buffer);
+  return finish_stdout(run_command(argc, argv));
 }

@@ -8,12 +8,16 @@
 
 #include <algorithm>
 #include <array>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <map>
+#include <set>
 #include <string>
+#include <vector>
 
 #include "support/mor_cli.hpp"
 
@@ -514,6 +518,197 @@ TEST_F(DamagedResults, AttributeClaimPastTwoToThe64IsNamedAsIs) {
                          "' claims 1.845e+19 bytes, more than a file of 21288 bytes holds "
                          "(damaged file)");
   EXPECT_EQ(std::count(o.output.begin(), o.output.end(), '\n'), 1) << o.output;
+}
+
+// ---------------------------------------------------------------------------------------------
+// mor export as safe as mor run: it replaces only an earlier export, writes the whole set or
+// nothing, stops on signals leaving nothing, and refuses damaged (non-finite) data by name.
+
+class Export : public Cli {
+ protected:
+  /// A BT results file of the small chain (reduced model, bases, Hankel values) as good.h5.
+  void make_results() {
+    const char* src = std::getenv("MOR_SOURCE_DIR");
+    ASSERT_NE(src, nullptr) << "MOR_SOURCE_DIR is set by ctest";
+    const Outcome run = mor("run '" + std::string(src) +
+                            "/experiments/bt_chain.toml' --set model.N=20 --set simulation.t_end=2 "
+                            "--set reduction.order=4 --set reduction.store_bases=true "
+                            "--set output.plots=false -q -o good.h5");
+    ASSERT_EQ(run.exit_code, 0) << run.output;
+  }
+
+  /// The names in the test folder (not below it) that start with prefix.
+  std::set<std::string> names_starting(const std::string& prefix) const {
+    std::set<std::string> names;
+    for (const auto& e : fs::directory_iterator(dir_)) {
+      const std::string name = e.path().filename().string();
+      if (name.compare(0, prefix.size(), prefix) == 0) names.insert(name);
+    }
+    return names;
+  }
+};
+
+TEST_F(Export, NeverReplacesItsSourceOrAnotherFile) {
+  make_results();
+  const std::string chain = "'" + std::string(std::getenv("MOR_SOURCE_DIR")) +
+                            "/experiments/bt_chain.toml' --set model.N=10";
+  fs::copy_file(dir_ / "good.h5", dir_ / "self.h5");
+  const fs::path exp = experiment();
+  std::ofstream(dir_ / "notes.txt") << "keep me\n";
+  // MatrixMarket files that are not an export (inputs, say): the reduced model's A and the
+  // chain's K would replace them.
+  for (const char* name : {"m.A.mtx", "m.K.mtx"})
+    std::ofstream(dir_ / name) << "%%MatrixMarket matrix coordinate real general\n1 1 1\n1 1 2\n";
+  fs::create_directories(dir_ / "folder.mat");
+  const std::map<std::string, std::string> before = {{"self.h5", bytes_of(dir_ / "self.h5")},
+                                                     {"exp.toml", bytes_of(exp)},
+                                                     {"notes.txt", bytes_of(dir_ / "notes.txt")},
+                                                     {"m.A.mtx", bytes_of(dir_ / "m.A.mtx")},
+                                                     {"m.K.mtx", bytes_of(dir_ / "m.K.mtx")}};
+  const struct {
+    std::string args, refused;
+  } cases[] = {
+      {"export self.h5 --format mat --out self.h5", "self.h5"},
+      {"export self.h5 --format mat73 --out self.h5", "self.h5"},
+      {"export self.h5 --format mat --out exp.toml", "exp.toml"},
+      {"export exp.toml --format mat --out exp.toml", "exp.toml"},
+      {"export self.h5 --format mat --out notes.txt", "notes.txt"},
+      {"export self.h5 --format mat --out folder.mat", "folder.mat"},
+      {"export self.h5 --format mtx --out m", "m.A.mtx"},
+      {"export " + chain + " --format mtx --out m", "m.K.mtx"},
+  };
+  for (const auto& c : cases) {
+    const Outcome o = mor(c.args);
+    EXPECT_EQ(o.exit_code, 2) << c.args << "\n" << o.output;
+    expect_contains(o, "refusing to write '" + c.refused + "'");
+    EXPECT_EQ(std::count(o.output.begin(), o.output.end(), '\n'), 1) << o.output;
+  }
+  for (const auto& [name, bytes] : before) EXPECT_EQ(bytes_of(dir_ / name), bytes) << name;
+  EXPECT_EQ(names_starting("m."), (std::set<std::string>{"m.A.mtx", "m.K.mtx"}))
+      << "part of a set written";
+  EXPECT_TRUE(fs::is_directory(dir_ / "folder.mat"));
+  EXPECT_TRUE(names_starting("self.h5.").empty());
+  // An earlier export is replaced, in either MAT version, and a MatrixMarket set by its own.
+  for (const std::string& args : std::vector<std::string>{
+           "export good.h5 --format mat --out r.mat", "export good.h5 --format mat73 --out r.mat",
+           "export good.h5 --format mat --out r.mat", "export good.h5 --format mtx --out r",
+           "export good.h5 --format mtx --out r", "export " + chain + " --format mtx --out r"}) {
+    const Outcome o = mor(args);
+    EXPECT_EQ(o.exit_code, 0) << args << "\n" << o.output;
+  }
+}
+
+/// Exports of the chain at N = 10^6 (a few seconds), stopped by a signal once the first
+/// temporary exists: exit 130, "interrupted", no temporary, no file of the new set, the earlier
+/// set byte for byte.
+class ExportInterrupt : public Export, public ::testing::WithParamInterface<const char*> {};
+
+TEST_P(ExportInterrupt, LeavesNothingAndTheEarlierSetIntact) {
+  const char* src = std::getenv("MOR_SOURCE_DIR");
+  ASSERT_NE(src, nullptr);
+  const std::string chain = "'" + std::string(src) + "/experiments/bt_chain.toml'";
+  ASSERT_EQ(mor("export " + chain + " --set model.N=10 --format mtx --out x").exit_code, 0);
+  std::map<std::string, std::string> before;
+  for (const auto& name : names_starting("x.")) before[name] = bytes_of(dir_ / name);
+  ASSERT_GE(before.size(), 5u);
+  // SIGHUP ignored by whoever started the tests (nohup) would stay ignored in mor, as it should.
+  std::signal(SIGHUP, SIG_DFL);
+  const std::string run =
+      "'" + mor_.string() + "' export " + chain + " --set model.N=1000000 --format mtx --out x";
+  const Outcome o = shell("(" + run +
+                          " & pid=$!; while ! ls x.*.tmp-$pid-* >/dev/null 2>&1 && kill -0 $pid "
+                          "2>/dev/null; do sleep 0.02; done; kill -" +
+                          GetParam() + " $pid; wait $pid; echo exit=$?)");
+  expect_contains(o, "exit=130");
+  expect_contains(o, "interrupted");
+  for (const auto& name : names_starting("x.")) {
+    EXPECT_EQ(name.find(".tmp-"), std::string::npos) << "left behind: " << name;
+    ASSERT_TRUE(before.count(name)) << "new file: " << name;
+    EXPECT_EQ(bytes_of(dir_ / name), before[name]) << name << " changed";
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Signals, ExportInterrupt, ::testing::Values("INT", "TERM", "HUP"),
+                         [](const ::testing::TestParamInfo<const char*>& info) {
+                           return std::string(info.param);
+                         });
+
+TEST_F(Export, TemporariesOfDeadExportsAreCleaned) {
+  make_results();
+  Outcome o = shell("sh -c 'echo $$'");
+  const std::string dead = o.output.substr(0, o.output.find('\n'));
+  const std::string live = std::to_string(getpid());
+  const std::vector<std::string> stale = {"r.mat.tmp-" + dead + "-0", "m.A.mtx.tmp-" + dead + "-3",
+                                          "m.hsv.mtx.tmp-" + dead + "-12"};
+  const std::vector<std::string> kept = {"r.mat.tmp-" + live + "-0", "m.A.mtx.tmp-" + live + "-1",
+                                         "other.mat.tmp-" + dead + "-0"};
+  for (const auto& name : stale) std::ofstream(dir_ / name) << "partial";
+  for (const auto& name : kept) std::ofstream(dir_ / name) << "partial";
+  o = mor("export good.h5 --format mat --out r.mat");
+  ASSERT_EQ(o.exit_code, 0) << o.output;
+  o = mor("export good.h5 --format mtx --out m");
+  ASSERT_EQ(o.exit_code, 0) << o.output;
+  for (const auto& name : stale) EXPECT_FALSE(fs::exists(dir_ / name)) << name;
+  for (const auto& name : kept) EXPECT_TRUE(fs::exists(dir_ / name)) << name;
+}
+
+TEST_F(Export, NonFiniteDataIsRefusedByName) {
+  make_results();
+  const struct {
+    std::string edit, dataset;
+    bool info;  ///< mor info checks it too (the reduced model and the singular values)
+  } cases[] = {
+      {"f['reduction/reduced/A'][1, 2] = numpy.nan", "/reduction/reduced/A holds nan at (2, 3)",
+       true},
+      {"f['reduction/reduced/B'][0, 0] = -numpy.inf", "/reduction/reduced/B holds -inf at (1, 1)",
+       true},
+      {"f['reduction/hsv'][3] = numpy.inf", "/reduction/hsv holds inf at (4, 1)", true},
+      {"f['reduction/V'][5, 1] = numpy.nan", "/reduction/V holds nan at (6, 2)", false},
+  };
+  for (const auto& c : cases) {
+    fs::copy_file(dir_ / "good.h5", dir_ / "bad.h5", fs::copy_options::overwrite_existing);
+    const Outcome py = shell(
+        "/usr/bin/python3 -c \"import h5py, numpy; f = h5py.File('bad.h5', "
+        "'r+'); " +
+        c.edit + "; f.close()\"");
+    ASSERT_EQ(py.exit_code, 0) << c.edit << "\n" << py.output;
+    for (const std::string format : {"mat", "mtx"}) {
+      const Outcome o = mor("export bad.h5 --format " + format + " --out y");
+      EXPECT_EQ(o.exit_code, 2) << c.edit << "\n" << o.output;
+      expect_contains(o, "results file 'bad.h5' is damaged: the dataset " + c.dataset);
+    }
+    EXPECT_TRUE(names_starting("y").empty()) << c.edit;
+    const Outcome info = mor("info bad.h5");
+    EXPECT_EQ(info.exit_code, c.info ? 2 : 0) << c.edit << "\n" << info.output;
+    if (c.info) expect_contains(info, "the dataset " + c.dataset);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Standard output that cannot be written, and SIGHUP.
+
+TEST_F(Cli, OutputThatCannotBeWrittenIsAnError) {
+  ASSERT_EQ(mor("run " + experiment().string() + " -q -o good.h5").exit_code, 0);
+  for (const std::string args : {"info good.h5", "list", "keys", "--help"}) {
+    const Outcome o = shell("'" + mor_.string() + "' " + args +
+                            " >/dev/full 2>err.txt; echo exit=$?; cat err.txt");
+    expect_contains(o, "exit=2");
+    expect_contains(o, "mor: error: cannot write to standard output: No space left on device");
+  }
+}
+
+TEST_F(Cli, HangupEndsARunLikeTerm) {
+  // SIGHUP ignored by whoever started the tests (nohup) would stay ignored in mor, as it should.
+  std::signal(SIGHUP, SIG_DFL);
+  const std::string run = "'" + mor_.string() + "' run " + experiment().string() +
+                          " --set model.N=100000 --set simulation.t_end=1e4 -q";
+  const Outcome o =
+      shell("(" + run + " & pid=$!; while [ ! -e out/r.h5.tmp-$pid ]; do sleep 0.05; done;" +
+            " sleep 0.3; kill -HUP $pid; wait $pid; echo exit=$?)");
+  expect_contains(o, "interrupted at t = ");
+  expect_contains(o, "no results written");
+  expect_contains(o, "exit=130");
+  EXPECT_TRUE(no_results_left());
 }
 
 }  // namespace

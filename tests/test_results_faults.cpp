@@ -22,6 +22,7 @@
 #include <functional>
 #include <iostream>
 #include <iterator>
+#include <map>
 #include <set>
 #include <sstream>
 #include <string>
@@ -457,8 +458,7 @@ TEST_F(DiskFull, MorRunFailsWithAMessageAndExitsWithoutASignal) {
   if (bin == nullptr || src == nullptr || !fs::exists(fs::path(bin) / "bin" / "mor"))
     GTEST_SKIP() << "the mor program is not built (MOR_BINARY_DIR, MOR_SOURCE_DIR unset)";
   const std::string mor = (fs::path(bin) / "bin" / "mor").string();
-  const std::string experiment =
-      (fs::path(src) / "experiments" / "chain_simulation.toml").string();
+  const std::string experiment = (fs::path(src) / "experiments" / "chain_simulation.toml").string();
   const fs::path file = disk_ / "default.h5";
   // Snapshots of p and v at every step; uncompressed, each is a chunk of 1 MiB from the first row.
   const auto run = [&](const std::string& t_end, const std::string& compression) {
@@ -474,6 +474,71 @@ TEST_F(DiskFull, MorRunFailsWithAMessageAndExitsWithoutASignal) {
   // Compressed, the run fits on the empty disk but not in the 100 kB left: fails at commit.
   fill_leaving(100'000);
   expect_failed_cleanly(run("20", "1"), file, previous);
+}
+
+// `mor export` on a full disk: every file of the set goes to a temporary first (matio and CHOLMOD
+// write into memory, the copy checks every write), so the disk filling up ends with one line
+// naming the file and "No space left on device", exit 2, the earlier set byte for byte, no
+// temporary and no file of the new set. Before, a .mat export printed "wrote", exited 0 and left
+// 0 bytes; a MatrixMarket one said "CHOLMOD status -4 (invalid input)" and left part of the set.
+TEST_F(DiskFull, MorExportFailsWithAMessageAndLeavesTheEarlierSet) {
+  const char* bin = std::getenv("MOR_BINARY_DIR");
+  const char* src = std::getenv("MOR_SOURCE_DIR");
+  if (bin == nullptr || src == nullptr || !fs::exists(fs::path(bin) / "bin" / "mor"))
+    GTEST_SKIP() << "the mor program is not built (MOR_BINARY_DIR, MOR_SOURCE_DIR unset)";
+  const std::string mor = (fs::path(bin) / "bin" / "mor").string();
+  const std::string chain = (fs::path(src) / "experiments" / "bt_chain.toml").string();
+  const auto do_export = [&](const std::string& source, const std::string& format,
+                             const fs::path& out, const std::string& N) {
+    std::vector<std::string> argv = {mor,    "export", source,      "--format",
+                                     format, "--out",  out.string()};
+    if (!N.empty()) argv.insert(argv.end(), {"--set", "model.N=" + N});
+    return run_child({}, argv);
+  };
+  /// The files of the disk whose names start with prefix, with their bytes.
+  const auto set_of = [&](const std::string& prefix) {
+    std::map<std::string, std::string> files;
+    for (const auto& name : names_in(disk_))
+      if (name.compare(0, prefix.size(), prefix) == 0) files[name] = bytes_of(disk_ / name);
+    return files;
+  };
+  // A reduced model in a results file (outside the full disk), read in a child process.
+  const fs::path results = dir_ / "bt.h5";
+  const ChildOutcome run =
+      run_child({}, {mor, "run", chain, "-o", results.string(), "--no-plots", "-q", "--set",
+                     "model.N=20", "--set", "simulation.t_end=1", "--set", "reduction.order=4"});
+  ASSERT_TRUE(run.exited && run.code == 0) << run.output;
+
+  for (const std::string format : {"mat", "mat73", "mtx"}) {
+    SCOPED_TRACE(format);
+    const fs::path out = disk_ / (format == "mtx" ? "m" : "m.mat");
+    const std::string prefix = out.filename().string();
+    /// One plain line naming a file of the set and the reason; the earlier set as it was.
+    const auto expect_refused = [&](const ChildOutcome& o,
+                                    const std::map<std::string, std::string>& earlier) {
+      EXPECT_TRUE(o.exited && o.code == 2) << o.code << ": " << o.output;
+      std::string line = o.output;
+      if (!line.empty() && line.back() == '\n') line.pop_back();
+      EXPECT_TRUE(is_plain(line));
+      EXPECT_NE(line.find(std::strerror(ENOSPC)), std::string::npos) << line;
+      EXPECT_NE(line.find("'" + (disk_ / prefix).string()), std::string::npos) << line;
+      EXPECT_EQ(set_of(prefix), earlier);
+      for (const auto& name : names_in(disk_))
+        EXPECT_EQ(name.find(".tmp-"), std::string::npos) << "left behind: " << name;
+    };
+    // The earlier set: the chain at N = 20.
+    ChildOutcome o = do_export(chain, format, out, "20");
+    ASSERT_TRUE(o.exited && o.code == 0) << o.output;
+    const auto earlier = set_of(prefix);
+    ASSERT_FALSE(earlier.empty());
+    // The chain at N = 3 10^5 needs more than the 2 MiB.
+    expect_refused(do_export(chain, format, out, "300000"), earlier);
+    // Nothing free at all: the reduced model of the results file (the child's path) fails too.
+    fill_leaving(0);
+    expect_refused(do_export(results.string(), format, out, ""), earlier);
+    fs::remove(disk_ / "filler");
+    for (const auto& [name, bytes] : earlier) fs::remove(disk_ / name);
+  }
 }
 
 }  // namespace

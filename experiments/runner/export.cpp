@@ -1,10 +1,15 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "experiments/runner/export.hpp"
 
+#include <fstream>
+#include <set>
+
 #include "experiments/runner/experiment.hpp"
 #include "experiments/runner/model_kind.hpp"
 #include "experiments/runner/results_layout.hpp"
 #include "src/core/errors.hpp"
+#include "src/core/interrupt.hpp"
+#include "src/core/version.hpp"
 #include "src/io/matrix_files.hpp"
 #include "src/io/results.hpp"
 
@@ -13,21 +18,47 @@ namespace {
 
 using detail::concat;
 
-std::vector<std::filesystem::path> write(const std::vector<io::NamedMatrix>& vars,
-                                         ExportFormat format, const std::filesystem::path& out) {
-  require(!out.empty(), "mor export: --out must name a file (or, for mtx, a prefix)");
-  if (format != ExportFormat::mtx) {
-    io::write_mat(out, vars,
-                  format == ExportFormat::mat ? io::MatVersion::v5 : io::MatVersion::v73);
-    return {out};
-  }
-  std::vector<std::filesystem::path> files;
-  for (const auto& v : vars) {
-    const std::filesystem::path file = out.string() + "." + v.name + ".mtx";
-    std::visit([&](const auto& m) { io::write_matrix_market(file, m); }, v.value);
-    files.push_back(file);
-  }
+namespace fs = std::filesystem;
+
+/// What marks a file as written by mor export: the text of a MAT file's header, the comment line
+/// after a MatrixMarket file's banner.
+constexpr const char* kMarker = "written by mor export";
+
+std::string quoted(const fs::path& p) {
+  return concat("'", p.string(), "'");
+}
+
+/// The files of the export to out: the .mat file, or out.<name>.mtx for each name.
+std::vector<fs::path> targets(const std::vector<io::NamedMatrix>& vars, ExportFormat format,
+                              const fs::path& out) {
+  if (format != ExportFormat::mtx) return {out};
+  std::vector<fs::path> files;
+  for (const auto& v : vars) files.push_back(out.string() + "." + v.name + ".mtx");
   return files;
+}
+
+/// Writes every file of the set to its temporary (nothing is renamed yet).
+io::StagedFiles stage(const std::vector<io::NamedMatrix>& vars, ExportFormat format,
+                      const fs::path& out) {
+  require(!out.empty(), "mor export: --out must name a file (or, for mtx, a prefix)");
+  const auto files = targets(vars, format, out);
+  for (const auto& f : files) require_replaceable_by_export(f, format);
+  const std::string marker = concat(kMarker, " (mor ", program_version(), ")");
+  if (format != ExportFormat::mtx) {
+    const bool v5 = format == ExportFormat::mat;
+    return io::stage_mat(out, vars, v5 ? io::MatVersion::v5 : io::MatVersion::v73,
+                         concat(v5 ? "MATLAB 5.0 MAT-file, " : "MATLAB 7.3 MAT-file, ", marker));
+  }
+  std::vector<std::pair<fs::path, io::MatrixValue>> set;
+  for (std::size_t k = 0; k < vars.size(); ++k) set.emplace_back(files[k], vars[k].value);
+  return io::stage_matrix_market_files(set, " " + marker);
+}
+
+std::vector<fs::path> write(const std::vector<io::NamedMatrix>& vars, ExportFormat format,
+                            const fs::path& out) {
+  io::StagedFiles staged = stage(vars, format, out);
+  throw_if_stop_requested("export");
+  return staged.commit();
 }
 
 std::vector<io::NamedMatrix> named(const LinearSystem& sys) {
@@ -48,9 +79,8 @@ ExportFormat parse_export_format(const std::string& name) {
                                "mat73 (MATLAB v7.3, HDF5), mtx (MatrixMarket, one file a matrix)"));
 }
 
-std::vector<std::filesystem::path> export_results(const std::filesystem::path& results,
-                                                  ExportFormat format,
-                                                  const std::filesystem::path& out) {
+io::StagedFiles stage_results_export(const std::filesystem::path& results, ExportFormat format,
+                                     const std::filesystem::path& out) {
   const io::ResultsReader r(results);
   const std::string& grp = layout::kReductionReduced;
   require(r.exists(grp), results.string(), " holds no reduced linear model (no ", grp,
@@ -59,14 +89,22 @@ std::vector<std::filesystem::path> export_results(const std::filesystem::path& r
   // The reduced matrices in the order their form lists them, then the bases and the values.
   for (const char* name : {"E", "A", "M", "D", "K", "B", "C", "Cp", "Cv"})
     if (r.exists(layout::child(grp, name)))
-      vars.push_back({name, r.read_matrix(layout::child(grp, name))});
+      vars.push_back({name, r.read_finite_matrix(layout::child(grp, name))});
   for (const char* name : {"V", "W"})
     if (r.exists(layout::child(layout::kReduction, name)))
-      vars.push_back({name, r.read_matrix(layout::child(layout::kReduction, name))});
+      vars.push_back({name, r.read_finite_matrix(layout::child(layout::kReduction, name))});
   for (const char* name : {"hsv", "sv"})
     if (r.exists(layout::child(layout::kReduction, name)))
-      vars.push_back({name, Matrix(r.read_vector(layout::child(layout::kReduction, name)))});
-  return write(vars, format, out);
+      vars.push_back({name, Matrix(r.read_finite_vector(layout::child(layout::kReduction, name)))});
+  return stage(vars, format, out);
+}
+
+std::vector<std::filesystem::path> export_results(const std::filesystem::path& results,
+                                                  ExportFormat format,
+                                                  const std::filesystem::path& out) {
+  io::StagedFiles staged = stage_results_export(results, format, out);
+  throw_if_stop_requested("export");
+  return staged.commit();
 }
 
 std::vector<std::filesystem::path> export_experiment_model(
@@ -74,6 +112,58 @@ std::vector<std::filesystem::path> export_experiment_model(
     ExportFormat format, const std::filesystem::path& out) {
   const ExperimentConfig c = load_experiment(experiment, overrides);
   return write(named(c.model->linear_system()), format, out);
+}
+
+void require_replaceable_by_export(const std::filesystem::path& file, ExportFormat format) {
+  std::error_code error;
+  const fs::file_status status = fs::status(file, error);
+  if (!fs::exists(status)) return;
+  const std::string refusal = concat("refusing to write ", quoted(file), ": it is ");
+  const std::string advice = "; name another output (--out)";
+  if (fs::is_directory(status)) throw IoError(concat(refusal, "a directory", advice));
+  if (!fs::is_regular_file(status)) throw IoError(concat(refusal, "not a regular file", advice));
+  if (format != ExportFormat::mtx) {
+    if (io::mat_header_text(file).find(kMarker) == std::string::npos)
+      throw IoError(
+          concat(refusal, "not a MAT file written by mor export (perhaps an input)", advice));
+    return;
+  }
+  // A MatrixMarket file of ours: the banner, then "% written by mor export (...)".
+  std::ifstream in(file, std::ios::binary);
+  std::string banner, comment;
+  const auto line = [&](std::string& to) {
+    to.clear();
+    for (char c; to.size() < 256 && in.get(c) && c != '\n';) to += c;
+  };
+  line(banner);
+  line(comment);
+  if (banner.rfind("%%MatrixMarket", 0) != 0 || comment.rfind("%", 0) != 0 ||
+      comment.find(kMarker) == std::string::npos)
+    throw IoError(concat(
+        refusal, "not a MatrixMarket file written by mor export (perhaps an input)", advice));
+}
+
+void remove_dead_export_temporaries(const std::filesystem::path& out,
+                                    ExportFormat format) noexcept {
+  if (format != ExportFormat::mtx) {
+    io::remove_dead_temporaries(out);
+    return;
+  }
+  try {
+    // The set's files out.<name>.mtx: every temporary "<out>.<name>.mtx.tmp-..." in the folder.
+    const fs::path dir = out.parent_path().empty() ? fs::path(".") : out.parent_path();
+    const std::string prefix = out.filename().string() + ".";
+    std::set<fs::path> finals;
+    std::error_code error;
+    for (fs::directory_iterator it(dir, error), end; !error && it != end; it.increment(error)) {
+      const std::string name = it->path().filename().string();
+      const auto at = name.rfind(".mtx.tmp-");
+      if (name.compare(0, prefix.size(), prefix) == 0 && at != std::string::npos)
+        finals.insert(it->path().parent_path() / name.substr(0, at + 4));
+    }
+    for (const auto& f : finals) io::remove_dead_temporaries(f);
+  } catch (...) {
+  }
 }
 
 }  // namespace mor::experiments

@@ -13,18 +13,33 @@
 #include <string>
 #include <vector>
 
+#include "src/io/matrix_files.hpp"
+
 namespace mor::experiments {
 
 enum class ExportFormat { mat, mat73, mtx };
 /// "mat", "mat73", "mtx". @throws InvalidArgument naming the value.
 ExportFormat parse_export_format(const std::string& name);
 
+// Every file of an export is written to a temporary next to it (each write, fsync and close
+// checked; a full disk is "No space left on device" naming the file) and renamed into place only
+// once all are complete: a failure or a stop request (src/core/interrupt.hpp) before that leaves
+// no new file and every earlier file as it was. The renames are the one window (docs/hardening.md).
+// Files written by mor export carry a mark (the MAT header text, a MatrixMarket comment line)
+// so that only they are replaced: see require_replaceable_by_export.
+
 /// Writes the reduced model of a results file. Returns the files written.
-/// @throws IoError for a missing or foreign results file; InvalidArgument if it holds no reduced
-///         linear model (reduction.method = "none"), naming what it holds.
+/// @throws IoError for a missing or foreign results file, a matrix in it that is not finite
+///         (naming the dataset), a file that cannot be written or may not be replaced;
+///         InvalidArgument if it holds no reduced linear model (reduction.method = "none"), naming
+///         what it holds; Interrupted.
 std::vector<std::filesystem::path> export_results(const std::filesystem::path& results,
                                                   ExportFormat format,
                                                   const std::filesystem::path& out);
+/// export_results up to the renames: the complete temporaries, for the caller (or, released,
+/// another process) to commit.
+io::StagedFiles stage_results_export(const std::filesystem::path& results, ExportFormat format,
+                                     const std::filesystem::path& out);
 
 /// Writes the full-order model of an experiment file (overrides as for mor run).
 /// @throws InvalidArgument for a model without an LTI form (the nonlinear chain) and as
@@ -32,5 +47,17 @@ std::vector<std::filesystem::path> export_results(const std::filesystem::path& r
 std::vector<std::filesystem::path> export_experiment_model(
     const std::filesystem::path& experiment, const std::vector<std::string>& overrides,
     ExportFormat format, const std::filesystem::path& out);
+
+/// Refuses to let an export replace `file` unless nothing is there or an earlier mor export
+/// wrote it in the same format family (a MAT file, v5 or v7.3, whose header text names mor
+/// export; a MatrixMarket file with mor export's comment line after the banner): the export's own
+/// source, an experiment file, a results file, a model file it reads, a directory or any other
+/// file stay. As `mor run -o` refuses anything but a results file (require_replaceable_by_results).
+/// @throws IoError "refusing to write '<file>': it is <what>; name another output (--out)".
+void require_replaceable_by_export(const std::filesystem::path& file, ExportFormat format);
+
+/// Removes the temporaries that killed exports to out left ("<file>.tmp-<pid>-<k>" of each file
+/// of the set, whose process is gone): io::remove_dead_temporaries. Errors are ignored.
+void remove_dead_export_temporaries(const std::filesystem::path& out, ExportFormat format) noexcept;
 
 }  // namespace mor::experiments

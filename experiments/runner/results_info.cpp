@@ -93,13 +93,37 @@ void print_results_info(const std::filesystem::path& file, std::ostream& os) {
     if (r.exists(group)) walk(group);
 }
 
+namespace {
+
+/// The reduced model and the singular values a reduction stored are finite: NaN or Inf there is
+/// damage (a run that produced one stops with exit 3 and stores nothing), and `mor export` would
+/// hand it on. Small (r x r, r values); the bases V, W (n x r) are checked when exported.
+void check_finite_reduction(const io::ResultsReader& r) {
+  const std::string& grp = layout::kReductionReduced;
+  if (r.type(grp) == io::ObjectType::group)
+    for (const auto& name : r.list(grp)) {
+      const std::string path = layout::child(grp, name);
+      if (r.type(path) == io::ObjectType::dataset && r.is_numeric_dataset(path))
+        r.dims(path).size() == 2 ? void(r.read_finite_matrix(path))
+                                 : void(r.read_finite_vector(path));
+    }
+  for (const char* name : {"hsv", "sv"}) {
+    const std::string path = layout::child(layout::kReduction, name);
+    if (r.type(path) == io::ObjectType::dataset) r.read_finite_vector(path);
+  }
+}
+
+}  // namespace
+
 void print_info(const std::filesystem::path& file, std::ostream& os) {
   const io::ResultsReader reader(file);
   check_results_layout(reader);
-  if (is_sweep_results(reader))
+  if (is_sweep_results(reader)) {
     print_sweep_info(reader, os);
-  else
+  } else {
+    check_finite_reduction(reader);
     print_results_info(file, os);
+  }
 }
 
 }  // namespace mor::experiments

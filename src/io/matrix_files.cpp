@@ -17,9 +17,16 @@
 //  - CHOLMOD refuses null arrays for matrices without entries (Eigen's empty matrices).
 #include "src/io/matrix_files.hpp"
 
+#include <fcntl.h>
 #include <hdf5.h>
 #include <matio.h>
+#include <sys/file.h>
+#include <sys/mman.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
+
+#include <csignal>
+#include <cstring>
 
 #include <cholmod.h>
 
@@ -43,6 +50,7 @@
 #include <vector>
 
 #include "src/core/errors.hpp"
+#include "src/core/interrupt.hpp"
 #include "src/io/file_claims.hpp"
 #include "src/io/hdf5.hpp"
 
@@ -68,64 +76,99 @@ std::string errno_text(int err) {
 // ---------------------------------------------------------------------------------------------
 // Writing through a temporary file
 
-/// "<file>.tmp-<pid>-<k>", removed in the destructor unless commit() renamed it to file.
-class TemporaryFile {
- public:
-  explicit TemporaryFile(fs::path file) : file_(std::move(file)) {
-    static std::atomic<unsigned> counter{0};
-    temporary_ = file_.string() + ".tmp-" + std::to_string(::getpid()) + "-" +
-                 std::to_string(counter.fetch_add(1));
-    if (file_.has_parent_path()) {
-      std::error_code ec;
-      fs::create_directories(file_.parent_path(), ec);
-      if (ec)
-        throw IoError(concat("cannot create the folder ", quoted(file_.parent_path()), " for ",
-                             quoted(file_), ": ", ec.message()));
-    }
-  }
-  TemporaryFile(const TemporaryFile&) = delete;
-  TemporaryFile& operator=(const TemporaryFile&) = delete;
-  TemporaryFile(TemporaryFile&& other) noexcept
-      : file_(std::move(other.file_)),
-        temporary_(std::move(other.temporary_)),
-        committed_(std::exchange(other.committed_, true)) {}
-  TemporaryFile& operator=(TemporaryFile&&) = delete;
-  ~TemporaryFile() {
-    if (committed_) return;
-    std::error_code ignored;
-    fs::remove(temporary_, ignored);
-  }
-
-  const fs::path& path() const noexcept { return temporary_; }
-
-  /// Renames the temporary to the final name (atomically replacing any file there).
-  void commit() {
+/// Creates "<file>.tmp-<pid>-<k>" (O_EXCL), open for writing and flock'ed, and its folder.
+StagedFiles::Entry create_temporary(const fs::path& file) {
+  static std::atomic<unsigned> counter{0};
+  StagedFiles::Entry e;
+  e.file = file;
+  e.temporary = file.string() + ".tmp-" + std::to_string(::getpid()) + "-" +
+                std::to_string(counter.fetch_add(1));
+  if (file.has_parent_path()) {
     std::error_code ec;
-    fs::rename(temporary_, file_, ec);
+    fs::create_directories(file.parent_path(), ec);
     if (ec)
-      throw IoError(
-          concat("cannot rename ", quoted(temporary_), " to ", quoted(file_), ": ", ec.message()));
-    committed_ = true;
+      throw IoError(concat("cannot create the folder ", quoted(file.parent_path()), " for ",
+                           quoted(file), ": ", ec.message()));
+  }
+  e.fd = ::open(e.temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+  if (e.fd < 0)
+    throw IoError(concat("cannot create ", quoted(e.temporary), " (for ", quoted(file),
+                         "): ", errno_text(errno)));
+  // Held until the rename: a writer in another PID namespace is not taken for a dead one
+  // (remove_dead_temporaries).
+  ::flock(e.fd, LOCK_EX | LOCK_NB);
+  return e;
+}
+
+/// A file in memory (memfd_create) that libraries which open files by name (matio, HDF5) or
+/// write to a FILE* (CHOLMOD) write into, through name() or a FILE*: they do not report failed
+/// writes, memory does not run full the way a disk does, and copy_to() checks every write.
+class MemoryFile {
+ public:
+  explicit MemoryFile(const fs::path& file) : fd_(::memfd_create("mor-write", MFD_CLOEXEC)) {
+    if (fd_ < 0)
+      throw IoError(concat("cannot write ", quoted(file),
+                           ": no in-memory file for it (memfd_create: ", errno_text(errno), ")"));
+  }
+  MemoryFile(const MemoryFile&) = delete;
+  MemoryFile& operator=(const MemoryFile&) = delete;
+  ~MemoryFile() { ::close(fd_); }
+
+  /// "/proc/self/fd/<fd>": opening it opens this file.
+  std::string name() const { return "/proc/self/fd/" + std::to_string(fd_); }
+  int fd() const noexcept { return fd_; }
+
+  /// Copies the file to e (open for writing), inserting `insert` after its first line if not
+  /// empty; then fsync. Every write checked; polls the stop flag between blocks.
+  /// @throws IoError naming e.file and the reason; Interrupted.
+  void copy_to(StagedFiles::Entry& e, const std::string& insert) const {
+    const auto fail = [&](const char* what, int err) {
+      throw IoError(concat("cannot write ", quoted(e.file), " (", what, " ", quoted(e.temporary),
+                           "): ", errno_text(err)));
+    };
+    const auto write_all = [&](const char* data, std::size_t n) {
+      while (n > 0) {
+        const ssize_t w = ::write(e.fd, data, n);
+        if (w < 0 && errno == EINTR) continue;
+        if (w < 0) fail("writing", errno);
+        if (w == 0) fail("writing", EIO);
+        data += w;
+        n -= static_cast<std::size_t>(w);
+      }
+    };
+    std::vector<char> buffer(std::size_t{1} << 20);
+    off_t at = 0;
+    bool inserted = insert.empty();
+    for (;;) {
+      throw_if_stop_requested(concat("writing ", quoted(e.file)).c_str());
+      const ssize_t n = ::pread(fd_, buffer.data(), buffer.size(), at);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) fail("reading the in-memory copy for", errno);
+      if (n == 0) break;
+      std::size_t from = 0;
+      if (!inserted) {
+        const char* newline = static_cast<const char*>(std::memchr(buffer.data(), '\n', n));
+        if (newline != nullptr) {
+          from = static_cast<std::size_t>(newline - buffer.data()) + 1;
+          write_all(buffer.data(), from);
+          write_all(insert.data(), insert.size());
+          inserted = true;
+        }
+      }
+      write_all(buffer.data() + from, static_cast<std::size_t>(n) - from);
+      at += n;
+    }
+    if (::fsync(e.fd) != 0) fail("flushing", errno);
   }
 
  private:
-  fs::path file_;
-  fs::path temporary_;
-  bool committed_ = false;
+  int fd_;
 };
 
 struct FileCloser {
   void operator()(std::FILE* f) const noexcept { std::fclose(f); }
 };
 using FileHandle = std::unique_ptr<std::FILE, FileCloser>;
-
-/// Closes f and throws IoError naming file if buffered data could not be written (disk full).
-void close_written(FileHandle f, const fs::path& file) {
-  const bool failed = std::ferror(f.get()) != 0;
-  const bool closed = std::fclose(f.release()) == 0;
-  if (failed || !closed)
-    throw IoError(concat("cannot write ", quoted(file), ": ", errno_text(errno)));
-}
 
 /// An existing regular file, or IoError naming it.
 void require_readable_file(const fs::path& file, std::string_view what) {
@@ -766,13 +809,25 @@ void write_market(std::FILE* f, const SparseMatrix* S, const Matrix* D, const fs
     throw IoError(concat("cannot write ", quoted(file), ": ", c.status()));
 }
 
-TemporaryFile write_market_temporary(const fs::path& file, const SparseMatrix* S, const Matrix* D) {
-  TemporaryFile tmp(file);
-  FileHandle f(std::fopen(tmp.path().c_str(), "w"));
-  if (!f) throw IoError(concat("cannot create ", quoted(tmp.path()), ": ", errno_text(errno)));
-  write_market(f.get(), S, D, file);
-  close_written(std::move(f), file);
-  return tmp;
+/// Writes S (if not null) or D as MatrixMarket (CHOLMOD into memory, then copied) to a new
+/// temporary of file in staged; comment (if any) becomes a "%" line after the banner.
+void stage_market(StagedFiles& staged, const fs::path& file, const SparseMatrix* S, const Matrix* D,
+                  const std::string& comment) {
+  StagedFiles::Entry& e = staged.add(create_temporary(file));
+  const MemoryFile memory(file);
+  {
+    const int fd = ::dup(memory.fd());
+    FileHandle f(fd >= 0 ? ::fdopen(fd, "w") : nullptr);
+    if (!f) {
+      const int err = errno;
+      if (fd >= 0) ::close(fd);
+      throw IoError(concat("cannot write ", quoted(file), ": ", errno_text(err)));
+    }
+    write_market(f.get(), S, D, file);
+    if (std::fflush(f.get()) != 0 || std::ferror(f.get()) != 0)
+      throw IoError(concat("cannot write ", quoted(file), " (in memory): ", errno_text(errno)));
+  }
+  memory.copy_to(e, comment.empty() ? std::string() : "%" + comment + "\n");
 }
 
 }  // namespace
@@ -892,7 +947,12 @@ MatrixVariable read_mat_variable(const fs::path& file, const std::string& name) 
   }
 }
 
-void write_mat(const fs::path& file, const std::vector<NamedMatrix>& vars, MatVersion version) {
+StagedFiles stage_mat(const fs::path& file, const std::vector<NamedMatrix>& vars,
+                      MatVersion version, const std::string& header) {
+  require(header.size() <= 116, "cannot write ", quoted(file),
+          ": a MAT header has at most 116 "
+          "characters, got ",
+          header.size());
   std::set<std::string> seen;
   for (const auto& v : vars) {
     require(valid_variable_name(v.name), "cannot write ", quoted(file), ": '", v.name,
@@ -904,14 +964,36 @@ void write_mat(const fs::path& file, const std::vector<NamedMatrix>& vars, MatVe
               ": sparse variable '", v.name, "' has ", S->nonZeros(),
               " nonzeros, beyond the MAT format's 32-bit indices");
   }
-  TemporaryFile tmp(file);
+  StagedFiles staged;
+  StagedFiles::Entry& e = staged.add(create_temporary(file));
+  // v5: matio writes into memory (it ignores fwrite's result: on a full disk it wrote 0 bytes and
+  // reported success); the copy to the temporary checks every write. v7.3: HDF5 resolves the
+  // name of a memfd and fails, so it writes the temporary itself; HDF5 reports failed writes,
+  // matio passes them on (Mat_VarWrite, Mat_Close), and the file is read back below.
+  const bool v73 = version == MatVersion::v73;
+  const MemoryFile memory(file);
+  const std::string target = v73 ? e.temporary.string() : memory.name();
+  if (v73) ::flock(e.fd, LOCK_UN);  // HDF5 locks the file itself while it has it open
+  const auto failed = [&](const std::string& what) {
+    std::string reason = v73 ? h5::last_error_reason() : "";
+    if (v73 && (reason.empty() || reason.find(std::strerror(ENOSPC)) == std::string::npos)) {
+      // HDF5's message may not name the cause (matio does not check H5Fcreate): a full disk is
+      // the likely one, said when it is so.
+      struct statvfs fs_info {};
+      const fs::path dir = file.has_parent_path() ? file.parent_path() : fs::path(".");
+      if (::statvfs(dir.c_str(), &fs_info) == 0 && fs_info.f_bavail == 0)
+        reason = std::strerror(ENOSPC);
+    }
+    return IoError(concat("cannot write ", quoted(file), " (", what, " ", quoted(e.temporary), ")",
+                          reason.empty() ? std::string() : ": " + reason));
+  };
   h5::silence_error_printing();
-  MatFile mat(Mat_CreateVer(tmp.path().c_str(), nullptr, to_matio(version)));
-  if (!mat)
-    throw IoError(
-        concat("cannot create the MAT file ", quoted(tmp.path()), " (for ", quoted(file), ")"));
+  MatFile mat(
+      Mat_CreateVer(target.c_str(), header.empty() ? nullptr : header.c_str(), to_matio(version)));
+  if (!mat) throw failed("creating");
   const auto compression = MAT_COMPRESSION_ZLIB;
   for (const auto& v : vars) {
+    throw_if_stop_requested(concat("writing ", quoted(file)).c_str());
     MatVar var;
     // Storage the variable points to (MAT_F_DONT_COPY_DATA); alive until written.
     std::vector<mat_uint32_t> ir, jc;
@@ -947,15 +1029,35 @@ void write_mat(const fs::path& file, const std::vector<NamedMatrix>& vars, MatVe
     if (!var)
       throw IoError(
           concat("cannot write ", quoted(file), ": matio cannot create variable '", v.name, "'"));
-    if (Mat_VarWrite(mat.get(), var.get(), compression) != 0) {
-      const std::string reason = version == MatVersion::v73 ? h5::last_error_reason() : "";
-      throw IoError(concat("cannot write variable '", v.name, "' to ", quoted(file),
-                           reason.empty() ? " (disk full or not writable?)" : ": " + reason));
-    }
+    if (Mat_VarWrite(mat.get(), var.get(), compression) != 0)
+      throw failed(concat("variable '", v.name, "' to").c_str());
   }
-  if (Mat_Close(mat.release()) != 0)
-    throw IoError(concat("cannot finish writing ", quoted(file), " (disk full?)"));
-  tmp.commit();
+  if (Mat_Close(mat.release()) != 0) throw failed("closing");
+  if (!v73) {
+    memory.copy_to(e, "");
+    return staged;
+  }
+  if (::fsync(e.fd) != 0)
+    throw IoError(concat("cannot write ", quoted(file), " (flushing ", quoted(e.temporary),
+                         "): ", std::strerror(errno)));
+  // What HDF5 and matio might not have reported (matio's own fwrite of the header): the file
+  // must read back with the header and the variables written.
+  std::vector<std::string> names;
+  try {
+    names = mat_variable_names(e.temporary);
+  } catch (const IoError& error) {
+    throw IoError(concat("cannot write ", quoted(file), ": what was written does not read back (",
+                         error.what(), ")"));
+  }
+  if (names.size() != vars.size() || (!header.empty() && mat_header_text(e.temporary) != header))
+    throw IoError(concat("cannot write ", quoted(file), ": what was written does not read back ",
+                         "(", names.size(), " of ", vars.size(), " variables)"));
+  ::flock(e.fd, LOCK_EX | LOCK_NB);
+  return staged;
+}
+
+void write_mat(const fs::path& file, const std::vector<NamedMatrix>& vars, MatVersion version) {
+  stage_mat(file, vars, version).commit();
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1026,20 +1128,155 @@ SparseMatrix read_matrix_market(const fs::path& file) {
 }
 
 void write_matrix_market(const fs::path& file, const SparseMatrix& A) {
-  write_market_temporary(file, &A, nullptr).commit();
+  StagedFiles staged;
+  stage_market(staged, file, &A, nullptr, "");
+  staged.commit();
 }
 
 void write_matrix_market(const fs::path& file, const Matrix& A) {
-  write_market_temporary(file, nullptr, &A).commit();
+  StagedFiles staged;
+  stage_market(staged, file, nullptr, &A, "");
+  staged.commit();
+}
+
+StagedFiles stage_matrix_market_files(const std::vector<std::pair<fs::path, MatrixValue>>& files,
+                                      const std::string& comment) {
+  require(comment.find('\n') == std::string::npos, "a MatrixMarket comment is one line");
+  StagedFiles staged;
+  for (const auto& [file, value] : files)
+    stage_market(staged, file, std::get_if<SparseMatrix>(&value), std::get_if<Matrix>(&value),
+                 comment);
+  return staged;
 }
 
 void write_matrix_market_files(const std::vector<std::pair<fs::path, MatrixValue>>& files) {
-  std::vector<TemporaryFile> written;
-  written.reserve(files.size());
-  for (const auto& [file, value] : files)
-    written.push_back(write_market_temporary(file, std::get_if<SparseMatrix>(&value),
-                                             std::get_if<Matrix>(&value)));
-  for (auto& tmp : written) tmp.commit();
+  stage_matrix_market_files(files).commit();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Staged files
+
+StagedFiles::StagedFiles(StagedFiles&& other) noexcept
+    : entries_(std::exchange(other.entries_, {})) {}
+
+StagedFiles& StagedFiles::operator=(StagedFiles&& other) noexcept {
+  if (this != &other) {
+    discard();
+    entries_ = std::exchange(other.entries_, {});
+  }
+  return *this;
+}
+
+StagedFiles::~StagedFiles() {
+  discard();
+}
+
+StagedFiles StagedFiles::adopt(const std::vector<std::pair<fs::path, fs::path>>& pairs) {
+  StagedFiles staged;
+  for (const auto& [temporary, file] : pairs) staged.entries_.push_back({temporary, file, -1});
+  return staged;
+}
+
+StagedFiles::Entry& StagedFiles::add(Entry entry) {
+  entries_.push_back(std::move(entry));
+  return entries_.back();
+}
+
+std::vector<fs::path> StagedFiles::files() const {
+  std::vector<fs::path> out;
+  for (const auto& e : entries_) out.push_back(e.file);
+  return out;
+}
+
+std::vector<fs::path> StagedFiles::commit() {
+  const std::vector<fs::path> out = files();
+  // Closed first (each was fsync'ed when written): a close error is one more failed write.
+  for (auto& e : entries_) {
+    const int fd = std::exchange(e.fd, -1);
+    if (fd >= 0 && ::close(fd) != 0 && errno != EINTR)
+      throw IoError(concat("cannot write ", quoted(e.file), " (closing ", quoted(e.temporary),
+                           "): ", errno_text(errno)));
+  }
+  while (!entries_.empty()) {
+    const Entry& e = entries_.front();
+    std::error_code ec;
+    fs::rename(e.temporary, e.file, ec);
+    if (ec)
+      throw IoError(concat("cannot rename ", quoted(e.temporary), " to ", quoted(e.file), ": ",
+                           ec.message()));
+    entries_.erase(entries_.begin());
+  }
+  return out;
+}
+
+std::vector<std::pair<fs::path, fs::path>> StagedFiles::release() {
+  std::vector<std::pair<fs::path, fs::path>> out;
+  for (auto& e : entries_) {
+    if (e.fd >= 0) ::close(std::exchange(e.fd, -1));
+    out.emplace_back(e.temporary, e.file);
+  }
+  entries_.clear();
+  return out;
+}
+
+void StagedFiles::discard() noexcept {
+  for (auto& e : entries_) {
+    std::error_code ignored;
+    fs::remove(e.temporary, ignored);
+    if (e.fd >= 0) ::close(std::exchange(e.fd, -1));
+  }
+  entries_.clear();
+}
+
+std::string mat_header_text(const fs::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  char header[128] = {};
+  in.read(header, sizeof header);
+  if (in.gcount() != sizeof header) return {};
+  const bool v5_or_v73 =
+      (header[126] == 'I' && header[127] == 'M') || (header[126] == 'M' && header[127] == 'I');
+  if (!v5_or_v73) return {};
+  std::string text(header, 116);
+  while (!text.empty() && (text.back() == ' ' || text.back() == '\0')) text.pop_back();
+  return text;
+}
+
+int remove_dead_temporaries(const fs::path& file) noexcept {
+  int removed = 0;
+  try {
+    const fs::path dir = file.parent_path().empty() ? fs::path(".") : file.parent_path();
+    const std::string prefix = file.filename().string() + ".tmp-";
+    std::error_code error;
+    for (fs::directory_iterator it(dir, error), end; !error && it != end; it.increment(error)) {
+      const std::string name = it->path().filename().string();
+      if (name.compare(0, prefix.size(), prefix) != 0) continue;
+      // "<pid>-<k>", both decimal
+      const std::string rest = name.substr(prefix.size());
+      const auto dash = rest.find('-');
+      const auto digits = [](std::string_view t) {
+        return !t.empty() && t.size() <= 10 && std::all_of(t.begin(), t.end(), [](char c) {
+          return std::isdigit(static_cast<unsigned char>(c));
+        });
+      };
+      if (dash == std::string::npos || !digits(std::string_view(rest).substr(0, dash)) ||
+          !digits(std::string_view(rest).substr(dash + 1)))
+        continue;
+      const long pid = std::stol(rest.substr(0, dash));
+      // A live process (or one we may not signal) may still be writing it.
+      if (pid <= 0 || pid > INT_MAX || pid == ::getpid() ||
+          ::kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH)
+        continue;
+      const int fd = ::open(it->path().c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+      if (fd < 0) continue;
+      if (::flock(fd, LOCK_EX | LOCK_NB) == 0) {
+        std::error_code ignored;
+        if (fs::remove(it->path(), ignored)) ++removed;
+      }
+      ::close(fd);
+    }
+  } catch (...) {
+  }
+  return removed;
 }
 
 }  // namespace mor::io

@@ -10,7 +10,12 @@
 // (silent) and HDF5's error printing is switched off on the calling thread.
 //
 // Writers go through "<file>.tmp-<pid>-<k>" in the same folder, renamed into place only once the
-// file is complete: a failed write leaves no new file and any previous file untouched.
+// file is complete: a failed write leaves no new file and any previous file untouched. matio and
+// CHOLMOD do not report failed writes (matio ignores fwrite's result, so a full disk gave a 0-byte
+// file; CHOLMOD's failed fprintf reads "invalid input"): they write into memory (a memfd), which
+// is then copied to the temporary with every write, the fsync and the close checked, so a full
+// disk is "No space left on device" naming the file. The copy polls the stop flag
+// (src/core/interrupt.hpp). A set of files (stage_*) is renamed only once all are complete.
 #pragma once
 
 #include <filesystem>
@@ -61,12 +66,60 @@ std::vector<std::string> mat_variable_names(const std::filesystem::path& file);
 ///         complex, of a non-numeric class (cell, struct, char, object, ...) or not 2-D.
 MatrixVariable read_mat_variable(const std::filesystem::path& file, const std::string& name);
 
+/// Files written completely to temporaries "<file>.tmp-<pid>-<k>" next to their final names
+/// (each fsync'ed, open and flock'ed until committed) and not yet in place. Removes the
+/// temporaries unless commit() or release() was called. Move-only.
+class StagedFiles {
+ public:
+  StagedFiles() = default;
+  StagedFiles(StagedFiles&& other) noexcept;
+  StagedFiles& operator=(StagedFiles&& other) noexcept;
+  StagedFiles(const StagedFiles&) = delete;
+  StagedFiles& operator=(const StagedFiles&) = delete;
+  ~StagedFiles();
+
+  /// Takes over temporaries written by another process (release() there, which has exited or
+  /// will not touch them again): committed or removed as if staged here.
+  static StagedFiles adopt(
+      const std::vector<std::pair<std::filesystem::path, std::filesystem::path>>& pairs);
+
+  /// The final names, in order.
+  std::vector<std::filesystem::path> files() const;
+  /// Renames every temporary to its final name (atomically replacing each), in order, and returns
+  /// files(). Only a rename failing after others succeeded (or the process killed between them)
+  /// can leave part of a set new: the one window, a few system calls wide.
+  /// @throws IoError naming both names; the temporaries not yet renamed are removed.
+  std::vector<std::filesystem::path> commit();
+  /// Leaves the temporaries in place for another process to commit; returns (temporary, final)
+  /// pairs.
+  std::vector<std::pair<std::filesystem::path, std::filesystem::path>> release();
+
+  struct Entry {
+    std::filesystem::path temporary, file;
+    int fd = -1;  ///< the temporary, open and flock'ed (-1 once closed)
+  };
+  /// Internal: adds a created temporary (taking over fd).
+  Entry& add(Entry entry);
+
+ private:
+  void discard() noexcept;
+  std::vector<Entry> entries_;
+};
+
 /// Writes vars into one MAT file (replacing it atomically), sparse values as sparse variables
 /// and dense ones as double arrays.
 /// @throws InvalidArgument for an invalid or repeated name, or sizes beyond the format's 32-bit
-///         indices; IoError if the file cannot be written.
+///         indices; IoError if the file cannot be written (naming it and the reason, e.g. "No
+///         space left on device"); Interrupted if a stop was requested meanwhile.
 void write_mat(const std::filesystem::path& file, const std::vector<NamedMatrix>& vars,
                MatVersion version = MatVersion::v5);
+/// write_mat to a temporary only. `header` (at most 116 characters, "MATLAB 5.0 MAT-file, ..."
+/// or "MATLAB 7.3 MAT-file, ..." by convention) is the text of the file's header; empty: matio's.
+StagedFiles stage_mat(const std::filesystem::path& file, const std::vector<NamedMatrix>& vars,
+                      MatVersion version, const std::string& header = {});
+/// The text of a MAT file's header (v5 and v7.3: the first 116 bytes, trailing blanks and NULs
+/// removed); empty if the file is shorter or not a MAT v5/v7.3 file.
+std::string mat_header_text(const std::filesystem::path& file);
 
 // ---------------------------------------------------------------------------------------------
 // MatrixMarket files
@@ -99,5 +152,18 @@ void write_matrix_market(const std::filesystem::path& file, const Matrix& A);
 /// or damaged (only a failing rename, after the data is written, can leave a partial set).
 void write_matrix_market_files(
     const std::vector<std::pair<std::filesystem::path, MatrixValue>>& files);
+/// The files of write_matrix_market_files written to temporaries only. A non-empty `comment` (one
+/// line) is written as "%<comment>" right after each file's banner.
+StagedFiles stage_matrix_market_files(
+    const std::vector<std::pair<std::filesystem::path, MatrixValue>>& files,
+    const std::string& comment = {});
+
+// ---------------------------------------------------------------------------------------------
+// Temporaries of killed writers
+
+/// Removes "<file>.tmp-<pid>-<k>" next to file whose process is gone (in this PID namespace) and
+/// which nobody holds flock'ed: what a writer killed by a signal left. Errors are ignored.
+/// Returns how many were removed.
+int remove_dead_temporaries(const std::filesystem::path& file) noexcept;
 
 }  // namespace mor::io

@@ -10,6 +10,7 @@
 #include <array>
 #include <cctype>
 #include <cerrno>
+#include <cmath>
 #include <csignal>
 #include <cstddef>
 #include <cstdint>
@@ -1219,6 +1220,33 @@ Matrix ResultsReader::read_matrix(const std::string& path) const {
         H5Dread(dataset.get(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, row_major.data()),
         "read dataset", path, path_);
   return row_major;
+}
+
+namespace {
+
+/// Throws IoError naming file, path and the first non-finite entry of m (if any).
+void require_finite(const fs::path& file, const std::string& path, const Matrix& m) {
+  if (m.allFinite()) return;
+  for (Index i = 0; i < m.rows(); ++i)
+    for (Index j = 0; j < m.cols(); ++j)
+      if (!std::isfinite(m(i, j)))
+        throw IoError(concat("results file ", quoted(file), " is damaged: the dataset ", path,
+                             " holds ", m(i, j), " at (", i + 1, ", ", j + 1,
+                             "), where only finite numbers belong"));
+}
+
+}  // namespace
+
+Matrix ResultsReader::read_finite_matrix(const std::string& path) const {
+  Matrix m = read_matrix(path);
+  require_finite(path_, path, m);
+  return m;
+}
+
+Vector ResultsReader::read_finite_vector(const std::string& path) const {
+  Vector v = read_vector(path);
+  if (!v.allFinite()) require_finite(path_, path, Matrix(v));
+  return v;
 }
 
 Matrix ResultsReader::read_rows_as_columns(const std::string& path, Index first,

@@ -253,6 +253,13 @@ class ResultsReader {
   /// A 2-D dataset of dims (m, n) as an m x n matrix (entry (i, j) = h5py's ds[i, j]).
   /// @throws IoError if path is not a 2-D numeric dataset.
   Matrix read_matrix(const std::string& path) const;
+  /// read_matrix and read_vector for data that must be finite (a reduced model, bases, singular
+  /// values: what `mor info` checks and `mor export` writes).
+  /// @throws IoError "results file '<file>' is damaged: the dataset <path> holds NaN at (i, j)"
+  ///         (1-based, row and column as h5py shows them) for the first entry that is NaN or
+  ///         infinite, besides read_matrix's and read_vector's errors.
+  Matrix read_finite_matrix(const std::string& path) const;
+  Vector read_finite_vector(const std::string& path) const;
 
   /// Rows [first, first + count) of a 2-D dataset of dims (rows, width), e.g. a row stream, as a
   /// width x count matrix: column k is row first + k. count = -1 reads to the last row. HDF5's
