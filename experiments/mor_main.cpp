@@ -240,7 +240,6 @@ static int run_command(int argc, char** argv) {
     if (*run) {
       mor::experiments::require_nonempty_output(run->count("--output") > 0, output, "-o/--output");
       mor::experiments::require_regular_file(experiment_file, "experiment file");
-      mor::experiments::require_known_model_type(experiment_file, overrides);
       if (!output.empty()) overrides.push_back("experiment.output=\"" + output + "\"");
       mor::experiments::RunOptions options;
       options.progress = progress || (!quiet && isatty(STDERR_FILENO));

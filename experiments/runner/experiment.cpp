@@ -258,7 +258,10 @@ void record_setup(const Run& run) {
                     static_cast<std::int64_t>(o.observe_stride));
   out.set_attribute(layout::kSimulation, "snapshot_stride",
                     static_cast<std::int64_t>(c.snapshot_stride));
-  out.set_attribute(layout::kSimulation, "initial_state", std::string("rest (q = v = 0)"));
+  out.set_attribute(layout::kSimulation, "initial_state",
+                    c.model->owns_simulation()
+                        ? "rest: " + run.model.linearisation() + " (the model's own rest state)"
+                        : std::string("rest (q = v = 0)"));
   out.set_attribute(layout::kSimulation, "state",
                     std::string(run.model.first_order()
                                     ? "first order: v is the state x of E x' = A x + B u (or of "

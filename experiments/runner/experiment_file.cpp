@@ -143,19 +143,15 @@ InputSpec read_input(TableReader& r, const std::string& name, const std::string&
 ExperimentConfig parse_experiment(const std::string& text, const std::string& source,
                                   const std::filesystem::path& base_dir,
                                   const std::vector<std::string>& overrides) {
-  return parse_experiment_root(parse_toml(text, source), source, base_dir, overrides);
-}
-
-ExperimentConfig parse_experiment_root(const toml::table& parsed, const std::string& source,
-                                       const std::filesystem::path& base_dir,
-                                       const std::vector<std::string>& overrides) {
+  // Parsed once, and not copied: a copy of a toml++ node loses its line numbers.
+  toml::table parsed = parse_toml(text, source);
   std::vector<std::string> tables = {"experiment", "model",  "input",     "training",
                                      "simulation", "output", "reduction", "analysis"};
   for (const auto& k : model_kinds())
     if (!k.extra_table.empty() &&
         std::find(tables.begin(), tables.end(), k.extra_table) == tables.end())
       tables.emplace_back(k.extra_table);
-  const toml::table root = checked_root(parsed, source, overrides, tables, {"training"});
+  const toml::table root = checked_root(std::move(parsed), source, overrides, tables, {"training"});
   auto table = [&](std::string_view name) { return root[name].as_table(); };
 
   ExperimentConfig c;
@@ -176,9 +172,9 @@ ExperimentConfig parse_experiment_root(const toml::table& parsed, const std::str
       std::vector<std::string> known;
       for (const auto& k : model_kinds()) known.emplace_back(k.name);
       const std::string near = suggestion(type, known);
-      throw InvalidArgument(concat(r.where("type"), ": model.type '", type,
-                                   "' is not a known model (known: ", join(known), ")",
-                                   near.empty() ? "" : "; did you mean '" + near + "'?"));
+      throw InvalidArgument(concat(r.where("type"), ": unknown model.type '", type, "'",
+                                   near.empty() ? "" : "; did you mean '" + near + "'?",
+                                   " (known: ", join(known), ")"));
     }
     spec = kind->read(r, source, base_dir);
   }

@@ -159,12 +159,6 @@ void signal_keys(S& in, V& v) {
       in.file);
 }
 
-/// parse_experiment of a file parsed already (a sweep parses each study's file once, then
-/// applies each point's overrides to a copy).
-ExperimentConfig parse_experiment_root(const toml::table& parsed, const std::string& source,
-                                       const std::filesystem::path& base_dir,
-                                       const std::vector<std::string>& overrides);
-
 /// The whole key reference of experiment files: every table, every model kind, signal type and
 /// reduction method (rows with their variant, e.g. type = "sine"), in file order.
 std::vector<KeyDoc> experiment_key_reference();

@@ -88,7 +88,8 @@ struct Study {
   std::vector<std::string> set;  ///< "table.key=value"
   std::vector<Axis> axes;        ///< model.N first (if swept), then the grid's axes by key
   int line = 0;
-  toml::table file;  ///< the experiment file, parsed once: each point overrides a copy
+  std::string text;  ///< the experiment file, read once: each point parses it with its overrides
+  toml::table file;  ///< the same parsed, for what the study needs to know of its model kind
 };
 
 /// True if the model kind the file names (the chain without model.type) declares table.key
@@ -210,7 +211,8 @@ std::vector<Study> read_studies(const toml::table& root, const std::string& sour
     if (st.grid.table != nullptr) flatten(*st.grid.table, "", grid);
     const bool own_N = std::any_of(grid.begin(), grid.end(),
                                    [](const auto& axis) { return axis.first == "model.N"; });
-    s.file = parse_toml(read_text_file(s.experiment), s.experiment.string());
+    s.text = read_text_file(s.experiment);
+    s.file = parse_toml(s.text, s.experiment.string());
     // sweep.N is the chain's size axis; a kind without model.N has its own fixed size.
     if (!own_N && !sweep_N.empty() && kind_declares(s.file, "model", "N", true))
       s.axes.push_back({"model.N", sweep_N, sweep_N});
@@ -344,8 +346,8 @@ SweepConfig parse_sweep(const std::string& text, const std::string& source,
         try {
           if (kind_declares(s.file, "output", "animation", false))
             point_set.push_back("output.animation=\"none\"");
-          ExperimentConfig ec = parse_experiment_root(s.file, s.experiment.string(),
-                                                      s.experiment.parent_path(), point_set);
+          ExperimentConfig ec = parse_experiment(s.text, s.experiment.string(),
+                                                 s.experiment.parent_path(), point_set);
           p.size = ec.model_size();
           p.method = std::string(ec.reduction->name());
           p.configuration = ec.toml;

@@ -305,7 +305,6 @@ class MultibodyFullModel final : public FullModel {
     s.force_evaluations = stats.rhs_evaluations;
     s.factorizations = stats.jacobian_evaluations;
     s.seconds = seconds_since(w0);
-    steps_ = stats.steps;
     jacobians_ = stats.jacobian_evaluations;
     return s;
   }
@@ -566,7 +565,7 @@ class MultibodyFullModel final : public FullModel {
   MultibodySettings settings_;
   std::optional<MultibodyModel::LinearisationPoint> point_;
   Vector y0_;
-  Index steps_ = 0, jacobians_ = 0;
+  Index jacobians_ = 0;
 };
 
 class MultibodySpec final : public ModelSpec {
