@@ -444,7 +444,8 @@ static int run_command(int argc, char** argv) {
       return 0;
     }
   } catch (const mor::Interrupted& e) {
-    std::cerr << "mor: " << e.what() << "; no results written\n";
+    std::cerr << "mor: " << e.what() << (*exporter ? "; nothing written" : "; no results written")
+              << "\n";
     return 130;
   } catch (const mor::NumericalError& e) {
     std::cerr << "mor: numerical failure: " << e.what() << "\n";
