@@ -418,8 +418,8 @@ static int run_command(int argc, char** argv) {
         at = next + 1;
       }
       auto files = mor::io::StagedFiles::adopt(pairs);
-      mor::throw_if_stop_requested("export");
-      for (const auto& f : files.commit()) std::printf("mor: wrote %s\n", f.string().c_str());
+      for (const auto& f : mor::experiments::commit_export(files, format, export_out))
+        std::printf("mor: wrote %s\n", f.string().c_str());
       return 0;
     }
     if (*lister) {
