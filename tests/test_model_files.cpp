@@ -567,6 +567,58 @@ TEST_F(ModelFilesTest, MatrixMarketWriterReadsBackExactly) {
 // ---------------------------------------------------------------------------------------------
 // Broken files: the documented exception, naming the file and the variable
 
+// A set of files is written whole or not at all: every file to a temporary first, renamed only
+// by commit(); a failure in any file (here a NaN, which MatrixMarket files cannot hold) or a set
+// never committed leaves the earlier files and no temporary. A comment line and a MAT header
+// text (the marks of `mor export`) are written as given and read back.
+TEST_F(ModelFilesTest, StagedSetsAreWrittenWholeOrNotAtAll) {
+  using mor::io::MatrixValue;
+  const auto no_temporaries = [&] {
+    for (const auto& entry : fs::directory_iterator(dir_))
+      EXPECT_EQ(entry.path().string().find(".tmp-"), std::string::npos) << entry.path();
+  };
+  const Matrix one = Matrix::Ones(2, 2), two = 2.0 * Matrix::Ones(2, 2);
+  Matrix nan = two;
+  nan(1, 1) = std::numeric_limits<double>::quiet_NaN();
+  const fs::path a = dir_ / "s.A.mtx", b = dir_ / "s.B.mtx";
+  mor::io::write_matrix_market_files({{a, MatrixValue(one)}, {b, MatrixValue(one)}});
+  EXPECT_THROW(mor::io::write_matrix_market_files({{a, MatrixValue(two)}, {b, MatrixValue(nan)}}),
+               mor::InvalidArgument);
+  EXPECT_TRUE(identical(mor::io::read_matrix_market(a), to_sparse(one))) << "part of a set new";
+  no_temporaries();
+  {
+    const auto staged = mor::io::stage_matrix_market_files({{a, MatrixValue(two)}});
+    EXPECT_EQ(staged.files(), std::vector<fs::path>{a});
+  }  // never committed
+  EXPECT_TRUE(identical(mor::io::read_matrix_market(a), to_sparse(one)));
+  no_temporaries();
+  // Handed to another owner (another process, in `mor export`) and committed there.
+  auto released = mor::io::stage_matrix_market_files(
+                      {{a, MatrixValue(two)}, {b, MatrixValue(to_sparse(two))}}, " a mark")
+                      .release();
+  ASSERT_EQ(released.size(), 2u);
+  EXPECT_TRUE(fs::exists(released[0].first));
+  mor::io::StagedFiles::adopt(released).commit();
+  no_temporaries();
+  EXPECT_TRUE(identical(mor::io::read_matrix_market(a), to_sparse(two)));
+  EXPECT_TRUE(identical(mor::io::read_matrix_market(b), to_sparse(two)));
+  std::ifstream in(b);
+  std::string banner, comment;
+  std::getline(in, banner);
+  std::getline(in, comment);
+  EXPECT_EQ(comment, "% a mark") << banner;
+  // The MAT header text as given, in both versions.
+  for (const auto& [version, text] :
+       {std::pair{mor::io::MatVersion::v5, "MATLAB 5.0 MAT-file, a mark"},
+        std::pair{mor::io::MatVersion::v73, "MATLAB 7.3 MAT-file, a mark"}}) {
+    const fs::path m = dir_ / "h.mat";
+    mor::io::stage_mat(m, {{"X", MatrixValue(two)}}, version, text).commit();
+    EXPECT_EQ(mor::io::mat_header_text(m), text);
+    EXPECT_TRUE(identical(mor::io::read_mat_variable(m, "X").value, to_sparse(two)));
+  }
+  no_temporaries();
+}
+
 TEST_F(ModelFilesTest, BrokenMatFilesAreIoErrorsNamingTheFile) {
   const fs::path missing = dir_ / "missing.mat";
   EXPECT_TRUE(throws_with<mor::IoError>([&] { import_file(missing); }, {missing.string()}));

@@ -458,7 +458,8 @@ TEST_F(DiskFull, MorRunFailsWithAMessageAndExitsWithoutASignal) {
   if (bin == nullptr || src == nullptr || !fs::exists(fs::path(bin) / "bin" / "mor"))
     GTEST_SKIP() << "the mor program is not built (MOR_BINARY_DIR, MOR_SOURCE_DIR unset)";
   const std::string mor = (fs::path(bin) / "bin" / "mor").string();
-  const std::string experiment = (fs::path(src) / "experiments" / "chain_simulation.toml").string();
+  const std::string experiment =
+      (fs::path(src) / "experiments" / "chain_simulation.toml").string();
   const fs::path file = disk_ / "default.h5";
   // Snapshots of p and v at every step; uncompressed, each is a chunk of 1 MiB from the first row.
   const auto run = [&](const std::string& t_end, const std::string& compression) {

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "experiments/runner/export.hpp"
 
+#include <algorithm>
+#include <cctype>
 #include <fstream>
 #include <set>
 
@@ -26,6 +28,20 @@ constexpr const char* kMarker = "written by mor export";
 
 std::string quoted(const fs::path& p) {
   return concat("'", p.string(), "'");
+}
+
+/// Whether file is a MatrixMarket file an export wrote: the banner, then the marker comment.
+bool is_marked_matrix_market(const fs::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  std::string banner, comment;
+  const auto line = [&](std::string& to) {
+    to.clear();
+    for (char c; to.size() < 256 && in.get(c) && c != '\n';) to += c;
+  };
+  line(banner);
+  line(comment);
+  return banner.rfind("%%MatrixMarket", 0) == 0 && comment.rfind("%", 0) == 0 &&
+         comment.find(kMarker) != std::string::npos;
 }
 
 /// The files of the export to out: the .mat file, or out.<name>.mtx for each name.
@@ -57,8 +73,7 @@ io::StagedFiles stage(const std::vector<io::NamedMatrix>& vars, ExportFormat for
 std::vector<fs::path> write(const std::vector<io::NamedMatrix>& vars, ExportFormat format,
                             const fs::path& out) {
   io::StagedFiles staged = stage(vars, format, out);
-  throw_if_stop_requested("export");
-  return staged.commit();
+  return commit_export(staged, format, out);
 }
 
 std::vector<io::NamedMatrix> named(const LinearSystem& sys) {
@@ -103,8 +118,7 @@ std::vector<std::filesystem::path> export_results(const std::filesystem::path& r
                                                   ExportFormat format,
                                                   const std::filesystem::path& out) {
   io::StagedFiles staged = stage_results_export(results, format, out);
-  throw_if_stop_requested("export");
-  return staged.commit();
+  return commit_export(staged, format, out);
 }
 
 std::vector<std::filesystem::path> export_experiment_model(
@@ -128,19 +142,42 @@ void require_replaceable_by_export(const std::filesystem::path& file, ExportForm
           concat(refusal, "not a MAT file written by mor export (perhaps an input)", advice));
     return;
   }
-  // A MatrixMarket file of ours: the banner, then "% written by mor export (...)".
-  std::ifstream in(file, std::ios::binary);
-  std::string banner, comment;
-  const auto line = [&](std::string& to) {
-    to.clear();
-    for (char c; to.size() < 256 && in.get(c) && c != '\n';) to += c;
-  };
-  line(banner);
-  line(comment);
-  if (banner.rfind("%%MatrixMarket", 0) != 0 || comment.rfind("%", 0) != 0 ||
-      comment.find(kMarker) == std::string::npos)
+  if (!is_marked_matrix_market(file))
     throw IoError(concat(
         refusal, "not a MatrixMarket file written by mor export (perhaps an input)", advice));
+}
+
+std::vector<std::filesystem::path> commit_export(io::StagedFiles& staged, ExportFormat format,
+                                                 const std::filesystem::path& out) {
+  throw_if_stop_requested("export");
+  const std::vector<fs::path> written = staged.commit();
+  if (format != ExportFormat::mtx) return written;
+  // The rest of an earlier set under the same prefix (its V and W, say, or a first-order
+  // model's E, A, C after a second-order one): files an export wrote, out.<name>.mtx.
+  try {
+    const fs::path dir = out.parent_path().empty() ? fs::path(".") : out.parent_path();
+    const std::string prefix = out.filename().string() + ".";
+    std::set<std::string> now;
+    for (const auto& f : written) now.insert(f.filename().string());
+    std::error_code error;
+    std::vector<fs::path> stale;
+    for (fs::directory_iterator it(dir, error), end; !error && it != end; it.increment(error)) {
+      const std::string name = it->path().filename().string();
+      if (name.size() <= prefix.size() + 4 || name.compare(0, prefix.size(), prefix) != 0 ||
+          name.compare(name.size() - 4, 4, ".mtx") != 0 || now.count(name) != 0)
+        continue;
+      const std::string matrix = name.substr(prefix.size(), name.size() - prefix.size() - 4);
+      const bool variable_name = std::isalpha(static_cast<unsigned char>(matrix[0])) &&
+                                 std::all_of(matrix.begin(), matrix.end(), [](unsigned char c) {
+                                   return std::isalnum(c) || c == '_';
+                                 });
+      if (variable_name && is_marked_matrix_market(it->path())) stale.push_back(it->path());
+    }
+    for (const auto& f : stale) fs::remove(f, error);
+  } catch (const std::exception&) {
+    // the new set is complete; a stale file that stays is no error
+  }
+  return written;
 }
 
 void remove_dead_export_temporaries(const std::filesystem::path& out,

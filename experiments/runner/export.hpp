@@ -48,6 +48,13 @@ std::vector<std::filesystem::path> export_experiment_model(
     const std::filesystem::path& experiment, const std::vector<std::string>& overrides,
     ExportFormat format, const std::filesystem::path& out);
 
+/// Stops if a stop was requested (Interrupted), else renames the staged files into place and, for
+/// a MatrixMarket set, removes the rest of an earlier set under the same prefix (out.<name>.mtx
+/// files an export wrote that this one did not), so that the prefix names one model. Returns
+/// the files written.
+std::vector<std::filesystem::path> commit_export(io::StagedFiles& staged, ExportFormat format,
+                                                 const std::filesystem::path& out);
+
 /// Refuses to let an export replace `file` unless nothing is there or an earlier mor export
 /// wrote it in the same format family (a MAT file, v5 or v7.3, whose header text names mor
 /// export; a MatrixMarket file with mor export's comment line after the banner): the export's own

@@ -14,7 +14,9 @@
 // CHOLMOD do not report failed writes (matio ignores fwrite's result, so a full disk gave a 0-byte
 // file; CHOLMOD's failed fprintf reads "invalid input"): they write into memory (a memfd), which
 // is then copied to the temporary with every write, the fsync and the close checked, so a full
-// disk is "No space left on device" naming the file. The copy polls the stop flag
+// disk is "No space left on device" naming the file. MAT v7.3 goes through HDF5, which cannot
+// open a memfd by name but reports failed writes: it writes the temporary, which is then fsync'ed
+// and read back. The copy polls the stop flag
 // (src/core/interrupt.hpp). A set of files (stage_*) is renamed only once all are complete.
 #pragma once
 
