@@ -1,0 +1,22 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""mor.run: an experiment file run in-process, read back by mor.results (python/mor_results.py)."""
+import numpy as np
+
+import mor
+from conftest import SOURCE_DIR
+
+
+def test_run_with_overrides(tmp_path):
+    out = tmp_path / "bt.h5"
+    run = mor.run(SOURCE_DIR / "experiments" / "bt_chain_light.toml",
+                  set={"model.N": 200, "reduction.order": 6, "reduction.tolerance": 0,
+                       "simulation.t_end": 5.0, "output.plots": False,
+                       "analysis.bode_points": 0, "analysis.hinf": False},
+                  output=out)
+    assert isinstance(run, mor.results.Run) and out.exists()
+    assert run.reduction.method == "bt" and run.reduction.r == 6
+    assert run.config["model"]["N"] == 200
+    # The run's reduced model is the one mor.reduce gives for the same keys.
+    rom = mor.reduce(mor.Chain(**{k: v for k, v in run.config["model"].items() if k != "type"}),
+                     "bt", **{k: v for k, v in run.config["reduction"].items() if k != "method"})
+    assert np.allclose(rom.hsv, run.reduction.singular_values["hsv"], rtol=1e-12, atol=0)
