@@ -22,7 +22,9 @@ import sys
 import tempfile
 import time
 
-import mor
+# The built package (PYTHONPATH=build/python), not python/mor beside this script.
+sys.path = [p for p in sys.path if os.path.abspath(p or ".") != os.path.dirname(os.path.abspath(__file__))]
+import mor  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CHAIN = dict(k_n=0.0, damping="rayleigh", alpha=0.2, beta=0.2)

@@ -20,3 +20,28 @@ def test_run_with_overrides(tmp_path):
     rom = mor.reduce(mor.Chain(**{k: v for k, v in run.config["model"].items() if k != "type"}),
                      "bt", **{k: v for k, v in run.config["reduction"].items() if k != "method"})
     assert np.allclose(rom.hsv, run.reduction.singular_values["hsv"], rtol=1e-12, atol=0)
+
+
+def test_sweep(tmp_path):
+    """mor.sweep: a one-point sweep through `mor` workers, read back as a Sweep."""
+    import shutil
+
+    shutil.copy(SOURCE_DIR / "experiments" / "bt_chain.toml", tmp_path)
+    sweep = tmp_path / "tiny_sweep.toml"
+    sweep.write_text("""
+[sweep]
+name = "tiny"
+output = "tiny.h5"
+N = [100]
+tolerances = [1e-4]
+plots = false
+
+[[study]]
+name = "bt"
+experiment = "bt_chain.toml"
+set = { "analysis.hinf" = false, "analysis.bode_points" = 0, "simulation.t_end" = 5.0 }
+grid.reduction.order = [4]
+""")
+    result = mor.sweep(sweep, jobs=1)
+    assert isinstance(result, mor.results.Sweep)
+    assert list(result.table["N"]) == [100] and list(result.table["r"]) == [4]
