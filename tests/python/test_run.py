@@ -28,10 +28,10 @@ def test_sweep(tmp_path):
 
     shutil.copy(SOURCE_DIR / "experiments" / "bt_chain.toml", tmp_path)
     sweep = tmp_path / "tiny_sweep.toml"
-    sweep.write_text("""
+    sweep.write_text(f"""
 [sweep]
 name = "tiny"
-output = "tiny.h5"
+output = "{tmp_path / 'tiny.h5'}"
 N = [100]
 tolerances = [1e-4]
 plots = false
@@ -39,9 +39,10 @@ plots = false
 [[study]]
 name = "bt"
 experiment = "bt_chain.toml"
-set = { "analysis.hinf" = false, "analysis.bode_points" = 0, "simulation.t_end" = 5.0 }
+set = {{ "analysis.hinf" = false, "analysis.bode_points" = 0, "simulation.t_end" = 5.0 }}
 grid.reduction.order = [4]
 """)
     result = mor.sweep(sweep, jobs=1)
     assert isinstance(result, mor.results.Sweep)
     assert list(result.table["N"]) == [100] and list(result.table["r"]) == [4]
+    assert (tmp_path / "tiny.h5").exists()
