@@ -164,11 +164,14 @@ def second_order_model(n=15):
 # until it is listed.
 CASES = {
     "bt": [("chain", dict(order=4)), ("file", dict(order=4)), ("lti", dict(order=4)),
-           ("second_order", dict(order=4)), ("reduced", dict(order=3))],
-    "sobt": [("chain", dict(order=4)), ("second_order", dict(order=4))],
-    "modal": [("chain", dict(order=4)), ("file", dict(order=4)), ("second_order", dict(order=4))],
+           ("second_order", dict(order=4)), ("reduced", dict(order=3)),
+           ("multibody", dict(order=2))],
+    "sobt": [("chain", dict(order=4)), ("second_order", dict(order=4)),
+             ("multibody", dict(order=2))],
+    "modal": [("chain", dict(order=4)), ("file", dict(order=4)), ("second_order", dict(order=4)),
+              ("multibody", dict(order=2))],
     "irka": [("chain", dict(order=4)), ("file", dict(order=4)), ("lti", dict(order=4)),
-             ("second_order", dict(order=4))],
+             ("second_order", dict(order=4)), ("multibody", dict(order=2))],
     "pod": [("nonlinear_chain", dict(order=4))],
     "empirical_bt": [("nonlinear_chain", dict(order=4))],
     "differential_balancing": [("nonlinear_chain", dict(order=2, rho=0.5))],
@@ -190,13 +193,18 @@ def make(kind, rail371):
         return mor.LtiModel(A=A, B=B, C=C, E=E)
     if kind == "second_order":
         return second_order_model()
+    if kind == "multibody":
+        return mor.model("linearised_multibody", benchmark="flyball")
     if kind == "reduced":
         return mor.reduce(mor.Chain(N=20, k_n=0.0), "bt", order=8)
     raise AssertionError(kind)
 
 
-def test_every_method_is_covered():
+def test_every_method_and_kind_is_covered():
     assert {m["name"] for m in mor.methods()} - {"none"} == set(CASES)
+    kinds = {"chain": "mass_spring_chain", "file": "file", "multibody": "linearised_multibody"}
+    covered = {kinds[k] for cases in CASES.values() for k, _ in cases if k in kinds}
+    assert {k["name"] for k in mor.model_kinds()} == covered
 
 
 @pytest.mark.parametrize("method,kind,keys",
