@@ -99,7 +99,8 @@ def main(out):
         "def transfer_function(model: Model, s: complex) -> np.ndarray: ...",
         "def hsv(model: Model, **keys: Any) -> np.ndarray: ...",
         "def run(path: str | os.PathLike[str], set: Mapping[str, Any] | None = None, "
-        "output: str | os.PathLike[str] | None = None) -> Any: ...",
+        "output: str | os.PathLike[str] | None = None, "
+        "progress: Callable[[str, float], Any] | None = None) -> Any: ...",
         "def sweep(path: str | os.PathLike[str], set: Mapping[str, Any] | None = None, "
         "jobs: int = 1) -> Any: ...",
         "def methods() -> list[dict[str, Any]]: ...",

@@ -135,10 +135,13 @@ def _overrides(set):
     return [f"{k}={_toml_value(v)}" for k, v in (set or {}).items()]
 
 
-def run(path, set=None, output=None):
+def run(path, set=None, output=None, progress=None):
     """Runs an experiment file as `mor run` does, set={"model.N": 1000} as its --set overrides
-    and output the results file (default: the file's); returns mor.results.load(output)."""
-    out = _mor.run(_os.fspath(path), _overrides(set), _os.fspath(output) if output else "")
+    and output the results file (default: the file's); returns mor.results.load(output).
+    progress, if given, is called as progress(stage, fraction) when the run enters a stage
+    ("reduction", "full simulation", ...; fraction 0) and during the full simulation."""
+    out = _mor.run(_os.fspath(path), _overrides(set), _os.fspath(output) if output else "",
+                   progress)
     return results.load(out)
 
 

@@ -384,12 +384,17 @@ py::tuple simulate(const std::shared_ptr<Model>& model, py::object u, double t_e
 // --- experiments ---------------------------------------------------------------------------
 
 std::string run_file(const std::string& path, const std::vector<std::string>& overrides,
-                     const std::string& output) {
+                     const std::string& output, py::object progress) {
   ExperimentConfig c = load_experiment(path, overrides);
   if (!output.empty()) c.output = output;
   RunOptions options;
   options.stop_requested = &g_stop_requested;
   options.command_line = "python: mor.run(" + path + ")";
+  if (!progress.is_none())
+    options.report_stage = [&progress](const std::string& stage, double fraction) {
+      py::gil_scoped_acquire gil;
+      progress(stage, fraction);
+    };
   const RunSummary s = run_released([&] { return run_experiment(c, options); });
   return s.results.string();
 }

@@ -28,9 +28,10 @@ ComplexMatrix transfer(const Model& m, Complex s);
 /// (t, y) of a run from rest: t (k), y (k x p) at t0 and every stride-th step.
 py::tuple simulate(const std::shared_ptr<Model>& model, py::object u, double t_end, double dt,
                    const std::string& integrator, double t0, Index stride);
-/// Runs an experiment file; returns the results file's path.
+/// Runs an experiment file; returns the results file's path. progress (or None) is called as
+/// progress(stage, fraction) when the run enters a stage and during the full simulation.
 std::string run_file(const std::string& path, const std::vector<std::string>& overrides,
-                     const std::string& output);
+                     const std::string& output, py::object progress);
 /// Runs a sweep file; returns the merged results file's path.
 std::string sweep_file(const std::string& path, const std::vector<std::string>& overrides, int jobs,
                        const std::string& program);

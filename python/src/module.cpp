@@ -265,7 +265,8 @@ reduced ones.)")
   mod.def("transfer_function", &transfer, py::arg("model"), py::arg("s"));
   mod.def("simulate", &simulate, py::arg("model"), py::arg("u"), py::arg("t_end"), py::arg("dt"),
           py::arg("integrator"), py::arg("t0"), py::arg("stride"));
-  mod.def("run", &run_file, py::arg("path"), py::arg("overrides"), py::arg("output"));
+  mod.def("run", &run_file, py::arg("path"), py::arg("overrides"), py::arg("output"),
+          py::arg("progress"));
   mod.def("sweep", &sweep_file, py::arg("path"), py::arg("overrides"), py::arg("jobs"),
           py::arg("program"));
   mod.def("methods", &methods, "the registered reduction methods with their keys");

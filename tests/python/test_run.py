@@ -8,12 +8,18 @@ from conftest import SOURCE_DIR
 
 def test_run_with_overrides(tmp_path):
     out = tmp_path / "bt.h5"
+    stages = []
     run = mor.run(SOURCE_DIR / "experiments" / "bt_chain_light.toml",
+                  progress=lambda stage, fraction: stages.append((stage, fraction)),
                   set={"model.N": 200, "reduction.order": 6, "reduction.tolerance": 0,
                        "simulation.t_end": 5.0, "output.plots": False,
                        "analysis.bode_points": 0, "analysis.hinf": False},
                   output=out)
     assert isinstance(run, mor.results.Run) and out.exists()
+    names = [s for s, _ in stages]
+    assert "reduction" in names and "full simulation" in names, names
+    fractions = [f for s, f in stages if s == "full simulation"]
+    assert fractions == sorted(fractions) and 0 <= fractions[0] and fractions[-1] <= 1
     assert run.reduction.method == "bt" and run.reduction.r == 6
     assert run.config["model"]["N"] == 200
     # The run's reduced model is the one mor.reduce gives for the same keys.
