@@ -19,8 +19,10 @@ RUN_PACKAGES=(
 # Added by the test, benchmark, sanitizer and fuzz commands: GoogleTest, Google Benchmark, the
 # SLICOT oracle, SciPy (independent references in the file tests) and clang with its runtimes
 # (llvm-14: llvm-symbolizer, which gives the sanitizers' reports their source lines).
+# pybind11, the Python headers and pytest build and test the Python module (python/).
 TEST_PACKAGES=(
   libgtest-dev libbenchmark-dev libslicot-dev python3-scipy clang-14 libclang-rt-14-dev llvm-14
+  pybind11-dev python3-dev python3-pytest
 )
 PACKAGES=("${RUN_PACKAGES[@]}" "${TEST_PACKAGES[@]}")
 

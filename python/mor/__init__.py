@@ -1,0 +1,225 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""mor: model order reduction of large sparse systems, from Python (docs/python.md).
+
+    import mor, scipy.io
+    rail = scipy.io.loadmat("rail_1357.mat")
+    fom = mor.LtiModel(A=rail["A"], B=rail["B"], C=rail["C"], E=rail["E"])
+    rom = mor.reduce(fom, "bt", order=20)          # any registered method: mor.methods()
+    rom.A, rom.hsv, rom.error_bound, rom.timings
+    mor.h2_error(fom, rom), mor.hinf_norm(fom), mor.sigma(rom, [0.1, 1.0])
+    t, y = mor.simulate(rom, lambda t: 1.0, t_end=10.0, dt=0.01)
+
+The computations are the mor library's own (the program's models, methods and norms); long
+ones run with the GIL released and stop on Ctrl-C with KeyboardInterrupt. Library errors raise
+ValueError (bad arguments), OSError (files) and RuntimeError (numerical failures) with the
+library's one-line messages.
+"""
+import os as _os
+
+from . import _mor
+from ._mor import Model, methods, model_kinds
+
+__all__ = [
+    "Model", "LtiModel", "SecondOrderModel", "Chain", "load_model", "model", "reduce",
+    "simulate", "h2_norm", "h2_error", "hinf_norm", "sigma", "transfer_function", "hsv", "run",
+    "sweep", "methods", "model_kinds", "results",
+]
+__version__ = _mor.__version__
+
+
+def LtiModel(A, B, C, E=None, D=None):
+    """The first-order system E x' = A x + B u, y = C x + D u (E = I and D = 0 when None).
+
+    Each matrix is a scipy.sparse matrix or an array (a 1-D B is a column, a 1-D C a row). The
+    library keeps one copy of each, in its CSC storage: CSC or CSR float64 matrices with int32
+    indices in canonical form and float64 arrays are read directly into it; other inputs (COO,
+    other dtypes, int64 or unsorted indices) are converted by SciPy or NumPy first. Raises
+    ValueError for inconsistent shapes, non-finite entries or a singular E.
+    """
+    return _mor.lti_model(A, B, C, E, D)
+
+
+def SecondOrderModel(M, D, K, B, Cp=None, Cv=None):
+    """M q'' + D q' + K q = B u, y = Cp q + Cv q' (D = 0, and Cp or Cv = 0, when None).
+
+    Inputs as for LtiModel. Raises ValueError for inconsistent shapes, non-finite entries or a
+    singular M.
+    """
+    return _mor.second_order_model(M, D, K, B, Cp, Cv)
+
+
+def model(kind, **keys):
+    """A model of a registered kind (mor.model_kinds()), its [model] keys as keyword arguments."""
+    return _mor.model(kind, keys)
+
+
+def Chain(**keys):
+    """The mass-spring-damper chain (model kind "mass_spring_chain"): mor.Chain(N=1000, k_n=0)."""
+    return _mor.model("mass_spring_chain", keys)
+
+
+def load_model(path, **keys):
+    """An LTI model from a .mat (v4, v5, v7.3) or MatrixMarket file, as [model] type = "file"
+    reads it (keys: form, variables, files)."""
+    return _mor.model("file", dict(keys, path=_os.fspath(path)))
+
+
+def reduce(model, method, *, experiment=None, **keys):
+    # The docstring is generated from the method registry below.
+    return _mor.reduce(model, method, keys, experiment or {})
+
+
+def simulate(model, u, t_end, dt, integrator="implicit_midpoint", t0=0.0, stride=1):
+    """Simulates the model from rest: returns t (k,) and y (k, p) at t0 and every stride-th step.
+
+    u is a callable u(t) (a number or an array of the model's m inputs), an array of samples on
+    the time grid t0, t0 + dt, ..., t_end (k rows of m columns, or 1-D for one input or the same
+    signal on every input; linearly interpolated between samples), or a constant. integrator is
+    "implicit_midpoint", "rk4" or "generalized_alpha". t_end - t0 must be a whole number of steps.
+    """
+    return _mor.simulate(model, u, float(t_end), float(dt), integrator, float(t0), int(stride))
+
+
+def h2_norm(model, dense_limit=1500):
+    """||G||_H2: dense Hammarling factor up to dense_limit states, LR-ADI beyond."""
+    return _mor.h2_norm(model, dense_limit)
+
+
+def h2_error(model, rom, dense_limit=1500):
+    """The absolute H2 error ||G - G_r||_H2 (of the error system, as a sum of squares: no
+    cancellation of ||G||^2 - 2 <G, G_r> + ||G_r||^2). Divide by h2_norm(model) for the
+    relative error."""
+    return _mor.h2_error(model, rom, dense_limit)
+
+
+def hinf_norm(model, dense_limit=400, w_min=1e-4, w_max=1e4, n_grid=400):
+    """(||G||_Hinf, the frequency in rad/s where it is attained): the level-set method (certified)
+    up to dense_limit states, else a frequency sweep over [w_min, w_max] with refinement (a lower
+    bound)."""
+    return _mor.hinf_norm(model, dense_limit, float(w_min), float(w_max), int(n_grid))
+
+
+def sigma(model, omega):
+    """sigma_max(G(i w)) for each frequency w (rad/s) of omega, as an array."""
+    import numpy as np
+
+    return _mor.sigma(model, np.asarray(omega, dtype=float).ravel())
+
+
+def transfer_function(model, s):
+    """G(s) = C (s E - A)^{-1} B + D as a complex p x m array."""
+    return _mor.transfer_function(model, complex(s))
+
+
+def hsv(model, **keys):
+    """Every Hankel singular value the Gramian factors give, descending (the "bt" method's
+    Gramian keys apply: gramians, dense_limit, adi_tolerance, ...)."""
+    return reduce(model, "bt", order=1, **keys).hsv
+
+
+def _toml_value(v):
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, (int, float)):
+        return repr(v)
+    if isinstance(v, (str, _os.PathLike)):
+        import json
+
+        return json.dumps(_os.fspath(v))
+    if isinstance(v, (list, tuple)):
+        return "[" + ", ".join(_toml_value(x) for x in v) + "]"
+    raise ValueError(f"mor: cannot write {v!r} as a TOML value")
+
+
+def _overrides(set):
+    return [f"{k}={_toml_value(v)}" for k, v in (set or {}).items()]
+
+
+def run(path, set=None, output=None, progress=None):
+    """Runs an experiment file as `mor run` does, set={"model.N": 1000} as its --set overrides
+    and output the results file (default: the file's); returns mor.results.load(output).
+    progress, if given, is called as progress(stage, fraction) when the run enters a stage
+    ("reduction", "full simulation", ...; fraction 0) and during the full simulation."""
+    out = _mor.run(_os.fspath(path), _overrides(set), _os.fspath(output) if output else "",
+                   progress)
+    return results.load(out)
+
+
+def sweep(path, set=None, jobs=1):
+    """Runs a sweep file as `mor sweep` does (jobs points at once, each in a `mor` worker
+    process); returns mor.results.load of the merged file."""
+    from . import _build
+
+    out = _mor.sweep(_os.fspath(path), _overrides(set), int(jobs), _build.PROGRAM)
+    return results.load(out)
+
+
+# --- reduced models: the records of the reduction ------------------------------------------
+
+def _matrix(name):
+    return property(lambda self: self.matrix(name),
+                    doc=f"the matrix {name} (read-only view of the library's storage)")
+
+
+for _name in ("E", "A", "B", "C", "D", "M", "K", "Cp", "Cv"):
+    setattr(Model, _name, _matrix(_name))
+
+_SPECTRA = ("hsv", "pod_singular_values", "empirical_singular_values", "hankel_singular_values")
+
+
+def _hsv(self):
+    records = self.records or {}
+    for name in _SPECTRA:
+        if name in records:
+            return records[name]
+    return None
+
+
+def _record(name, doc):
+    return property(lambda self: (self.records or {}).get(name), doc=doc)
+
+
+Model.hsv = property(_hsv, doc="every Hankel (or POD, empirical) singular value the reduction "
+                               "computed, descending; None for other methods")
+Model.error_bound = property(
+    lambda self: (self.info or {}).get("error_bound"),
+    doc="BT's a-priori bound 2 sum_{i>r} sigma_i (over the computed HSVs), else None")
+Model.timings = property(lambda self: (self.info or {}).get("timings"),
+                         doc="seconds per stage of the reduction, and total_s")
+Model.r = property(lambda self: (self.info or {}).get("r", self.n), doc="the reduced order")
+Model.V = _record("V", "the right basis (n x r), with store_bases=True")
+Model.W = _record("W", "the left basis (n x r), with store_bases=True")
+Model.__repr__ = lambda self: (
+    f"<mor.Model {self.kind}, n = {self.n}"
+    + (f", reduced by {self.method}" if self.is_reduced else "") + ">")
+
+
+def _reduce_doc():
+    lines = [
+        "rom = mor.reduce(model, method, **keys): the model reduced by a registered method.",
+        "",
+        "The keys are the method's [reduction] keys of an experiment file (docs/keys.md), with the",
+        "same names, types and defaults; an unknown key raises ValueError naming the nearest one.",
+        "The result is a model (reduce and simulate it again) with rom.A, .B, .C, .D, .E (first",
+        "order, E = I after square-root BT) or rom.M, .D, .K, .B, .Cp, .Cv (second order) as NumPy",
+        "arrays, rom.hsv, rom.error_bound, rom.timings, rom.info (the recorded attributes) and",
+        "rom.records (the recorded datasets). The methods that train on simulations of the chain",
+        "(pod, empirical_bt) take experiment={'training': [...], 'simulation': {...}} too.",
+        "",
+        "Methods and keys:",
+    ]
+    for m in methods():
+        if m["name"] == "none":
+            continue
+        lines += ["", f"{m['name']}: {m['doc']}"]
+        for k in m["keys"]:
+            if k["name"] == "method":
+                continue
+            unit = f" [{k['unit']}]" if k["unit"] else ""
+            lines.append(f"    {k['name']} ({k['type']}, default {k['default']}){unit}: {k['doc']}")
+    return "\n".join(lines)
+
+
+reduce.__doc__ = _reduce_doc()
+
+from . import results  # noqa: E402  (the results reader, python/mor_results.py)

@@ -1,0 +1,420 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// What mor.reduce, mor.simulate, the norms and mor.run compute, through the library's seams:
+// the method registry reads the keyword arguments as a [reduction] table and reduces the
+// model's LtiOperator (or the chain, for the projection methods) exactly as `mor run` does;
+// what the method records (/reduction of a results file, written to a temporary file and read
+// back) becomes the reduced model's hsv, info and records.
+#include <unistd.h>
+
+#include <filesystem>
+#include <sstream>
+
+#include <pybind11/stl.h>
+
+#include "experiments/runner/method.hpp"
+#include "experiments/runner/results_layout.hpp"
+#include "experiments/runner/sweep.hpp"
+#include "experiments/runner/sweep_run.hpp"
+#include "experiments/runner/toml_reader.hpp"
+#include "python/src/bindings.hpp"
+#include "python/src/compute.hpp"
+#include "reduction/system_norms.hpp"
+#include "src/core/timing.hpp"
+
+namespace mor::python {
+namespace fs = std::filesystem;
+using namespace experiments;
+
+namespace {
+
+/// A temporary results file, removed when done.
+struct TemporaryResults {
+  fs::path path;
+  TemporaryResults() {
+    static std::atomic<int> counter{0};
+    path = fs::temp_directory_path() /
+           detail::concat("mor-python-", ::getpid(), "-", counter.fetch_add(1), ".h5");
+  }
+  ~TemporaryResults() {
+    std::error_code ec;
+    fs::remove(path, ec);
+  }
+};
+
+/// Everything below /reduction: attributes into info, datasets into records.
+void read_group(const io::ResultsReader& r, const std::string& group, const std::string& prefix,
+                ReductionRecord& rec) {
+  for (const auto& name : r.list(group)) {
+    const std::string path = group + "/" + name;
+    if (r.type(path) == io::ObjectType::group) {
+      if (path != layout::kReductionReduced) read_group(r, path, prefix + name + "/", rec);
+      continue;
+    }
+    if (r.type(path) != io::ObjectType::dataset) continue;
+    const std::string key = prefix + name;
+    if (r.is_string_dataset(path)) {
+      rec.records[py::str(key)] = py::cast(r.read_strings(path));
+    } else if (r.is_numeric_dataset(path)) {
+      const auto dims = r.dims(path);
+      if (dims.size() == 1)
+        rec.records[py::str(key)] = vector_copy(r.read_vector(path));
+      else if (dims.size() == 2) {
+        const Matrix X = r.read_matrix(path);
+        py::array_t<double, py::array::f_style> a({X.rows(), X.cols()});
+        std::copy(X.data(), X.data() + X.size(), a.mutable_data());
+        rec.records[py::str(key)] = a;
+      }
+    }
+  }
+}
+
+py::object attribute_value(const io::AttributeValue& v) {
+  return std::visit([](const auto& x) -> py::object { return py::cast(x); }, v);
+}
+
+ReductionRecord read_record(const fs::path& file) {
+  ReductionRecord rec;
+  io::ResultsReader r(file);
+  for (const auto& name : r.attribute_names(layout::kReduction))
+    rec.info[py::str(name)] = attribute_value(r.attribute(layout::kReduction, name));
+  rec.method = r.attribute_string(layout::kReduction, "method");
+  read_group(r, layout::kReduction, "", rec);
+  return rec;
+}
+
+/// What the worker thread returns from a reduction (Python objects are made afterwards).
+struct ReductionOutcome {
+  std::optional<ReducedModel> linear;
+  std::shared_ptr<ChainReduction> chain;
+  std::shared_ptr<FullModel> chain_full;
+  bool first_order_record = false;
+  std::vector<std::pair<std::string, double>> stages;
+  double seconds = 0;
+};
+
+std::string method_names() {
+  std::string s;
+  for (const auto& m : reduction_methods()) {
+    if (!s.empty()) s += ", ";
+    s += m.name;
+  }
+  return s;
+}
+
+}  // namespace
+
+std::shared_ptr<Model> reduce(const std::shared_ptr<Model>& model, const std::string& method,
+                              const py::dict& keys, const py::dict& experiment) {
+  const std::string source = "mor.reduce";
+  toml::table table = to_toml(keys, source);
+  require(!table.contains("method"), source,
+          ": the method is the second argument, not a keyword (known: ", method_names(), ")");
+  table.insert("method", method);
+  const std::shared_ptr<const ReductionMethod> method_obj = with_clean_messages([&] {
+    TableReader reader(&table, "reduction", source);
+    return read_reduction(reader, source, fs::current_path());
+  });
+  require(method_obj->family() != ReductionMethod::Family::none, source,
+          ": method \"none\" does not reduce (known: ", method_names(), ")");
+  const bool linear = method_obj->family() == ReductionMethod::Family::linear;
+
+  auto c = std::make_shared<ExperimentConfig>();
+  if (linear) {
+    require(!model->chain_rom, source, ": a projected chain cannot be reduced by method \"", method,
+            "\" (it has no transfer function)");
+    c->model = model->spec;
+    c->reduction = method_obj;
+    with_clean_messages([&] { method_obj->check(*c, source); });
+  } else {
+    // The projection methods train on simulations of the chain: an experiment of the model's
+    // own keys, the method's and the training runs and horizon given in `experiment`.
+    require(!model->reduction && model->spec->chain_parameters() != nullptr, source, ": method \"",
+            method, "\" projects the mass-spring chain (mor.Chain), not a ",
+            model->reduction ? "reduced model" : std::string(model->spec->kind()) + " model");
+    std::ostringstream text;
+    text << "[model]\ntype = " << toml_string(std::string(model->spec->kind())) << "\n";
+    model->spec->write_toml(text);
+    toml::table rest = to_toml(experiment, source);
+    rest.insert_or_assign("reduction", table);
+    text << "\n" << rest << "\n";
+    *c = with_clean_messages(
+        [&] { return parse_experiment(text.str(), source, fs::current_path()); });
+  }
+
+  TemporaryResults tmp;
+  ReductionOutcome outcome = run_released([&] {
+    ReductionOutcome o;
+    io::ResultsWriter out(tmp.path);
+    if (linear) {
+      std::shared_ptr<FullModel> full;
+      auto op = model->lti_operator(full);
+      const SecondOrderSystem* so = full ? full->second_order_system() : nullptr;
+      o.linear = c->reduction->reduce_linear(*op, so, out);
+      o.stages = o.linear->stages;
+      o.seconds = o.linear->seconds;
+    } else {
+      o.chain_full = c->model->build(c->solver);
+      o.chain = std::make_shared<ChainReduction>(
+          c->reduction->reduce_chain(*c, *o.chain_full->chain(), out, &g_stop_requested));
+      o.stages = o.chain->stages;
+      o.seconds = o.chain->seconds;
+    }
+    out.commit();
+    return o;
+  });
+
+  auto rom = std::make_shared<Model>();
+  ReductionRecord rec = read_record(tmp.path);
+  io::ResultsReader r(tmp.path);
+  py::dict timings;
+  for (const auto& [stage, s] : outcome.stages) timings[py::str(stage)] = s;
+  timings["total_s"] = outcome.seconds;
+  rec.info["timings"] = timings;
+  if (outcome.linear) {
+    const bool first = r.exists(layout::child(layout::kReductionReduced, "A"));
+    if (first) {
+      auto d = std::make_shared<DenseFirstOrder>();
+      const auto& op = *outcome.linear->first_order;
+      d->E = op.E();
+      d->A = op.A();
+      d->B = op.B();
+      d->C = op.C();
+      d->D = op.D_ff().size() ? op.D_ff() : Matrix::Zero(op.C().rows(), op.B().cols());
+      DescriptorSystem sys{d->E.sparseView(), d->A.sparseView(), d->B.sparseView(),
+                           d->C.sparseView(), d->D};
+      rom->system = std::make_shared<const LinearSystem>(std::move(sys));
+      rom->dense_first = d;
+    } else {
+      auto s = std::make_shared<DenseSecondOrderSystem>(outcome.linear->second_order);
+      SecondOrderSystem sys{s->M.sparseView(), s->D.sparseView(),  s->K.sparseView(),
+                            s->B.sparseView(), s->Cp.sparseView(), s->Cv.sparseView()};
+      rom->system = std::make_shared<const LinearSystem>(std::move(sys));
+      rom->dense_second = s;
+    }
+    rom->spec = memory_spec(rom->system);
+  } else {
+    rom->spec = c->model;
+    rom->chain_rom = outcome.chain;
+    rom->chain_full = outcome.chain_full;
+  }
+  rom->reduction = std::move(rec);
+  return rom;
+}
+
+// --- norms ---------------------------------------------------------------------------------
+
+namespace {
+
+Matrix dense_of(const LtiOperator& op, bool e) {
+  const Matrix I = Matrix::Identity(op.n(), op.n());
+  Matrix Y;
+  if (e)
+    op.apply_E(I, Y);
+  else
+    op.apply_A(I, Y);
+  return Y;
+}
+
+}  // namespace
+
+double h2_norm(const Model& m, Index dense_limit) {
+  return run_released([&] {
+    std::shared_ptr<FullModel> full;
+    auto op = m.lti_operator(full);
+    return op->n() <= dense_limit ? h2_norm_dense(*op) : h2_norm_low_rank(*op).norm;
+  });
+}
+
+double h2_error(const Model& m, const Model& rom, Index dense_limit) {
+  return run_released([&] {
+    std::shared_ptr<FullModel> f1, f2;
+    auto op = m.lti_operator(f1);
+    auto opr = rom.lti_operator(f2);
+    ErrorLtiOperator err(*op, *opr);
+    return err.n() <= dense_limit ? h2_norm_dense(err) : h2_norm_low_rank(err).norm;
+  });
+}
+
+std::pair<double, double> hinf_norm(const Model& m, Index dense_limit, double w_min, double w_max,
+                                    Index n_grid) {
+  return run_released([&] {
+    std::shared_ptr<FullModel> full;
+    auto op = m.lti_operator(full);
+    const HinfResult h = op->n() <= dense_limit
+                             ? hinf_norm_level_set(dense_of(*op, true), dense_of(*op, false),
+                                                   op->B(), op->C(), op->D_ff())
+                             : hinf_norm_sweep(*op, w_min, w_max, n_grid);
+    return std::pair{h.norm, h.omega};
+  });
+}
+
+Vector sigma(const Model& m, const Vector& omega) {
+  return run_released([&] {
+    std::shared_ptr<FullModel> full;
+    auto op = m.lti_operator(full);
+    return sigma_max(*op, omega);
+  });
+}
+
+ComplexMatrix transfer(const Model& m, Complex s) {
+  return run_released([&] {
+    std::shared_ptr<FullModel> full;
+    auto op = m.lti_operator(full);
+    return transfer_function(*op, s);
+  });
+}
+
+// --- simulation ----------------------------------------------------------------------------
+
+namespace {
+
+/// u(t) from Python: a callable (called with the GIL), or samples on a time grid (linear
+/// interpolation, the end values held outside), or a constant.
+class PythonSignal final : public Signal {
+ public:
+  PythonSignal(Index m, py::object f) : m_(m), f_(std::move(f)) {}
+  PythonSignal(Index m, Vector t, Matrix u) : m_(m), t_(std::move(t)), u_(std::move(u)) {}
+  Index size() const override { return m_; }
+  void evaluate(double t, Eigen::Ref<Vector> u) const override {
+    if (f_) {
+      py::gil_scoped_acquire gil;
+      const Matrix x = to_dense(f_(t), "u(t)");
+      require(x.size() == m_ || x.size() == 1, "mor.simulate: u(", t, ") has ", x.size(),
+              " entries, the model ", m_, " input(s)");
+      for (Index i = 0; i < m_; ++i) u(i) = x.size() == 1 ? x(0, 0) : x.data()[i];
+      return;
+    }
+    if (t_.size() <= 1 || t <= t_(0)) {
+      u = u_.row(0).transpose();
+      return;
+    }
+    if (t >= t_(t_.size() - 1)) {
+      u = u_.row(u_.rows() - 1).transpose();
+      return;
+    }
+    const Index k = std::upper_bound(t_.data(), t_.data() + t_.size(), t) - t_.data() - 1;
+    const double a = (t - t_(k)) / (t_(k + 1) - t_(k));
+    u = ((1 - a) * u_.row(k) + a * u_.row(k + 1)).transpose();
+  }
+  std::string describe() const override { return f_ ? "python callable" : "python samples"; }
+
+ private:
+  Index m_;
+  py::object f_;
+  Vector t_;
+  Matrix u_;  ///< one row per time
+};
+
+}  // namespace
+
+py::tuple simulate(const std::shared_ptr<Model>& model, py::object u, double t_end, double dt,
+                   const std::string& integrator, double t0, Index stride) {
+  IntegratorOptions o;
+  o.scheme = parse_scheme(integrator);
+  o.t0 = t0;
+  o.t_end = t_end;
+  o.dt = dt;
+  o.observe_stride = stride;
+  o.stop_requested = &g_stop_requested;  // set by run_released on Ctrl-C
+  validate(o);
+  const Index steps = step_count(o);
+  std::shared_ptr<FullModel> full;
+  if (!model->chain_rom) full = model->spec->build(SparseBackend::cholmod);
+  const Index m = full ? full->n_inputs() : model->chain_rom->main.model->n_inputs();
+  std::unique_ptr<PythonSignal> input;
+  if (PyCallable_Check(u.ptr())) {
+    input = std::make_unique<PythonSignal>(m, u);
+  } else {
+    Matrix samples = to_dense(u, "u", m == 1 ? 'c' : 'r');
+    if (samples.rows() == 1 && samples.cols() == 1) samples = Matrix::Constant(1, m, samples(0, 0));
+    Vector t;
+    if (samples.rows() > 1) {
+      require(samples.rows() == steps + 1, "mor.simulate: u has ", samples.rows(),
+              " samples; the time grid t0:dt:t_end has ", steps + 1);
+      t = Vector::LinSpaced(steps + 1, t0, t_end);
+    }
+    if (samples.cols() == 1 && m > 1) samples = samples.replicate(1, m).eval();
+    require(samples.cols() == m, "mor.simulate: u has ", samples.cols(), " column(s), the model ",
+            m, " input(s)");
+    input = std::make_unique<PythonSignal>(m, std::move(t), std::move(samples));
+  }
+  std::vector<double> ts, ys;
+  Index p = 0;
+  run_released([&] {
+    auto observe = [&](auto& out_model, Index, double t, const Vector& q, const Vector& v,
+                       const Vector& uu, Vector& y) {
+      out_model(q, v, uu, y);
+      ts.push_back(t);
+      ys.insert(ys.end(), y.data(), y.data() + y.size());
+    };
+    if (full) {
+      p = full->n_outputs();
+      Vector q = Vector::Zero(full->n()), v = Vector::Zero(full->n()), y(p);
+      auto out = [&](const Vector& q, const Vector& v, const Vector& uu, Vector& y) {
+        full->output(q, v, uu, y);
+      };
+      full->simulate(
+          *input, o, q, v,
+          [&](Index k, double t, const Vector& q, const Vector& v, const Vector& uu) {
+            observe(out, k, t, q, v, uu, y);
+          },
+          nullptr);
+    } else {
+      const ReducedChainModel& rm = *model->chain_rom->main.model;
+      p = rm.n_outputs();
+      ReducedChainModel::Workspace ws(rm);
+      Vector q = Vector::Zero(rm.n()), v = Vector::Zero(rm.n()), y(p);
+      auto out = [&](const Vector& q, const Vector& v, const Vector&, Vector& y) {
+        rm.output(q, v, y);
+      };
+      integrate(rm, ws, *input, o, q, v,
+                [&](Index k, double t, const Vector& q, const Vector& v, const Vector& uu) {
+                  observe(out, k, t, q, v, uu, y);
+                });
+    }
+  });
+  (void)steps;
+  py::array_t<double> t(static_cast<py::ssize_t>(ts.size()));
+  std::copy(ts.begin(), ts.end(), t.mutable_data());
+  py::array_t<double> y({static_cast<py::ssize_t>(ts.size()), static_cast<py::ssize_t>(p)});
+  std::copy(ys.begin(), ys.end(), y.mutable_data());
+  return py::make_tuple(t, y);
+}
+
+// --- experiments ---------------------------------------------------------------------------
+
+std::string run_file(const std::string& path, const std::vector<std::string>& overrides,
+                     const std::string& output, py::object progress) {
+  ExperimentConfig c = load_experiment(path, overrides);
+  if (!output.empty()) c.output = output;
+  RunOptions options;
+  options.stop_requested = &g_stop_requested;
+  options.command_line = "python: mor.run(" + path + ")";
+  if (!progress.is_none())
+    options.report_stage = [&progress](const std::string& stage, double fraction) {
+      py::gil_scoped_acquire gil;
+      progress(stage, fraction);
+    };
+  const RunSummary s = run_released([&] { return run_experiment(c, options); });
+  return s.results.string();
+}
+
+std::string sweep_file(const std::string& path, const std::vector<std::string>& overrides, int jobs,
+                       const std::string& program) {
+  const SweepConfig c = load_sweep(path, overrides);
+  SweepRunOptions options;
+  options.jobs = jobs;
+  options.quiet = true;
+  options.stop_requested = &g_stop_requested;
+  options.command_line = "python: mor.sweep(" + path + ")";
+  options.program = program;
+  options.worker_arguments = {"sweep", path};
+  for (const auto& o : overrides)
+    options.worker_arguments.insert(options.worker_arguments.end(), {"--set", o});
+  const SweepRunSummary s = run_released([&] { return run_sweep(c, options); });
+  require(s.failed == 0, "mor.sweep: ", s.failed, " of ", s.points, " points failed (see ",
+          c.points_dir.string(), ")");
+  return c.output.string();
+}
+
+}  // namespace mor::python

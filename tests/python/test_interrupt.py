@@ -1,0 +1,59 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Ctrl-C during a long mor.reduce: SIGINT sent to the process raises KeyboardInterrupt within
+one second (the computation runs off the GIL on a worker thread that polls the library's stop
+flag), and the next call runs normally."""
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+import pytest
+
+LATENCY = 1.0  # seconds from the signal to KeyboardInterrupt
+
+LONG = {
+    # Low-rank BT with a tolerance LR-ADI cannot reach: it iterates for minutes (memory grows by
+    # one column of 2 N = 10^4 doubles per step).
+    "bt": """mor.reduce(mor.Chain(N=5000, k_n=0.0), "bt", order=10, gramians="low_rank",
+                       adi_tolerance=1e-30, adi_max_iterations=10**6, allow_unconverged=True)""",
+    # POD trained on a simulation of 2 x 10^7 steps of the nonlinear chain.
+    "pod": """mor.reduce(mor.Chain(N=1000, k_n=2.0), "pod", order=10, experiment={
+                       "simulation": {"t_end": 1e6, "dt": 0.05},
+                       "training": [{"type": "sine", "frequency": 0.1}]})""",
+}
+
+CHILD = textwrap.dedent("""
+    import sys, time, mor
+    print("ready", flush=True)
+    try:
+        LONG
+        print("finished", flush=True)
+    except KeyboardInterrupt:
+        print("interrupted", time.time(), flush=True)
+    # The stop flag is cleared: the next reduction runs.
+    rom = mor.reduce(mor.Chain(N=20, k_n=0.0), "bt", order=2)
+    print("after", rom.n, flush=True)
+""")
+
+
+@pytest.mark.parametrize("method", LONG)
+def test_sigint_raises_keyboard_interrupt_within_a_second(method):
+    script = CHILD.replace("LONG", LONG[method])
+    child = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True, env=os.environ.copy())
+    try:
+        assert child.stdout.readline().strip() == "ready"
+        time.sleep(1.5)  # well inside the reduction
+        sent = time.time()
+        child.send_signal(signal.SIGINT)
+        line = child.stdout.readline().split()
+        assert line and line[0] == "interrupted", f"child said {line}, stderr {child.stderr.read()}"
+        latency = float(line[1]) - sent
+        assert latency <= LATENCY, f"KeyboardInterrupt {latency:.3f} s after SIGINT"
+        assert child.stdout.readline().split() == ["after", "2"]
+        assert child.wait(timeout=60) == 0
+    finally:
+        if child.poll() is None:
+            child.kill()
