@@ -229,6 +229,58 @@ TEST_F(FileModels, ExportedChainHasTheChainsHankelValues) {
   EXPECT_EQ(io::ResultsReader(dir_ / "file.h5").attribute_string("/model", "form"), "second_order");
 }
 
+/// The text of `file` with its [model] table (up to the next blank line) replaced by `model`.
+std::string with_model_table(const fs::path& file, const std::string& model) {
+  std::ifstream in(file);
+  std::stringstream text;
+  text << in.rdbuf();
+  std::string s = text.str();
+  const auto begin = s.find("[model]");
+  const auto end = s.find("\n\n", begin);
+  return s.substr(0, begin) + model + s.substr(end);
+}
+
+// The bar: the nonlinear chain of pod_deim_chain.toml (N = 1000) exported as a network
+// .mat and run as model.type = "network" with the rest of the file unchanged gives the built-in
+// chain's outputs to 1e-8 relative, full and reduced (the same DEIM points: the force
+// snapshots differ by rounding only).
+TEST_F(FileModels, ExportedNonlinearChainRunsAsANetwork) {
+  const fs::path experiment = source_dir() / "experiments/pod_deim_chain.toml";
+  const auto o = mor("export " + experiment.string() + " --format mat --out chain_network.mat");
+  ASSERT_EQ(o.exit_code, 0) << o.output;
+  std::ofstream(dir_ / "network.toml")
+      << with_model_table(experiment, "[model]\ntype = \"network\"\npath = \"chain_network.mat\"");
+  auto run = [&](const fs::path& file, const std::string& name) {
+    const fs::path results = dir_ / (name + ".h5");
+    run_experiment(load_experiment(
+        file, {"experiment.output=\"" + results.string() + "\"", "output.plots=false"}));
+    return io::ResultsReader(results);
+  };
+  const io::ResultsReader chain = run(experiment, "chain");
+  const io::ResultsReader network = run(dir_ / "network.toml", "network");
+  EXPECT_EQ(network.attribute_string("/model", "convention").substr(0, 30),
+            "M q'' + D q' + K q + G^T phi(G");
+  // Relative to the largest output: rounding of two force sums, amplified over 2000 steps.
+  constexpr double kNetworkTol = 1e-8;
+  const Matrix y_chain = chain.read_matrix("/outputs/y");
+  EXPECT_GT(y_chain.cwiseAbs().maxCoeff(), 0.1);
+  EXPECT_TRUE(
+      matrices_near(network.read_matrix("/outputs/y"), y_chain, kNetworkTol, Compare::relative));
+  // The DEIM points: the force snapshots differ by rounding, so Q-DEIM's pivots can differ only
+  // where two candidate rows are tied to rounding (at N = 1000, one of the 80 points here).
+  const Vector p_net = network.read_vector("/reduction/deim_masses");
+  const Vector p_chain = chain.read_vector("/reduction/deim_masses");
+  ASSERT_EQ(p_net.size(), p_chain.size());
+  Index same = 0;
+  for (Index i = 0; i < p_net.size(); ++i) same += p_net[i] == p_chain[i] ? 1 : 0;
+  EXPECT_GE(same, p_chain.size() - 2) << "DEIM points\n"
+                                      << p_net.transpose() << "\nagainst\n"
+                                      << p_chain.transpose();
+  const Matrix e_chain = chain.read_matrix("/error/y");  // y - y_r of the reduced models
+  EXPECT_TRUE(matrices_near(network.read_matrix("/error/y"), e_chain,
+                            kNetworkTol * y_chain.cwiseAbs().maxCoeff()));
+}
+
 // Full and reduced first-order models run through the same integrator: with the reduced order
 // equal to n (no truncation), the reduced run reproduces the full one to rounding.
 TEST_F(FileModels, FullOrderReductionReproducesTheSimulation) {

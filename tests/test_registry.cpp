@@ -16,7 +16,9 @@
 #include "experiments/runner/experiment.hpp"
 #include "experiments/runner/method.hpp"
 #include "experiments/runner/model_kind.hpp"
+#include "models/mass_spring_chain.hpp"
 #include "src/core/errors.hpp"
+#include "src/io/model_files.hpp"
 #include "support/source_dir.hpp"
 #include "support/temp_dir.hpp"
 
@@ -35,9 +37,21 @@ struct SmallModel {
   Index order;
 };
 
+/// The small nonlinear chain written as a network file in dir (G and phi beside its matrices).
+fs::path small_network_file(const fs::path& dir) {
+  ChainParameters p;
+  p.N = 12;
+  const NonlinearNetwork net = MassSpringChain(p).network();
+  const fs::path file = dir / "network.mat";
+  io::export_model(file, net.linear_system(), io::ModelFileFormat::mat_v5,
+                   {{"G", net.G()}, {"phi", net.compact_coefficients()}});
+  return file;
+}
+
 /// The small models; every registered kind must have at least one.
-std::vector<SmallModel> small_models() {
+std::vector<SmallModel> small_models(const fs::path& dir) {
   const std::string rail = (source_dir() / "data/rail_371.mat").string();
+  const std::string network = small_network_file(dir).string();
   return {
       {"linear chain", "type = \"mass_spring_chain\"\nN = 12\nk_n = 0.0\n",
        "dt = 0.05\nt_end = 20.0\n", 6},
@@ -47,6 +61,10 @@ std::vector<SmallModel> small_models() {
        "dt = 0.5\nt_end = 50.0\n", 10},
       {"linearised A05 flyball", "type = \"linearised_multibody\"\nbenchmark = \"flyball\"\n",
        "dt = 0.01\nt_end = 2.0\n", 2},
+      {"nonlinear chain as a network file", "type = \"network\"\npath = \"" + network + "\"\n",
+       "dt = 0.05\nt_end = 20.0\n", 6},
+      {"nonlinear lattice 4 x 3", "type = \"lattice\"\nnx = 4\nny = 3\nk_n = 2.0\n",
+       "dt = 0.05\nt_end = 20.0\n", 6},
   };
 }
 
@@ -85,7 +103,7 @@ std::string experiment_text(const SmallModel& m, const MethodInfo& method, bool 
 constexpr double kUsefulError = 1.0;
 
 TEST_F(Registry, EveryMethodOnEveryModelKindRunsOrRefusesByName) {
-  const auto models = small_models();
+  const auto models = small_models(dir_);
   for (const ModelKindInfo& kind : model_kinds()) {
     bool covered = false;
     for (const auto& m : models)

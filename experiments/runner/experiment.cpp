@@ -282,7 +282,7 @@ RunSummary run_experiment(const ExperimentConfig& c, const RunOptions& options) 
     summary.reduction_seconds = reduced.seconds;
     summary.offline_stages = reduced.stages;
   } else if (pod_reducing) {
-    pod_reduced = c.reduction->reduce_chain(c, *model->chain(), out, options.stop_requested);
+    pod_reduced = c.reduction->reduce_projection(c, *model, out, options.stop_requested);
     summary.reduced_order = pod_reduced.main.r;
     summary.deim_samples = pod_reduced.main.m;
     summary.reduction_seconds = pod_reduced.seconds;

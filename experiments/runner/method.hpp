@@ -26,7 +26,7 @@ class ReductionMethod {
   enum class Family {
     none,              ///< the full model only
     linear,            ///< an LTI reduced model of an LTI full model (BT, SOBT, modal)
-    chain_projection,  ///< a projected (hyper-reduced) nonlinear chain (POD, empirical BT)
+    chain_projection,  ///< a projected (hyper-reduced) second-order model (POD, empirical BT)
   };
   virtual ~ReductionMethod() = default;
   /// The name [reduction] method spells.
@@ -59,9 +59,11 @@ class ReductionMethod {
   ///         NumericalError as the algorithms.
   virtual ReducedModel reduce_linear(LtiOperator& full, const SecondOrderSystem* second_order,
                                      io::ResultsWriter& out) const;
-  /// Family chain_projection: reduces the chain (training runs from c) and writes /reduction.
-  virtual ChainReduction reduce_chain(const ExperimentConfig& c, const MassSpringChain& chain,
-                                      io::ResultsWriter& out, const std::atomic<bool>* stop) const;
+  /// Family chain_projection: projects the full model (through its snapshot-method seam,
+  /// experiments/runner/model_kind.hpp; training runs from c) and writes /reduction.
+  virtual ChainReduction reduce_projection(const ExperimentConfig& c, const FullModel& model,
+                                           io::ResultsWriter& out,
+                                           const std::atomic<bool>* stop) const;
 };
 
 /// One registered method: its name, one line of doc, how to read its table and list its keys.

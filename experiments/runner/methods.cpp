@@ -114,10 +114,8 @@ void begin_reduction_record(io::ResultsWriter& out, std::string_view method) {
 void require_linear_model(const ExperimentConfig& c, const std::string& where,
                           std::string_view method) {
   if (c.model->is_linear()) return;
-  const ChainParameters* p = c.model->chain_parameters();
-  throw InvalidArgument(detail::concat(
-      where, ": reduction.method = \"", method,
-      "\" reduces linear systems: set model.k_n = 0 (got k_n = ", p ? p->k_n : 0.0, ")"));
+  throw InvalidArgument(detail::concat(where, ": reduction.method = \"", method,
+                                       "\" reduces linear systems: ", c.model->linear_hint()));
 }
 
 ReducedModel ReductionMethod::reduce_linear(LtiOperator&, const SecondOrderSystem*,
@@ -126,10 +124,11 @@ ReducedModel ReductionMethod::reduce_linear(LtiOperator&, const SecondOrderSyste
       detail::concat("reduction.method = \"", name(), "\" does not give a linear reduced model"));
 }
 
-ChainReduction ReductionMethod::reduce_chain(const ExperimentConfig&, const MassSpringChain&,
-                                             io::ResultsWriter&, const std::atomic<bool>*) const {
+ChainReduction ReductionMethod::reduce_projection(const ExperimentConfig&, const FullModel&,
+                                                  io::ResultsWriter&,
+                                                  const std::atomic<bool>*) const {
   throw InvalidArgument(
-      detail::concat("reduction.method = \"", name(), "\" does not project the chain"));
+      detail::concat("reduction.method = \"", name(), "\" does not project a nonlinear model"));
 }
 
 }  // namespace mor::experiments

@@ -4,7 +4,9 @@
 
 #include "experiments/runner/model_kind.hpp"
 
-#define MOR_MODEL_KINDS(X) X(kMassSpringChainKind) X(kFileModelKind) X(kLinearisedMultibodyKind)
+#define MOR_MODEL_KINDS(X) \
+  X(kMassSpringChainKind)  \
+  X(kFileModelKind) X(kLinearisedMultibodyKind) X(kNetworkModelKind) X(kLatticeModelKind)
 
 namespace mor::experiments {
 
