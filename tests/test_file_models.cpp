@@ -8,6 +8,8 @@
 // through the mor program (exit 2, nothing written).
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <Eigen/Cholesky>
 #include <Eigen/LU>
 #include <Eigen/SVD>
@@ -266,16 +268,14 @@ TEST_F(FileModels, ExportedNonlinearChainRunsAsANetwork) {
   EXPECT_GT(y_chain.cwiseAbs().maxCoeff(), 0.1);
   EXPECT_TRUE(
       matrices_near(network.read_matrix("/outputs/y"), y_chain, kNetworkTol, Compare::relative));
-  // The DEIM points: the force snapshots differ by rounding, so Q-DEIM's pivots can differ only
-  // where two candidate rows are tied to rounding (at N = 1000, one of the 80 points here).
-  const Vector p_net = network.read_vector("/reduction/deim_masses");
-  const Vector p_chain = chain.read_vector("/reduction/deim_masses");
-  ASSERT_EQ(p_net.size(), p_chain.size());
-  Index same = 0;
-  for (Index i = 0; i < p_net.size(); ++i) same += p_net[i] == p_chain[i] ? 1 : 0;
-  EXPECT_GE(same, p_chain.size() - 2) << "DEIM points\n"
-                                      << p_net.transpose() << "\nagainst\n"
-                                      << p_chain.transpose();
+  // The DEIM points: the force snapshots differ by rounding, so Q-DEIM may pick rows that are
+  // tied to rounding in another order (at N = 1000 the 15 masses next to the input); the
+  // interpolant U (P^T U)^{-1} P^T depends on the set only, and the sets are equal.
+  Vector p_net = network.read_vector("/reduction/deim_masses");
+  Vector p_chain = chain.read_vector("/reduction/deim_masses");
+  std::sort(p_net.begin(), p_net.end());
+  std::sort(p_chain.begin(), p_chain.end());
+  EXPECT_TRUE(matrices_near(p_net, p_chain, 0.0));
   const Matrix e_chain = chain.read_matrix("/error/y");  // y - y_r of the reduced models
   EXPECT_TRUE(matrices_near(network.read_matrix("/error/y"), e_chain,
                             kNetworkTol * y_chain.cwiseAbs().maxCoeff()));
