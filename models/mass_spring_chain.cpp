@@ -137,6 +137,22 @@ DescriptorSystem MassSpringChain::descriptor_system() const {
   return to_descriptor(linear_system());
 }
 
+NonlinearNetwork MassSpringChain::network() const {
+  const Index N = n_;
+  if (is_linear()) return NonlinearNetwork(linear_system(), SparseMatrix(0, N), Matrix(0, 4));
+  std::vector<Triplet> t;
+  t.reserve(static_cast<std::size_t>(2 * N));
+  for (Index s = 0; s <= N; ++s) {
+    if (s < N) t.emplace_back(static_cast<int>(s), static_cast<int>(s), 1.0);
+    if (s > 0) t.emplace_back(static_cast<int>(s), static_cast<int>(s - 1), -1.0);
+  }
+  SparseMatrix G(N + 1, N);
+  G.setFromTriplets(t.begin(), t.end());
+  Matrix phi = Matrix::Zero(1, 4);
+  phi(0, 1) = params_.k_n;
+  return NonlinearNetwork(linear_system(), std::move(G), std::move(phi));
+}
+
 double MassSpringChain::kinetic_energy(const Vector& v) const {
   return 0.5 * params_.m * v.squaredNorm();
 }

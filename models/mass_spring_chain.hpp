@@ -35,6 +35,7 @@
 #include "src/linalg/sparse_solver.hpp"
 #include "src/linalg/tridiagonal_solver.hpp"
 #include "src/systems/lti.hpp"
+#include "src/systems/nonlinear_network.hpp"
 
 namespace mor {
 
@@ -104,6 +105,10 @@ class MassSpringChain {
   SecondOrderSystem linear_system() const;
   /// The linear part as E x' = A x + B u, x = [q; v] (2n states).
   DescriptorSystem descriptor_system() const;
+  /// The chain as a network (src/systems/nonlinear_network.hpp): the linear part, G the
+  /// (N+1) x N difference matrix with both wall springs ((G q)_s = q_s - q_{s-1}, walls 0) and
+  /// the law phi(s) = k_n s^3 (coefficients (0, k_n, 0, 0)); m = 0 for a linear chain.
+  NonlinearNetwork network() const;
 
   /// Energies for balance checks: T = v'Mv/2, V = q'Kq/2 + k_n/4 sum e^4, P_d = v'Dv,
   /// P_in = v'Bu (power of the inputs).

@@ -18,7 +18,9 @@
 #include "experiments/runner/experiment.hpp"
 #include "experiments/runner/method.hpp"
 #include "experiments/runner/model_kind.hpp"
+#include "models/mass_spring_chain.hpp"
 #include "src/core/errors.hpp"
+#include "src/io/model_files.hpp"
 #include "support/source_dir.hpp"
 #include "support/temp_dir.hpp"
 
@@ -49,9 +51,21 @@ std::string multibody(const std::string& t_end) {
          t_end + "\n";
 }
 
+/// The small nonlinear chain written as a network file in dir (G and phi beside its matrices).
+fs::path small_network_file(const fs::path& dir) {
+  ChainParameters p;
+  p.N = 12;
+  const NonlinearNetwork net = MassSpringChain(p).network();
+  const fs::path file = dir / "network.mat";
+  io::export_model(file, net.linear_system(), io::ModelFileFormat::mat_v5,
+                   {{"G", net.G()}, {"phi", net.compact_coefficients()}});
+  return file;
+}
+
 /// The small models; every registered kind must have at least one.
-std::vector<SmallModel> small_models() {
+std::vector<SmallModel> small_models(const fs::path& dir) {
   const std::string rail = (source_dir() / "data/rail_371.mat").string();
+  const std::string network = small_network_file(dir).string();
   return {
       {"linear chain", "type = \"mass_spring_chain\"\nN = 12\nk_n = 0.0\n",
        fixed_step("dt = 0.05\nt_end = 20.0\n"), 6},
@@ -65,6 +79,10 @@ std::vector<SmallModel> small_models() {
       {"A04 Bricard (nonlinear)", "type = \"bricard\"\n", multibody("5.0"), 1},
       {"A05 flyball (nonlinear)", "type = \"flyball\"\n", multibody("2.0"), 2},
       {"Schiehlen robot (nonlinear)", "type = \"robot\"\n", multibody("1.0"), 5},
+      {"nonlinear chain as a network file", "type = \"network\"\npath = \"" + network + "\"\n",
+       fixed_step("dt = 0.05\nt_end = 20.0\n"), 6},
+      {"nonlinear lattice 4 x 3", "type = \"lattice\"\nnx = 4\nny = 3\nk_n = 2.0\n",
+       fixed_step("dt = 0.05\nt_end = 20.0\n"), 6},
   };
 }
 
@@ -103,7 +121,7 @@ std::string experiment_text(const SmallModel& m, const MethodInfo& method, bool 
 constexpr double kUsefulError = 1.0;
 
 TEST_F(Registry, EveryMethodOnEveryModelKindRunsOrRefusesByName) {
-  const auto models = small_models();
+  const auto models = small_models(dir_);
   for (const ModelKindInfo& kind : model_kinds()) {
     bool covered = false;
     for (const auto& m : models)

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "experiments/runner/chain_reduction_run.hpp"
+#include "experiments/runner/model_kind.hpp"
 #include "experiments/runner/results_layout.hpp"
 
 #include <algorithm>
@@ -39,47 +40,54 @@ class SnapshotBuffer {
 };
 
 /// Snapshots Q for the POD basis (if wanted: positions, and velocities side by side with them
-/// if reduction.pod_snapshots has "v") and nodal cubic-force snapshots G = g(q) of the positions
-/// (nonlinear chain only) of the [[training]] runs and the training files.
+/// if reduction.pod_snapshots has "v") and nonlinear-force snapshots G of the positions
+/// (nonlinear models only): the nodal force g(q), or the element forces phi(G q) for element
+/// sampling, of the [[training]] runs and the training files.
 struct TrainingData {
   Matrix Q, G;
   double seconds = 0;
 };
 
 TrainingData collect_training(const ExperimentConfig& c, const ChainProjectionOptions& red,
-                              const MassSpringChain& chain, bool keep_positions,
+                              const FullModel& model, bool keep_positions, DeimSampling sampling,
                               const std::atomic<bool>* stop) {
-  const Index N = chain.n();
-  const bool nonlinear = !chain.is_linear();
+  const Index N = model.n();
+  const bool nonlinear = !model.is_linear();
+  const bool elements = sampling == DeimSampling::elements;
+  const Index force_rows = elements ? model.n_elements() : N;
   const auto t0 = Clock::now();
   const auto& fields = red.pod_snapshots;
   const bool with_p = std::find(fields.begin(), fields.end(), "p") != fields.end();
   const bool with_v = std::find(fields.begin(), fields.end(), "v") != fields.end();
-  SnapshotBuffer Q(keep_positions ? N : 0), G(nonlinear ? N : 0);
-  Vector g(N);
-  auto add = [&](const auto& q) {
+  SnapshotBuffer Q(keep_positions ? N : 0), G(nonlinear ? force_rows : 0);
+  Vector g(force_rows);
+  auto add = [&](const Vector& q) {
     if (keep_positions && with_p) Q.append(q);
     if (nonlinear) {
-      chain.nonlinear_force(q, g);
+      if (elements)
+        model.element_forces(q, g);
+      else
+        model.nonlinear_force(q, g);
       G.append(g);
     }
   };
   auto add_velocity = [&](const auto& v) {
     if (keep_positions && with_v) Q.append(v);
   };
-  {
-    MassSpringChain::Workspace ws(chain, c.solver);
+  if (!c.training.empty()) {
+    // A model of its own (its own workspace and counts), as the experiment file describes it.
+    const std::unique_ptr<FullModel> full = c.model->build(c.solver);
     IntegratorOptions run = c.integrator;
     run.observe_stride = red.training_stride;
     run.stop_requested = stop;
     for (std::size_t i = 0; i < c.training.size(); ++i) {
-      const auto input = make_signal(c.training[i], chain.n_inputs());
+      const auto input = make_signal(c.training[i], full->n_inputs());
       Vector q = Vector::Zero(N), v = Vector::Zero(N);
       ProgressReporter progress(concat(c.name, ": training run ", i + 1, "/", c.training.size()),
                                 g_progress_enabled.load());
       try {
-        integrate(
-            chain, ws, *input, run, q, v,
+        full->simulate(
+            *input, run, q, v,
             [&](Index, double, const Vector& qk, const Vector& vk, const Vector&) {
               add(qk);
               add_velocity(vk);
@@ -97,7 +105,7 @@ TrainingData collect_training(const ExperimentConfig& c, const ChainProjectionOp
             "containing \"p\")");
     const Matrix P = reader.read_rows_as_columns(layout::kSnapshotsP);
     require(P.rows() == N, "training file '", file.string(), "' holds snapshots of N = ", P.rows(),
-            " masses, the model has N = ", N);
+            " coordinates, the model has N = ", N);
     for (Index j = 0; j < P.cols(); ++j) add(Vector(P.col(j)));
     if (keep_positions && with_v) {
       require(reader.exists(layout::kSnapshotsV), "training file '", file.string(),
@@ -168,21 +176,23 @@ void write_deim(io::ResultsWriter& out, const std::string& grp, const HyperReduc
   Vector idx(m);
   for (Index i = 0; i < m; ++i)
     idx[i] = static_cast<double>(d.indices[static_cast<std::size_t>(i)]) + 1.0;
-  out.write_vector(layout::kReductionDeimMasses, idx);  // 1-based mass indices, as in [model]
+  // 1-based indices, as in [model]: masses (nodes) or elements (rows of G).
+  out.write_vector(layout::kReductionDeimMasses, idx);
 }
 
 }  // namespace
 
 ChainReduction reduce_chain_and_record(const ExperimentConfig& c, const ChainProjectionOptions& red,
-                                       const MassSpringChain& chain, io::ResultsWriter& out,
+                                       const FullModel& model, io::ResultsWriter& out,
                                        const std::atomic<bool>* stop) {
   const bool pod_method = !red.empirical;
   const std::string method = red.empirical ? "empirical_bt" : "pod";
-  const bool nonlinear = !chain.is_linear();
+  const bool nonlinear = !model.is_linear();
   const auto t_start = Clock::now();
   ChainReduction result;
-  ReducedChainOptions ro;
+  ProjectionOptions ro;
   ro.nonlinear = parse_nonlinear_treatment(red.nonlinear);
+  ro.sampling = parse_deim_sampling(red.deim_sampling);
   if (!nonlinear) ro.nonlinear = NonlinearTreatment::full;  // g = 0: nothing to evaluate
   const bool use_deim = ro.nonlinear == NonlinearTreatment::deim;
   const PodMethod pm = parse_pod_method(red.pod_method);
@@ -194,7 +204,7 @@ ChainReduction reduce_chain_and_record(const ExperimentConfig& c, const ChainPro
   // 1. Training snapshots: the positions for POD, the forces for DEIM.
   TrainingData training;
   if (pod_method || use_deim) {
-    training = collect_training(c, red, chain, pod_method, stop);
+    training = collect_training(c, red, model, pod_method, ro.sampling, stop);
     result.training_snapshots = std::max(training.Q.cols(), training.G.cols());
     require(result.training_snapshots > 0, "reduction.method = \"", method,
             "\": the training data hold no snapshots");
@@ -263,7 +273,7 @@ ChainReduction reduce_chain_and_record(const ExperimentConfig& c, const ChainPro
     eo.min_columns = compare_max;
     EmpiricalBalancingResult eb = [&] {
       try {
-        return empirical_balancing(chain, eo);
+        return model.empirical_balancing(eo);
       } catch (const InvalidArgument& e) {
         throw InvalidArgument(concat("reduction.method = \"empirical_bt\": ", e.what()));
       }
@@ -302,14 +312,14 @@ ChainReduction reduce_chain_and_record(const ExperimentConfig& c, const ChainPro
   for (std::size_t i = 0; i < orders.size(); ++i) {
     ReducedChainVariant variant;
     variant.r = orders[i];
-    ReducedChainOptions opt = ro;
+    ProjectionOptions opt = ro;
     if (hyper) {
       opt.deim = &hyper->deim[i];
       variant.m = static_cast<Index>(hyper->deim[i].indices.size());
     }
     const Matrix Vr = V.leftCols(variant.r);
     const Matrix Wr = W.size() > 0 ? Matrix(W.leftCols(variant.r)) : Matrix();
-    variant.model = std::make_unique<ReducedChainModel>(chain, Vr, Wr, opt);
+    variant.model = std::make_unique<ProjectedModel>(model.project(Vr, Wr, opt));
     (i == 0 ? result.main : result.others.emplace_back()) = std::move(variant);
   }
   result.stages.emplace_back("projection_s", seconds_since(t));
@@ -324,7 +334,10 @@ ChainReduction reduce_chain_and_record(const ExperimentConfig& c, const ChainPro
   out.set_attribute(grp, "training_stride", static_cast<std::int64_t>(red.training_stride));
   for (const auto& [stage, seconds] : result.stages) out.set_attribute(grp, stage, seconds);
   out.set_attribute(grp, "seconds", result.seconds);
-  if (hyper) write_deim(out, grp, *hyper);
+  if (hyper) {
+    write_deim(out, grp, *hyper);
+    out.set_attribute(grp, "deim_sampling", std::string(to_string(ro.sampling)));
+  }
   if (red.store_bases) {
     out.write_matrix(layout::kReductionV, Matrix(V.leftCols(r_main)));
     if (W.size() > 0) out.write_matrix(layout::kReductionW, Matrix(W.leftCols(r_main)));

@@ -1,13 +1,16 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// The reduction half of an experiment run on the (nonlinear) chain by projection:
-//  - reduction.method = "pod": training runs of the full chain on the [[training]] inputs (and
+// The reduction half of an experiment run on a nonlinear second-order model by projection
+// (the chain, a network file, the lattice: any kind whose full model offers the snapshot-method
+// seam of experiments/runner/model_kind.hpp):
+//  - reduction.method = "pod": training runs of the full model on the [[training]] inputs (and
 //    snapshots read from earlier results files), POD of the position snapshots, Galerkin
 //    projection (W = V);
-//  - reduction.method = "empirical_bt": position balancing by empirical Gramians of the chain
+//  - reduction.method = "empirical_bt": position balancing by empirical Gramians
 //    (reduction/empirical_gramians.hpp), Petrov-Galerkin projection with the balancing bases;
-// both with the cubic force hyper-reduced by DEIM / Q-DEIM from the nodal force snapshots of the
-// training runs (or reduced exactly, or evaluated in full). reduction.compare_orders adds further
-// reduced models from the same nested bases, for the output error against r.
+// both with the nonlinear force hyper-reduced by DEIM / Q-DEIM from the training runs' snapshots
+// of the nodal force (reduction.deim_sampling = "nodes") or of the element forces ("elements"),
+// or reduced exactly, or evaluated in full. reduction.compare_orders adds further reduced models
+// from the same nested bases, for the output error against r.
 // Used by run_experiment (experiment.cpp); the HDF5 layout is documented in README.md.
 #pragma once
 
@@ -18,16 +21,18 @@
 #include <vector>
 
 #include "experiments/runner/experiment.hpp"
-#include "reduction/reduced_chain.hpp"
+#include "reduction/projected_model.hpp"
 #include "src/io/results.hpp"
 
 namespace mor::experiments {
 
-/// One reduced model of the chain: V (N x r), W, and the DEIM samples m.
+class FullModel;
+
+/// One projected model: V (n x r), W, and the DEIM samples m.
 struct ReducedChainVariant {
   Index r = 0;
   Index m = 0;  ///< DEIM samples (0 without DEIM)
-  std::unique_ptr<ReducedChainModel> model;
+  std::unique_ptr<ProjectedModel> model;
 };
 
 struct ChainReduction {
@@ -40,14 +45,14 @@ struct ChainReduction {
   double seconds = 0;  ///< all stages
 };
 
-/// Reduces the chain as red says (POD or empirical balancing; training runs from c) and writes
-/// /reduction (method, r, m, singular values, the DEIM indices and error constant, the offline cost
-/// per stage, optionally V and W).
-/// @throws InvalidArgument for unusable training data (no snapshots, another N, an order above
+/// Reduces `model` as red says (POD or empirical balancing; training runs of c.model) and
+/// writes /reduction (method, r, m, singular values, the DEIM indices and error constant, the
+/// offline cost per stage, optionally V and W).
+/// @throws InvalidArgument for unusable training data (no snapshots, another n, an order above
 ///         the snapshot or Gramian rank); NumericalError if a training or Gramian run diverges;
 ///         Interrupted.
 ChainReduction reduce_chain_and_record(const ExperimentConfig& c, const ChainProjectionOptions& red,
-                                       const MassSpringChain& chain, io::ResultsWriter& out,
+                                       const FullModel& model, io::ResultsWriter& out,
                                        const std::atomic<bool>* stop);
 
 }  // namespace mor::experiments

@@ -51,6 +51,7 @@ struct ChainProjectionOptions {
   std::string nonlinear = "deim";        ///< deim (hyper-reduced), tensor (exact), full (O(N))
   std::string deim_method = "qdeim";     ///< deim (greedy) or qdeim (pivoted QR)
   Index deim_order = 0;                  ///< m interpolation points; 0 chooses 2 r
+  std::string deim_sampling = "nodes";   ///< nodes (rows of G^T phi) or elements (rows of phi)
   Index training_stride = 10;            ///< steps between training snapshots
   /// Results files whose /snapshots/p (every row a snapshot of the positions) are training
   /// data too, besides the [[training]] runs (relative to the experiment file).
@@ -105,8 +106,6 @@ struct ExperimentConfig {
   std::string source;  ///< where the configuration came from (file name)
   std::string toml;    ///< the effective configuration, overrides applied, as TOML
 
-  /// The chain's parameters. @throws InvalidArgument naming the kind if the model is another.
-  const ChainParameters& chain() const;
   /// Length of the integrator state of the model (N for the chain, n for a model file).
   Index model_size() const;
 };

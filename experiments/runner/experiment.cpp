@@ -371,7 +371,7 @@ void reduce_projection_family(const Run& run, ProjectionFamilyRun& proj) {
   const std::string method(c.reduction->name());
   proj.state_stride = c.snapshot_stride > 0 ? c.snapshot_stride : 10 * c.integrator.observe_stride;
   proj.reduced =
-      c.reduction->reduce_chain(c, *run.model.chain(), run.out, run.options.stop_requested);
+      c.reduction->reduce_projection(c, run.model, run.out, run.options.stop_requested);
   run.summary.reduced_order = proj.reduced.main.r;
   run.summary.deim_samples = proj.reduced.main.m;
   run.summary.reduction_seconds = proj.reduced.seconds;

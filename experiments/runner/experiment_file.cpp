@@ -284,13 +284,6 @@ ExperimentConfig parse_experiment(const std::string& text, const std::string& so
   return c;
 }
 
-const ChainParameters& ExperimentConfig::chain() const {
-  const ChainParameters* p = model ? model->chain_parameters() : nullptr;
-  require(p != nullptr, source, ": model.type = \"", model ? model->kind() : "none",
-          "\" is not the chain");
-  return *p;
-}
-
 Index ExperimentConfig::model_size() const {
   require(model != nullptr, source, ": no model");
   return model->size();

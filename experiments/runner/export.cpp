@@ -125,7 +125,14 @@ std::vector<std::filesystem::path> export_experiment_model(
     const std::filesystem::path& experiment, const std::vector<std::string>& overrides,
     ExportFormat format, const std::filesystem::path& out) {
   const ExperimentConfig c = load_experiment(experiment, overrides);
-  return write(named(c.model->linear_system()), format, out);
+  if (c.model->is_linear()) return write(named(c.model->linear_system()), format, out);
+  // A nonlinear model as a network: the second-order matrices plus G and phi, which
+  // `model.type = "network"` reads back.
+  const NonlinearNetwork net = c.model->network();
+  std::vector<io::NamedMatrix> vars = named(net.linear_system());
+  vars.push_back({"G", net.G()});
+  vars.push_back({"phi", net.compact_coefficients()});
+  return write(vars, format, out);
 }
 
 void require_replaceable_by_export(const std::filesystem::path& file, ExportFormat format) {

@@ -13,6 +13,7 @@
 // relate keys to each other stay in the struct's own validation. Internal to experiments/runner.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <filesystem>
 #include <map>
@@ -84,6 +85,12 @@ class KeyReader {
     x.assign(v.begin(), v.end());
   }
   void operator()(const Key& k, std::vector<std::string>& x) { x = r_.strings(k.name, x); }
+  void operator()(const Key& k, std::vector<std::array<Index, 2>>& x) {
+    std::vector<std::array<std::int64_t, 2>> given;
+    for (const auto& p : x) given.push_back({p[0], p[1]});
+    x.clear();
+    for (const auto& p : r_.integer_pairs(k.name, given)) x.push_back({p[0], p[1]});
+  }
   void operator()(const Key& k, std::vector<std::filesystem::path>& x) {
     std::vector<std::string> given;
     for (const auto& p : x) given.push_back(p.string());
@@ -142,6 +149,8 @@ class KeyWriter {
       os_ << (i ? ", " : "");
       if constexpr (std::is_same_v<T, std::string>)
         os_ << toml_string(x[i]);
+      else if constexpr (std::is_same_v<T, std::array<Index, 2>>)
+        os_ << "[" << x[i][0] << ", " << x[i][1] << "]";
       else
         os_ << detail::concat(x[i]);
     }
@@ -191,6 +200,12 @@ class KeyRecorder {
   void operator()(const Key& k, const std::vector<Index>& x) {
     if (!x.empty())
       out_.set_attribute(group_, k.name, std::vector<std::int64_t>(x.begin(), x.end()));
+  }
+  /// Pairs as a flat list i1, j1, i2, j2, ...
+  void operator()(const Key& k, const std::vector<std::array<Index, 2>>& x) {
+    std::vector<std::int64_t> flat;
+    for (const auto& p : x) flat.insert(flat.end(), {p[0], p[1]});
+    if (!flat.empty()) out_.set_attribute(group_, k.name, flat);
   }
   void operator()(const Key& k, const std::vector<std::string>& x) {
     std::string s;
@@ -243,9 +258,10 @@ class KeyDocs {
     v = v.substr(v.find('=') + 2);
     v.pop_back();
     add(k,
-        std::is_same_v<T, std::string> ? "array of strings"
-        : std::is_same_v<T, double>    ? "array of numbers"
-                                       : "array of integers",
+        std::is_same_v<T, std::string>            ? "array of strings"
+        : std::is_same_v<T, double>               ? "array of numbers"
+        : std::is_same_v<T, std::array<Index, 2>> ? "array of [i, j]"
+                                                  : "array of integers",
         v);
   }
   void operator()(const Key& k, const std::vector<std::filesystem::path>& x) {

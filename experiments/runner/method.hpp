@@ -23,6 +23,7 @@ namespace mor::experiments {
 
 /// The projected chains of the chain_projection family (chain_reduction_run.hpp).
 struct ChainReduction;
+class FullModel;
 
 class ReductionMethod {
  public:
@@ -31,7 +32,7 @@ class ReductionMethod {
     /// an LTI reduced model of the model's linear system, or of a nonlinear model's
     /// linearisation about its rest state (BT, SOBT, modal, IRKA)
     linear,
-    chain_projection,  ///< a projected (hyper-reduced) nonlinear chain (POD, empirical BT)
+    chain_projection,  ///< a projected (hyper-reduced) second-order model (POD, empirical BT)
   };
   virtual ~ReductionMethod() = default;
   /// The name [reduction] method spells.
@@ -64,9 +65,11 @@ class ReductionMethod {
   ///         NumericalError as the algorithms.
   virtual ReducedModel reduce_linear(LtiOperator& full, const SecondOrderSystem* second_order,
                                      io::ResultsWriter& out) const;
-  /// Family chain_projection: reduces the chain (training runs from c) and writes /reduction.
-  virtual ChainReduction reduce_chain(const ExperimentConfig& c, const MassSpringChain& chain,
-                                      io::ResultsWriter& out, const std::atomic<bool>* stop) const;
+  /// Family chain_projection: projects the full model (through its snapshot-method seam,
+  /// experiments/runner/model_kind.hpp; training runs from c) and writes /reduction.
+  virtual ChainReduction reduce_projection(const ExperimentConfig& c, const FullModel& model,
+                                           io::ResultsWriter& out,
+                                           const std::atomic<bool>* stop) const;
 };
 
 /// One registered method: its name, one line of doc, how to read its table and list its keys.

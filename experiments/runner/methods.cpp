@@ -128,10 +128,11 @@ ReducedModel ReductionMethod::reduce_linear(LtiOperator&, const SecondOrderSyste
       detail::concat("reduction.method = \"", name(), "\" does not give a linear reduced model"));
 }
 
-ChainReduction ReductionMethod::reduce_chain(const ExperimentConfig&, const MassSpringChain&,
-                                             io::ResultsWriter&, const std::atomic<bool>*) const {
+ChainReduction ReductionMethod::reduce_projection(const ExperimentConfig&, const FullModel&,
+                                                  io::ResultsWriter&,
+                                                  const std::atomic<bool>*) const {
   throw InvalidArgument(
-      detail::concat("reduction.method = \"", name(), "\" does not project the chain"));
+      detail::concat("reduction.method = \"", name(), "\" does not project a nonlinear model"));
 }
 
 }  // namespace mor::experiments

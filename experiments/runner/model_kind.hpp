@@ -28,8 +28,10 @@
 #include <vector>
 
 #include "experiments/runner/keys.hpp"
-#include "models/mass_spring_chain.hpp"
+#include "reduction/differential_balancing.hpp"
+#include "reduction/empirical_gramians.hpp"
 #include "reduction/lti_operator.hpp"
+#include "reduction/projected_model.hpp"
 #include "src/core/progress.hpp"
 #include "src/integrators/integrate.hpp"
 #include "src/io/results.hpp"
@@ -112,8 +114,23 @@ class FullModel {
     (void)context, (void)out;
     return {};
   }
-  /// The nonlinear chain, for the methods trained on its simulations; nullptr for other kinds.
-  virtual const MassSpringChain* chain() const { return nullptr; }
+  // --- The snapshot methods' seam (pod, DEIM, empirical_bt, differential_balancing) -----------
+  // A kind offers what its structure allows (ModelSpec::projectable, simulation_balancing say
+  // which); the defaults throw InvalidArgument.
+  /// g(q), the nodal nonlinear force DEIM's nodes interpolate (size n; zero if linear).
+  virtual void nonlinear_force(const Vector& q, Vector& g) const;
+  /// m_e, the nonlinear elements (rows of phi(G q)); 0 if the model has none.
+  virtual Index n_elements() const { return 0; }
+  /// phi(G q), the element forces DEIM's element sampling interpolates (size n_elements()).
+  virtual void element_forces(const Vector& q, Vector& f) const;
+  /// The model projected on q = V q_r with the residual orthogonal to range(W) (W empty:
+  /// Galerkin), its nonlinear force treated as o says.
+  virtual ProjectedModel project(const Matrix& V, const Matrix& W,
+                                 const ProjectionOptions& o) const;
+  /// Position balancing by empirical Gramians of simulated responses.
+  virtual EmpiricalBalancingResult empirical_balancing(const EmpiricalBalancingOptions& o) const;
+  /// Balancing by generalized differential Gramians (SDPs).
+  virtual DifferentialBalancing differential_balancing(const DifferentialGramianOptions& o) const;
   /// Integrates from (q, v) over o's horizon (see integrate()); returns its statistics.
   virtual IntegrationStats simulate(const Signal& input, const IntegratorOptions& o, Vector& q,
                                     Vector& v, const StepObserver& observe,
@@ -154,9 +171,20 @@ class ModelSpec {
   /// (coordinates of a second-order form, states of a first-order one) and its form.
   virtual Index linear_size() const { return size(); }
   virtual bool linear_first_order() const { return first_order(); }
-  /// The chain's parameters, for the methods and estimates that are the chain's; nullptr for
-  /// other kinds.
-  virtual const ChainParameters* chain_parameters() const { return nullptr; }
+  /// The nonlinear model as a network (linear part, G and phi), what `mor export` writes.
+  /// @throws InvalidArgument naming the kind if it has no such form.
+  virtual NonlinearNetwork network() const;
+  /// What the summary calls one coordinate ("mass", "node"); empty: n coordinates or states.
+  virtual std::string_view coordinate() const { return {}; }
+  /// How to make the model linear, for the refusal of the linear methods.
+  virtual std::string linear_hint() const { return "the model is nonlinear"; }
+  /// Its full models implement FullModel::nonlinear_force and project (pod, DEIM): a
+  /// second-order model.
+  virtual bool projectable() const { return false; }
+  /// Its projection offers NonlinearTreatment::tensor (the exact reduced cubic of the chain).
+  virtual bool reduced_tensor() const { return false; }
+  /// Its full models implement FullModel::empirical_balancing and differential_balancing.
+  virtual bool simulation_balancing() const { return false; }
   /// @param solver the sparse solver asked for in [simulation].
   /// @throws InvalidArgument, IoError as the kind's construction.
   virtual std::unique_ptr<FullModel> build(SparseBackend solver) const = 0;

@@ -7,7 +7,7 @@
 #define MOR_MODEL_KINDS(X)                                                                       \
   X(kMassSpringChainKind)                                                                        \
   X(kFileModelKind) X(kLinearisedMultibodyKind) X(kPendulumKind) X(kBricardKind) X(kFlyballKind) \
-      X(kRobotKind)
+      X(kRobotKind) X(kNetworkModelKind) X(kLatticeModelKind)
 
 namespace mor::experiments {
 

@@ -30,10 +30,13 @@ void print_run_summary(const ExperimentConfig& c, const RunSummary& s,
   std::fprintf(out, "mor: %s%s%s\n", c.name.c_str(), c.description.empty() ? "" : ": ",
                c.description.c_str());
   const std::string kind(c.model->kind());
-  const ChainParameters* chain = c.model->chain_parameters();
-  if (chain != nullptr)
-    std::fprintf(out, "  model     %s, N = %lld masses (%lld states), %s\n", kind.c_str(),
-                 ll(chain->N), 2 * ll(chain->N), c.model->is_linear() ? "linear" : "nonlinear");
+  const std::string coordinate(c.model->coordinate());
+  const std::string coordinates =
+      coordinate.empty() ? "" : coordinate + (coordinate.back() == 's' ? "es" : "s");
+  if (!coordinates.empty())
+    std::fprintf(out, "  model     %s, N = %lld %s (%lld states), %s\n", kind.c_str(),
+                 ll(c.model->size()), coordinates.c_str(), 2 * ll(c.model->size()),
+                 c.model->is_linear() ? "linear" : "nonlinear");
   else
     std::fprintf(out, "  model     %s, n = %lld%s\n", kind.c_str(), ll(c.model->size()),
                  c.model->first_order() ? " states (first order)" : " (second order)");
@@ -45,7 +48,7 @@ void print_run_summary(const ExperimentConfig& c, const RunSummary& s,
                  ll(s.stats.steps), std::string(to_string(c.integrator.scheme)).c_str(),
                  c.integrator.dt, stepping,
                  1e9 * stepping / steps / static_cast<double>(c.model_size()),
-                 chain != nullptr ? "mass" : "state");
+                 coordinate.empty() ? "state" : coordinate.c_str());
   if (reduced) {
     std::fprintf(out, "  reduced   %s", std::string(c.reduction->name()).c_str());
     if (!s.linearisation.empty())

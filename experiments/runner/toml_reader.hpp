@@ -5,6 +5,7 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <filesystem>
@@ -113,6 +114,24 @@ class TableReader {
         out.push_back(*v);
       else
         fail(key, *n, "an array of integers");
+    }
+    return out;
+  }
+  /// An array of integer pairs, e.g. [[1, 2], [3, 4]] (lattice nodes).
+  std::vector<std::array<std::int64_t, 2>> integer_pairs(
+      const std::string& key, std::vector<std::array<std::int64_t, 2>> fallback) {
+    const toml::node* n = find(key);
+    if (!n) return fallback;
+    const toml::array* a = n->as_array();
+    if (!a) fail(key, *n, "an array of [i, j] pairs of integers");
+    std::vector<std::array<std::int64_t, 2>> out;
+    for (const auto& e : *a) {
+      const toml::array* pair = e.as_array();
+      if (!pair || pair->size() != 2) fail(key, *n, "an array of [i, j] pairs of integers");
+      const auto i = (*pair)[0].value_exact<std::int64_t>();
+      const auto j = (*pair)[1].value_exact<std::int64_t>();
+      if (!i || !j) fail(key, *n, "an array of [i, j] pairs of integers");
+      out.push_back({*i, *j});
     }
     return out;
   }

@@ -672,6 +672,43 @@ ImportedModel import_model(const ModelFileSpec& spec) {
   return model;
 }
 
+ImportedNetwork import_network(const ModelFileSpec& spec) {
+  // The linear part through import_model, the element roles G and phi read here.
+  ModelFileSpec linear = spec;
+  linear.form = ModelForm::second_order;
+  linear.variables.erase("G");
+  linear.variables.erase("phi");
+  ImportedModel imported = import_model(linear);
+  ImportedNetwork net;
+  net.system = std::move(std::get<SecondOrderSystem>(imported.system));
+  net.report = std::move(imported.report);
+  const Index n = net.system.n();
+  const std::unique_ptr<MatrixSource> source = open_source(spec);
+  ModelReport scratch;
+  Reader reader(*source, spec, scratch);
+  const Role g_role{"G", {"G"}, false}, phi_role{"phi", {"phi"}, false};
+  const Found g = reader.resolve(g_role), phi = reader.resolve(phi_role);
+  require(g.present == phi.present, quoted(source->label()), ": a network needs both G and phi (",
+          g.present ? "phi" : "G", " is missing); neither for a linear model");
+  if (!g.present) {
+    net.G.resize(0, n);
+    net.phi.resize(0, 4);
+    return net;
+  }
+  net.G = g.var.value;
+  net.phi = Matrix(phi.var.value);
+  const Index m = net.G.rows();
+  require(net.G.cols() == n, Reader::what(g, "G"), " has ", net.G.cols(),
+          " columns, expected n = ", n, " (the size of M)");
+  require(net.phi.cols() == 4, Reader::what(phi, "phi"), " has ", net.phi.cols(),
+          " columns, expected 4 (the coefficients of s^2, s^3, s^4, s^5)");
+  require(net.phi.rows() == m || net.phi.rows() == 1, Reader::what(phi, "phi"), " has ",
+          net.phi.rows(), " rows, expected 1 or m = ", m, " (the rows of G)");
+  net.report.matrices.push_back(report_matrix("G", g, net.G, false));
+  net.report.matrices.push_back(report_matrix("phi", phi, phi.var.value, false));
+  return net;
+}
+
 std::string describe(const ModelReport& r) {
   std::ostringstream os;
   os << (r.form == ModelForm::second_order ? "second-order" : "first-order") << " model from '"

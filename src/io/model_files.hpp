@@ -95,6 +95,21 @@ struct ImportedModel {
 /// E (or M) is not checked for singularity here: see check_nonsingular.
 ImportedModel import_model(const ModelFileSpec& spec);
 
+/// A nonlinear second-order network (src/systems/nonlinear_network.hpp) in the same files:
+/// the second-order roles (M, D, K, B, Cp, Cv, as import_model reads them) plus G (m x n, the
+/// element quantities s = G q) and phi (m x 4 or 1 x 4: the coefficients of s^2, s^3, s^4, s^5
+/// per element or for all). G and phi absent together: a linear network (m = 0).
+struct ImportedNetwork {
+  SecondOrderSystem system;
+  SparseMatrix G;  ///< m x n (0 x n if absent)
+  Matrix phi;      ///< m x 4 or 1 x 4 (0 x 4 if absent)
+  ModelReport report;
+};
+/// @throws as import_model; InvalidArgument for G without phi or phi without G, G with another
+///         column count than n, phi with other than 4 columns or other than 1 or m rows, or a
+///         non-finite entry (named, 1-based).
+ImportedNetwork import_network(const ModelFileSpec& spec);
+
 /// A few lines: form, sizes, and per role its source, size, storage, nnz and structure.
 std::string describe(const ModelReport& report);
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// What the projection methods of the chain (pod.cpp, empirical_bt.cpp) share: the hyper-reduction
+// What the projection methods (pod.cpp, empirical_bt.cpp) share: the hyper-reduction
 // and training keys, the checks against the experiment, the cost estimates and the reduction
 // itself (experiments/runner/chain_reduction_run.hpp).
 #pragma once
@@ -22,10 +22,15 @@ void hyper_reduction_keys(O& o, V& v) {
   v(Key{"pod_method", "", "automatic, svd, snapshots (method of snapshots) or randomized"},
     o.pod_method);
   v(Key{"nonlinear", "",
-        "the cubic force: deim (hyper-reduced), tensor (exact, O(r^4)) or full (O(N))"},
+        "the nonlinear force: deim (hyper-reduced), tensor (exact, O(r^4); the chain only) or "
+        "full (O(N))"},
     o.nonlinear);
   v(Key{"deim_method", "", "deim (greedy) or qdeim (pivoted QR)"}, o.deim_method);
   v(Key{"deim_order", "", "m interpolation points; 0: 2 r"}, o.deim_order);
+  v(Key{"deim_sampling", "",
+        "what DEIM samples: nodes (rows of G^T phi(G q), each with the elements in its "
+        "support) or elements (rows of phi(G q), unassembled as in UDEIM)"},
+    o.deim_sampling);
   v(Key{"training_stride", "", "steps between training snapshots"}, o.training_stride);
   v(Key{"training_files", "",
         "results files whose /snapshots/p are training data too (relative to the experiment "
@@ -40,6 +45,7 @@ inline void check_hyper_reduction(const TableReader& r, const std::string& sourc
     parse_pod_method(o.pod_method);
     parse_nonlinear_treatment(o.nonlinear);
     parse_deim_method(o.deim_method);
+    parse_deim_sampling(o.deim_sampling);
   } catch (const InvalidArgument& e) {
     throw InvalidArgument(detail::concat(source, ": reduction: ", e.what()));
   }
@@ -56,15 +62,25 @@ class ChainProjectionMethod : public ReductionMethod {
   Family family() const override { return Family::chain_projection; }
   Index order() const override { return o_.order; }
   void check(const ExperimentConfig& c, const std::string& where) const override {
-    require(c.model->chain_parameters() != nullptr, where, ": reduction.method = \"", name(),
-            "\" is trained on simulations of the chain; model.type = \"", c.model->kind(),
-            "\" is linear: use \"bt\" or \"sobt\"");
+    if (o_.empirical)
+      require(c.model->simulation_balancing(), where, ": reduction.method = \"", name(),
+              "\" balances empirical Gramians of the chain's structure; model.type = \"",
+              c.model->kind(), "\" has none: use \"pod\", \"bt\" or \"sobt\"");
+    else
+      require(c.model->projectable(), where, ": reduction.method = \"", name(),
+              "\" projects a second-order model; model.type = \"", c.model->kind(),
+              "\" has no second-order form: use \"bt\"");
+    if (parse_nonlinear_treatment(o_.nonlinear) == NonlinearTreatment::tensor)
+      require(c.model->reduced_tensor() || c.model->is_linear(), where,
+              ": reduction.nonlinear = \"tensor\" is the chain's exact reduced cubic; model.type "
+              "= \"",
+              c.model->kind(), "\" has general element laws: use \"deim\" or \"full\"");
     const Index N = c.model_size();
     for (Index order : o_.compare_orders)
       require(order >= 1 && order <= N, where,
               ": reduction.compare_orders entries must be in [1, N = ", N, "], got ", order);
     const bool needs_training =
-        !o_.empirical || (c.chain().k_n != 0.0 &&
+        !o_.empirical || (!c.model->is_linear() &&
                           parse_nonlinear_treatment(o_.nonlinear) == NonlinearTreatment::deim);
     require(!needs_training || !c.training.empty() || !o_.training_files.empty(), where,
             ": reduction.method = \"", name(), "\" needs training data",
@@ -89,10 +105,10 @@ class ChainProjectionMethod : public ReductionMethod {
                      (steps / static_cast<double>(std::max<Index>(1, o_.training_stride)) + 1.0);
     return 2.0 * 2.0 * 8.0 * N * k + (o_.empirical ? 8.0 * N * 400.0 : 0.0);
   }
-  ChainReduction reduce_chain(const ExperimentConfig& c, const MassSpringChain& chain,
-                              io::ResultsWriter& out,
-                              const std::atomic<bool>* stop) const override {
-    return reduce_chain_and_record(c, o_, chain, out, stop);
+  ChainReduction reduce_projection(const ExperimentConfig& c, const FullModel& model,
+                                   io::ResultsWriter& out,
+                                   const std::atomic<bool>* stop) const override {
+    return reduce_chain_and_record(c, o_, model, out, stop);
   }
   const ChainProjectionOptions& options() const { return o_; }
 

@@ -89,7 +89,7 @@ class DifferentialBalancingMethod final : public ReductionMethod {
     dbal_keys(o_, w);
   }
   void check(const ExperimentConfig& c, const std::string& where) const override {
-    require(c.model->chain_parameters() != nullptr, where,
+    require(c.model->simulation_balancing(), where,
             ": reduction.method = \"differential_balancing\" balances the nonlinear chain; "
             "model.type = \"",
             c.model->kind(), "\" is not the chain: use \"bt\" or \"sobt\"");
@@ -116,19 +116,19 @@ class DifferentialBalancingMethod final : public ReductionMethod {
     const double m = N * (2 * N + 1);
     return 8.0 * m * m * 1.5 + 8.0 * m * 20.0 * (N + 3.0);
   }
-  ChainReduction reduce_chain(const ExperimentConfig& c, const MassSpringChain& chain,
-                              io::ResultsWriter& out, const std::atomic<bool>*) const override;
+  ChainReduction reduce_projection(const ExperimentConfig& c, const FullModel& model,
+                                   io::ResultsWriter& out, const std::atomic<bool>*) const override;
 
  private:
   DifferentialBalancingOptions o_;
 };
 
-ChainReduction DifferentialBalancingMethod::reduce_chain(const ExperimentConfig&,
-                                                         const MassSpringChain& chain,
-                                                         io::ResultsWriter& out,
-                                                         const std::atomic<bool>*) const {
+ChainReduction DifferentialBalancingMethod::reduce_projection(const ExperimentConfig&,
+                                                              const FullModel& model,
+                                                              io::ResultsWriter& out,
+                                                              const std::atomic<bool>*) const {
   const auto t_start = Clock::now();
-  const DifferentialBalancing bal = differential_balancing(chain, gramian_options(o_));
+  const DifferentialBalancing bal = model.differential_balancing(gramian_options(o_));
   const std::string& grp = layout::kReduction;
   begin_reduction_record(out, name());
   auto record_solve = [&](const std::string& which, const GramianSolve& s) {
@@ -155,7 +155,7 @@ ChainReduction DifferentialBalancingMethod::reduce_chain(const ExperimentConfig&
                                 " Gramian is ", to_string(bad.status), " for rho = ", o_.rho, ": ",
                                 bad.message));
   }
-  const Index N = chain.n();
+  const Index N = model.n();
   Index r = o_.order;
   if (r == 0) {  // the smallest r with 2 sum_{i>r} sigma_i^q <= tolerance
     r = N;
@@ -171,9 +171,9 @@ ChainReduction DifferentialBalancingMethod::reduce_chain(const ExperimentConfig&
   result.stages.emplace_back("controllability_sdp_s", bal.controllability.seconds);
   result.stages.emplace_back("observability_sdp_s", bal.observability.seconds);
   result.stages.emplace_back("balancing_s", bal.seconds_balancing);
-  ReducedChainOptions ro;
+  ProjectionOptions ro;
   ro.nonlinear =
-      chain.is_linear() ? NonlinearTreatment::full : parse_nonlinear_treatment(o_.nonlinear);
+      model.is_linear() ? NonlinearTreatment::full : parse_nonlinear_treatment(o_.nonlinear);
   const auto t = Clock::now();
   std::vector<Index> orders{r};
   for (Index k : o_.compare_orders)
@@ -183,8 +183,8 @@ ChainReduction DifferentialBalancingMethod::reduce_chain(const ExperimentConfig&
   for (std::size_t i = 0; i < orders.size(); ++i) {
     ReducedChainVariant v;
     v.r = orders[i];
-    v.model = std::make_unique<ReducedChainModel>(chain, Matrix(bal.V_q.leftCols(v.r)),
-                                                  Matrix(bal.W_q.leftCols(v.r)), ro);
+    v.model = std::make_unique<ProjectedModel>(
+        model.project(Matrix(bal.V_q.leftCols(v.r)), Matrix(bal.W_q.leftCols(v.r)), ro));
     (i == 0 ? result.main : result.others.emplace_back()) = std::move(v);
   }
   result.stages.emplace_back("projection_s", seconds_since(t));

@@ -6,6 +6,7 @@
 
 #include "experiments/runner/model_kind.hpp"
 #include "experiments/runner/results_layout.hpp"
+#include "models/mass_spring_chain.hpp"
 
 namespace mor::experiments {
 namespace {
@@ -57,7 +58,32 @@ class ChainFullModel final : public FullModel {
   std::string linearisation() const override {
     return chain_.is_linear() ? "" : "rest (q = v = 0, where the cubic springs have no stiffness)";
   }
-  const MassSpringChain* chain() const override { return &chain_; }
+  void nonlinear_force(const Vector& q, Vector& g) const override { chain_.nonlinear_force(q, g); }
+  Index n_elements() const override { return chain_.is_linear() ? 0 : chain_.n() + 1; }
+  void element_forces(const Vector& q, Vector& f) const override { network().element_forces(q, f); }
+  ProjectedModel project(const Matrix& V, const Matrix& W,
+                         const ProjectionOptions& o) const override {
+    // Node sampling (and the full and tensor treatments) on the chain's own stencil kernels;
+    // element sampling on its network form.
+    if (o.nonlinear == NonlinearTreatment::deim && o.sampling == DeimSampling::elements &&
+        !chain_.is_linear()) {
+      ReducedNetworkOptions ro;
+      ro.deim = o.deim;
+      ro.sampling = o.sampling;
+      return ProjectedModel(std::make_unique<ReducedNetworkModel>(network(), V, W, ro));
+    }
+    ReducedChainOptions ro;
+    ro.nonlinear = o.nonlinear;
+    ro.deim = o.deim;
+    ro.tensor_memory_limit = o.tensor_memory_limit;
+    return ProjectedModel(std::make_unique<ReducedChainModel>(chain_, V, W, ro));
+  }
+  EmpiricalBalancingResult empirical_balancing(const EmpiricalBalancingOptions& o) const override {
+    return mor::empirical_balancing(chain_, o);
+  }
+  DifferentialBalancing differential_balancing(const DifferentialGramianOptions& o) const override {
+    return mor::differential_balancing(chain_, o);
+  }
   IntegrationStats simulate(const Signal& input, const IntegratorOptions& o, Vector& q, Vector& v,
                             const StepObserver& observe, ProgressReporter* progress) override {
     return integrate(chain_, ws_, input, o, q, v, observe, progress);
@@ -66,10 +92,17 @@ class ChainFullModel final : public FullModel {
   std::string solver_used() const override { return std::string(to_string(solver_)); }
 
  private:
+  /// The chain's network form, built when first asked for (element sampling only).
+  const NonlinearNetwork& network() const {
+    if (!network_) network_ = std::make_unique<NonlinearNetwork>(chain_.network());
+    return *network_;
+  }
+
   MassSpringChain chain_;
   MassSpringChain::Workspace ws_;
   SparseBackend solver_;
   SecondOrderSystem linear_;
+  mutable std::unique_ptr<NonlinearNetwork> network_;
 };
 
 class ChainSpec final : public ModelSpec {
@@ -102,7 +135,14 @@ class ChainSpec final : public ModelSpec {
     return MassSpringChain(p_).linear_system();
   }
   bool has_linearisation() const override { return true; }
-  const ChainParameters* chain_parameters() const override { return &p_; }
+  NonlinearNetwork network() const override { return MassSpringChain(p_).network(); }
+  std::string_view coordinate() const override { return "mass"; }
+  std::string linear_hint() const override {
+    return detail::concat("set model.k_n = 0 (got k_n = ", p_.k_n, ")");
+  }
+  bool projectable() const override { return true; }
+  bool reduced_tensor() const override { return true; }
+  bool simulation_balancing() const override { return true; }
   std::unique_ptr<FullModel> build(SparseBackend solver) const override {
     return std::make_unique<ChainFullModel>(p_, solver);
   }

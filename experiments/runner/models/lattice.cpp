@@ -1,0 +1,111 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// Model kind "lattice": an nx x ny lattice of masses with linear + cubic springs to the four
+// neighbours and to walls at the edges (models/lattice.hpp), a nonlinear network at any size.
+#include <ostream>
+
+#include "experiments/runner/model_kind.hpp"
+#include "experiments/runner/models/network_model.hpp"
+#include "experiments/runner/results_layout.hpp"
+#include "models/lattice.hpp"
+
+namespace mor::experiments {
+namespace {
+
+constexpr Choice<ChainDamping> kDampings[] = {{"chain", ChainDamping::chain},
+                                              {"rayleigh", ChainDamping::rayleigh}};
+constexpr Choice<OutputQuantity> kQuantities[] = {{"position", OutputQuantity::position},
+                                                  {"velocity", OutputQuantity::velocity}};
+
+/// The [model] keys of the lattice, declared once.
+template <class P, class V>
+void lattice_keys(P& p, V& v) {
+  v(Key{"nx", "", "nodes along a row, >= 1"}, p.nx);
+  v(Key{"ny", "", "nodes along a column, >= 1 (0: ny = nx)"}, p.ny);
+  v(Key{"m", "kg", "mass of each node, > 0"}, p.m);
+  v(Key{"k_l", "N/m", "linear spring stiffness, >= 0"}, p.k_l);
+  v(Key{"d", "N s/m", "damper coefficient (damping = \"chain\": dampers along the springs), >= 0"},
+    p.d);
+  v(Key{"k_n", "N/m^3", "cubic spring coefficient, >= 0 (0: the linear lattice)"}, p.k_n);
+  v.choice(Key{"damping", "", "dampers along the springs, or Rayleigh D = alpha M + beta K"},
+           p.damping, kDampings);
+  v(Key{"alpha", "1/s", "Rayleigh mass coefficient (damping = \"rayleigh\"), >= 0"}, p.alpha);
+  v(Key{"beta", "s", "Rayleigh stiffness coefficient (damping = \"rayleigh\"), >= 0"}, p.beta);
+  v(Key{"inputs", "", "1-based nodes [i, j] the input forces act on; [] means [[nx, ny]]"},
+    p.inputs);
+  v(Key{"outputs", "", "1-based observed nodes [i, j]; [] means [[nx, ny]]"}, p.outputs);
+  v.choice(Key{"output_quantity", "", "what the outputs observe"}, p.output_quantity, kQuantities);
+}
+
+class LatticeSpec final : public ModelSpec {
+ public:
+  explicit LatticeSpec(LatticeParameters p)
+      : p_(std::move(p)), net_(std::make_shared<const NonlinearNetwork>(lattice_network(p_))) {}
+  std::string_view kind() const override { return "lattice"; }
+  void write_toml(std::ostream& os) const override {
+    KeyWriter w(os);
+    lattice_keys(p_, w);
+  }
+  void record(io::ResultsWriter& out) const override {
+    KeyRecorder rec(out, layout::kModel);
+    lattice_keys(p_, rec);
+    out.set_attribute(layout::kModel, "n", static_cast<std::int64_t>(net_->n()));
+    out.set_attribute(layout::kModel, "elements", static_cast<std::int64_t>(p_.elements()));
+    out.set_attribute(layout::kModel, "convention",
+                      std::string("M q'' + D q' + K q + G^T phi(G q) = B u, y = Cp q + Cv q'; "
+                                  "K = k_l G^T G, phi(s) = k_n s^3, node (i, j) is coordinate "
+                                  "i - 1 + nx (j - 1)"));
+  }
+  Index size() const override { return net_->n(); }
+  bool is_linear() const override { return net_->is_linear(); }
+  LinearSystem linear_system() const override {
+    require(is_linear(), "the lattice with k_n = ", p_.k_n,
+            " is nonlinear and has no LTI form: set model.k_n = 0 for its linear part");
+    return net_->linear_system();
+  }
+  NonlinearNetwork network() const override { return *net_; }
+  std::string_view coordinate() const override { return "node"; }
+  std::string linear_hint() const override {
+    return detail::concat("set model.k_n = 0 (got k_n = ", p_.k_n, ")");
+  }
+  bool projectable() const override { return true; }
+  std::unique_ptr<FullModel> build(SparseBackend solver) const override {
+    return std::make_unique<NetworkFullModel>(net_, solver);
+  }
+
+ private:
+  LatticeParameters p_;
+  std::shared_ptr<const NonlinearNetwork> net_;
+};
+
+std::unique_ptr<ModelSpec> read_lattice_model(TableReader& r, const std::string& source,
+                                              const std::filesystem::path& base_dir) {
+  LatticeParameters p;
+  KeyReader reader(r, "model", base_dir);
+  lattice_keys(p, reader);
+  r.finish(" for model.type = \"lattice\"");
+  require(p.damping == ChainDamping::rayleigh || (p.alpha == 0.0 && p.beta == 0.0),
+          r.where(p.alpha != 0.0 ? "alpha" : "beta"),
+          ": model: alpha and beta need damping = \"rayleigh\" (got damping = \"chain\")");
+  try {
+    validate(p);
+  } catch (const InvalidArgument& e) {
+    throw InvalidArgument(detail::concat(source, ": ", e.what()));
+  }
+  return std::make_unique<LatticeSpec>(std::move(p));
+}
+
+void lattice_model_keys(std::vector<KeyDoc>& rows) {
+  LatticeParameters p;
+  KeyDocs docs(rows, "model");
+  lattice_keys(p, docs);
+}
+
+}  // namespace
+
+extern const ModelKindInfo kLatticeModelKind{
+    "lattice",
+    "an nx x ny lattice of masses with linear + cubic springs to the four neighbours and to "
+    "walls (a nonlinear network at any size)",
+    &read_lattice_model, &lattice_model_keys};
+
+}  // namespace mor::experiments

@@ -1,0 +1,203 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// The projected nonlinear network (see the header).
+#include "reduction/reduced_network.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "src/core/errors.hpp"
+
+namespace mor {
+
+namespace {
+
+constexpr double kSingularRcond = 1e2 * std::numeric_limits<double>::epsilon();
+
+void require_finite(const Matrix& X, const char* name) {
+  if (X.allFinite()) return;
+  for (Index j = 0; j < X.cols(); ++j)
+    for (Index i = 0; i < X.rows(); ++i)
+      require(std::isfinite(X(i, j)), "reduced network: ", name, "(", i, ", ", j, ") is ", X(i, j));
+}
+
+double reciprocal_condition(const Eigen::PartialPivLU<Matrix>& lu) {
+  const Vector pivots = lu.matrixLU().diagonal().cwiseAbs();
+  return std::min(lu.rcond(), pivots.minCoeff() / pivots.maxCoeff());
+}
+
+void validate_deim(const DeimResult& d, Index rows, const char* what) {
+  const Index m = d.U.cols();
+  require(d.U.rows() == rows, "reduced network: the DEIM basis U has ", d.U.rows(),
+          " rows, expected ", rows, " (", what, ")");
+  require(m >= 1, "reduced network: the DEIM basis U has no columns (m = 0)");
+  require(static_cast<Index>(d.indices.size()) == m, "reduced network: the DEIM result has ",
+          d.indices.size(), " indices for m = ", m, " basis vectors");
+  require(d.PtU_inv.rows() == m && d.PtU_inv.cols() == m, "reduced network: (P^T U)^{-1} is ",
+          d.PtU_inv.rows(), " x ", d.PtU_inv.cols(), ", expected ", m, " x ", m);
+  require_finite(d.U, "DEIM basis U");
+  require_finite(d.PtU_inv, "DEIM (P^T U)^{-1}");
+}
+
+/// Rows `rows` of the dense X.
+Matrix gather_rows(const Matrix& X, const std::vector<Index>& rows) {
+  Matrix R(static_cast<Index>(rows.size()), X.cols());
+  for (std::size_t k = 0; k < rows.size(); ++k) R.row(static_cast<Index>(k)) = X.row(rows[k]);
+  return R;
+}
+
+/// The element rows G(S, :) X for the restriction's local G and its dofs: O(nnz r).
+Matrix element_rows(const RestrictedNonlinearity& r, const Matrix& X) {
+  return r.G_local * gather_rows(X, r.dofs);
+}
+
+}  // namespace
+
+DeimSampling parse_deim_sampling(std::string_view name) {
+  if (name == "nodes") return DeimSampling::nodes;
+  if (name == "elements") return DeimSampling::elements;
+  throw InvalidArgument(
+      detail::concat("unknown DEIM sampling '", name, "' (expected nodes or elements)"));
+}
+
+std::string_view to_string(DeimSampling s) {
+  return s == DeimSampling::nodes ? "nodes" : "elements";
+}
+
+ReducedNetworkModel::ReducedNetworkModel(const NonlinearNetwork& net, const Matrix& V,
+                                         const Matrix& W, const ReducedNetworkOptions& options)
+    : n_full_(net.n()), r_(V.cols()), galerkin_(W.size() == 0), linear_(net.is_linear()) {
+  require(V.rows() == n_full_, "reduced network: V has ", V.rows(),
+          " rows, expected the network size n = ", n_full_);
+  require(r_ >= 1 && r_ <= n_full_, "reduced network: V has r = ", r_,
+          " columns, expected 1 <= r <= n = ", n_full_);
+  if (!galerkin_)
+    require(W.rows() == n_full_ && W.cols() == r_, "reduced network: W is ", W.rows(), " x ",
+            W.cols(), ", expected ", n_full_, " x ", r_, " (the size of V)");
+  require_finite(V, "V");
+  if (!galerkin_) require_finite(W, "W");
+  if (options.deim && !linear_)
+    validate_deim(
+        *options.deim, options.sampling == DeimSampling::nodes ? n_full_ : net.n_elements(),
+        options.sampling == DeimSampling::nodes ? "the network size n" : "the number of elements");
+  V_ = V;
+  if (!galerkin_) W_ = W;
+  const Matrix& Wt = this->W();
+  WtV_lu_.compute(Wt.transpose() * V_);
+  const double rcond = reciprocal_condition(WtV_lu_);
+  require(rcond > kSingularRcond,
+          "reduced network: W^T V is singular (reciprocal condition number ", rcond, ")");
+
+  const SecondOrderSystem& sys = net.linear_system();
+  auto project_operator = [&](const SparseMatrix& A) -> Matrix {
+    const Matrix AV = A * V_;
+    return Wt.transpose() * AV;
+  };
+  M_r_ = project_operator(sys.M);
+  D_r_ = project_operator(sys.D);
+  K_r_ = project_operator(sys.K);
+  B_r_ = Wt.transpose() * sys.B;
+  Cp_r_ = sys.Cp * V_;
+  Cv_r_ = sys.Cv * V_;
+  const double mu = M_r_.trace() / static_cast<double>(r_);
+  const double deviation = (M_r_ - mu * Matrix::Identity(r_, r_)).cwiseAbs().maxCoeff();
+  if (mu > 0.0 && deviation <= kUniformMassTolerance * mu) uniform_mass_ = mu;
+
+  if (linear_) return;
+  if (!options.deim) {
+    E_ = net.G() * V_;
+    C_ = net.coefficients();
+    P_ = galerkin_ ? Matrix(E_.transpose()) : Matrix((net.G() * Wt).transpose());
+    return;
+  }
+  const DeimResult& d = *options.deim;
+  deim_samples_ = d.U.cols();
+  if (options.sampling == DeimSampling::nodes) {
+    const RestrictedNonlinearity r = net.restricted_rows(d.indices);
+    E_ = element_rows(r, V_);
+    C_ = r.coefficients;
+    const Matrix WtU = Wt.transpose() * d.U;
+    P_ = (WtU * d.PtU_inv) * r.A_local;
+  } else {
+    const RestrictedNonlinearity r = net.restricted_elements(d.indices);
+    E_ = element_rows(r, V_);
+    C_ = r.coefficients;
+    // (G W)^T U without forming G W: (U^T G W)^T, U^T G is m x n and sparse-times-dense.
+    const Matrix GtU = net.G().transpose() * d.U;  // n x m
+    P_ = (Wt.transpose() * GtU) * d.PtU_inv;
+  }
+}
+
+void ReducedNetworkModel::nonlinear_force(const Eigen::Ref<const Vector>& q, Vector& g_r) const {
+  require(q.size() == r_, "reduced network: q_r has size ", q.size(), ", expected r = ", r_);
+  if (linear_) {
+    g_r.setZero(r_);
+    return;
+  }
+  Vector f = E_ * q;
+  const Index k = f.size();
+  for (Index e = 0; e < k; ++e) {
+    const double c[4] = {C_(e, 0), C_(e, 1), C_(e, 2), C_(e, 3)};
+    double dphi;
+    element_law(c, f[e], f[e], dphi);
+  }
+  g_r.noalias() = P_ * f;
+}
+
+Matrix ReducedNetworkModel::nonlinear_jacobian(const Eigen::Ref<const Vector>& q) const {
+  require(q.size() == r_, "reduced network: q_r has size ", q.size(), ", expected r = ", r_);
+  if (linear_) return Matrix::Zero(r_, r_);
+  const Vector s = E_ * q;
+  Vector w(s.size());
+  for (Index e = 0; e < s.size(); ++e) {
+    const double c[4] = {C_(e, 0), C_(e, 1), C_(e, 2), C_(e, 3)};
+    double phi;
+    element_law(c, s[e], phi, w[e]);
+  }
+  const Matrix WE = w.asDiagonal() * E_;
+  return P_ * WE;
+}
+
+Vector ReducedNetworkModel::project(const Eigen::Ref<const Vector>& q) const {
+  require(q.size() == n_full_, "reduced network: the full state has size ", q.size(),
+          ", expected n = ", n_full_);
+  const Vector Wtq = W().transpose() * q;
+  return WtV_lu_.solve(Wtq);
+}
+
+// ---------------------------------------------------------------------------------------------
+
+ReducedNetworkModel::Workspace::Workspace(const ReducedNetworkModel& model, SparseBackend)
+    : model_(model), mass_lu_(model.M_r_) {
+  const double rcond = reciprocal_condition(mass_lu_);
+  if (!(rcond > kSingularRcond))
+    throw NumericalError(detail::concat(
+        "reduced network: M_r = W^T M V is singular (reciprocal condition number ", rcond, ")"));
+}
+
+void ReducedNetworkModel::Workspace::solve_mass(const Vector& r, Vector& x) const {
+  if (model_.uniform_mass_)
+    x = r / *model_.uniform_mass_;
+  else
+    x = mass_lu_.solve(r);
+}
+
+void ReducedNetworkModel::Workspace::factorize_iteration(double a, double b, double c,
+                                                         const Vector& q) {
+  const bool linear = model_.is_linear();
+  if (linear && a == a_ && b == b_ && c == c_) return;
+  Matrix S = a * model_.M_r_ + b * model_.D_r_ + c * model_.K_r_;
+  if (!linear) S.noalias() += c * model_.nonlinear_jacobian(q);
+  iteration_lu_.compute(S);
+  const double rcond = reciprocal_condition(iteration_lu_);
+  if (!(rcond > kSingularRcond))
+    throw NumericalError(detail::concat(
+        "reduced network: the iteration matrix a M_r + b D_r + c (K_r + dg_r/dq_r) with a = ", a,
+        ", b = ", b, ", c = ", c, " is singular (reciprocal condition number ", rcond, ")"));
+  ++factorizations_;
+  a_ = a;
+  b_ = b;
+  c_ = c;
+}
+
+}  // namespace mor
