@@ -128,8 +128,9 @@ std::shared_ptr<Model> reduce(const std::shared_ptr<Model>& model, const std::st
   } else {
     // The projection methods train on simulations of the chain: an experiment of the model's
     // own keys, the method's and the training runs and horizon given in `experiment`.
-    require(!model->reduction && model->spec->chain_parameters() != nullptr, source, ": method \"",
-            method, "\" projects the mass-spring chain (mor.Chain), not a ",
+    require(!model->reduction && model->spec->projectable(), source, ": method \"", method,
+            "\" projects a second-order model with a snapshot seam (mor.Chain, the network and "
+            "lattice kinds), not a ",
             model->reduction ? "reduced model" : std::string(model->spec->kind()) + " model");
     std::ostringstream text;
     text << "[model]\ntype = " << toml_string(std::string(model->spec->kind())) << "\n";
@@ -155,7 +156,7 @@ std::shared_ptr<Model> reduce(const std::shared_ptr<Model>& model, const std::st
     } else {
       o.chain_full = c->model->build(c->solver);
       o.chain = std::make_shared<ChainReduction>(
-          c->reduction->reduce_chain(*c, *o.chain_full->chain(), out, &g_stop_requested));
+          c->reduction->reduce_projection(*c, *o.chain_full, out, &g_stop_requested));
       o.stages = o.chain->stages;
       o.seconds = o.chain->seconds;
     }
@@ -360,9 +361,9 @@ py::tuple simulate(const std::shared_ptr<Model>& model, py::object u, double t_e
           },
           nullptr);
     } else {
-      const ReducedChainModel& rm = *model->chain_rom->main.model;
+      const ProjectedModel& rm = *model->chain_rom->main.model;
       p = rm.n_outputs();
-      ReducedChainModel::Workspace ws(rm);
+      ProjectedModel::Workspace ws(rm);
       Vector q = Vector::Zero(rm.n()), v = Vector::Zero(rm.n()), y(p);
       auto out = [&](const Vector& q, const Vector& v, const Vector&, Vector& y) {
         rm.output(q, v, y);

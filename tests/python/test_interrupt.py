@@ -14,10 +14,6 @@ import pytest
 LATENCY = 1.0  # seconds from the signal to KeyboardInterrupt
 
 LONG = {
-    # Low-rank BT with a tolerance LR-ADI cannot reach: it iterates for minutes (memory grows by
-    # one column of 2 N = 10^4 doubles per step).
-    "bt": """mor.reduce(mor.Chain(N=5000, k_n=0.0), "bt", order=10, gramians="low_rank",
-                       adi_tolerance=1e-30, adi_max_iterations=10**6, allow_unconverged=True)""",
     # POD trained on a simulation of 2 x 10^7 steps of the nonlinear chain.
     "pod": """mor.reduce(mor.Chain(N=1000, k_n=2.0), "pod", order=10, experiment={
                        "simulation": {"t_end": 1e6, "dt": 0.05},

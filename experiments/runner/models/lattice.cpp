@@ -63,6 +63,7 @@ class LatticeSpec final : public ModelSpec {
     return net_->linear_system();
   }
   NonlinearNetwork network() const override { return *net_; }
+  bool has_linearisation() const override { return true; }
   std::string_view coordinate() const override { return "node"; }
   std::string linear_hint() const override {
     return detail::concat("set model.k_n = 0 (got k_n = ", p_.k_n, ")");

@@ -69,6 +69,7 @@ class NetworkSpec final : public ModelSpec {
                           " nonlinear elements (a linear network has no G, or phi = 0)");
   }
   NonlinearNetwork network() const override { return *net_; }
+  bool has_linearisation() const override { return true; }
   bool projectable() const override { return true; }
   std::unique_ptr<FullModel> build(SparseBackend solver) const override {
     return std::make_unique<NetworkFullModel>(net_, solver);

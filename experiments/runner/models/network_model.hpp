@@ -33,13 +33,15 @@ class NetworkFullModel final : public FullModel {
   std::optional<double> energy(const Vector& q, const Vector& v) const override {
     return net_->kinetic_energy(v) + net_->potential_energy(q);
   }
+  /// The linear network; a nonlinear one's linearisation about rest (q = v = 0), where
+  /// phi'(0) = 0 (phi has no linear term: that lives in K): the same M, D, K.
   std::unique_ptr<LtiOperator> lti_operator() const override {
-    require(net_->is_linear(), "the network has m = ", net_->n_elements(),
-            " nonlinear elements: linear methods need a linear network (no G, or phi = 0)");
     return std::make_unique<SecondOrderLtiOperator>(net_->linear_system());
   }
-  const SecondOrderSystem* second_order_system() const override {
-    return net_->is_linear() ? &net_->linear_system() : nullptr;
+  const SecondOrderSystem* second_order_system() const override { return &net_->linear_system(); }
+  std::string linearisation() const override {
+    return net_->is_linear() ? ""
+                             : "rest (q = v = 0, where the nonlinear elements have no stiffness)";
   }
   void nonlinear_force(const Vector& q, Vector& g) const override {
     if (net_->is_linear())
