@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "experiments/runner/export.hpp"
 
+#include <iostream>
+
 #include "experiments/runner/experiment.hpp"
 #include "experiments/runner/model_kind.hpp"
 #include "experiments/runner/results_layout.hpp"
+#include "experiments/runner/run_guards.hpp"
 #include "src/core/errors.hpp"
 #include "src/io/matrix_files.hpp"
 #include "src/io/results.hpp"
@@ -73,6 +76,9 @@ std::vector<std::filesystem::path> export_experiment_model(
     const std::filesystem::path& experiment, const std::vector<std::string>& overrides,
     ExportFormat format, const std::filesystem::path& out) {
   const ExperimentConfig c = load_experiment(experiment, overrides);
+  // Refused up front when the model cannot fit (run_guards); a warning above MemAvailable.
+  if (const auto warning = check_model_memory(c); !warning.empty())
+    std::cerr << "mor: warning: " << warning << "\n";
   return write(named(c.model->linear_system()), format, out);
 }
 
