@@ -407,11 +407,10 @@ RunSummary run_experiment(const ExperimentConfig& c, const RunOptions& options) 
                     static_cast<std::int64_t>(model->factorizations()));
   if (bt_reducing) {
     stage("analysis");
-    progress_note(concat(
-        c.name, ": frequency analysis of full and reduced model (",
-        c.analysis.h2 ? "H2 norms, " : "",
-        c.analysis.hinf ? concat("H-infinity over ", c.analysis.hinf_grid, " frequencies, ") : "",
-        c.analysis.bode_points, " Bode points) ..."));
+    progress_note(concat(c.name, ": frequency analysis of full and reduced model (",
+                         c.analysis.h2 ? "H2 norms, " : "",
+                         c.analysis.hinf ? "H-infinity norms, " : "", c.analysis.bode_points,
+                         " Bode points) ..."));
     const AnalysisOutcome a =
         analyse_and_record(c.analysis, c.reduction->norm_options(), *full_operator, reduced, out);
     summary.h2_error_relative = a.h2_error_relative;
