@@ -20,16 +20,6 @@ void require_finite(const Matrix& X, const char* name) {
       require(std::isfinite(X(i, j)), "reduced chain: ", name, "(", i, ", ", j, ") is ", X(i, j));
 }
 
-/// The reciprocal condition number of an LU-factorized matrix as in src/systems/dense_model.cpp:
-/// PartialPivLU never reports failure and its rcond() estimate is 1 for an exactly zero pivot,
-/// so the smaller of the estimate and the pivot ratio.
-double reciprocal_condition(const Eigen::PartialPivLU<Matrix>& lu) {
-  const Vector pivots = lu.matrixLU().diagonal().cwiseAbs();
-  return std::min(lu.rcond(), pivots.minCoeff() / pivots.maxCoeff());
-}
-
-constexpr double kSingularRcond = 1e2 * std::numeric_limits<double>::epsilon();
-
 /// Delta X, (N+1) x cols: row s holds X_s - X_{s-1} (0-based, walls X_{-1} = X_N = 0), the
 /// elongations of the N + 1 springs for each column of X.
 Matrix spring_differences(const Matrix& X) {
@@ -130,9 +120,10 @@ ReducedChainModel::ReducedChainModel(const MassSpringChain& chain, const Matrix&
   if (!galerkin_) W_ = W;
   const Matrix& Wt = this->W();
   WtV_lu_.compute(Wt.transpose() * V_);
-  const double rcond = reciprocal_condition(WtV_lu_);
-  require(rcond > kSingularRcond, "reduced chain: W^T V is singular (reciprocal condition number ",
-          rcond, "): some direction of range(V) is orthogonal to range(W)");
+  const double rcond = lu_reciprocal_condition(WtV_lu_);
+  require(rcond > kReducedSingularRcond,
+          "reduced chain: W^T V is singular (reciprocal condition number ", rcond,
+          "): some direction of range(V) is orthogonal to range(W)");
 
   const SecondOrderSystem sys = chain.linear_system();
   auto project_operator = [&](const SparseMatrix& A) -> Matrix {
@@ -294,42 +285,6 @@ Vector ReducedChainModel::project(const Eigen::Ref<const Vector>& q) const {
           ", expected N = ", N_);
   const Vector Wtq = W().transpose() * q;
   return WtV_lu_.solve(Wtq);
-}
-
-// ---------------------------------------------------------------------------------------------
-
-ReducedChainModel::Workspace::Workspace(const ReducedChainModel& model, SparseBackend)
-    : model_(model), mass_lu_(model.M_r_) {
-  const double rcond = reciprocal_condition(mass_lu_);
-  if (!(rcond > kSingularRcond))
-    throw NumericalError(detail::concat(
-        "reduced chain: M_r = W^T M V is singular (reciprocal condition number ", rcond, ")"));
-}
-
-void ReducedChainModel::Workspace::solve_mass(const Vector& r, Vector& x) const {
-  if (model_.uniform_mass_)
-    x = r / *model_.uniform_mass_;
-  else
-    x = mass_lu_.solve(r);
-}
-
-void ReducedChainModel::Workspace::factorize_iteration(double a, double b, double c,
-                                                       const Vector& q) {
-  const bool linear = model_.is_linear();
-  if (linear && a == a_ && b == b_ && c == c_) return;
-  Matrix S = a * model_.M_r_ + b * model_.D_r_ + c * model_.K_r_;
-  if (!linear) S.noalias() += c * model_.nonlinear_jacobian(q);
-  iteration_lu_.compute(S);
-  const double rcond = reciprocal_condition(iteration_lu_);
-  if (!(rcond > kSingularRcond))
-    throw NumericalError(detail::concat(
-        "reduced chain: the iteration matrix a M_r + b D_r + c (K_r "
-        "+ dg_r/dq_r) with a = ",
-        a, ", b = ", b, ", c = ", c, " is singular (reciprocal condition number ", rcond, ")"));
-  ++factorizations_;
-  a_ = a;
-  b_ = b;
-  c_ = c;
 }
 
 }  // namespace mor

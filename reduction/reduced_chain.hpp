@@ -43,6 +43,7 @@
 
 #include "models/mass_spring_chain.hpp"
 #include "reduction/deim.hpp"
+#include "reduction/reduced_workspace.hpp"
 #include "src/core/types.hpp"
 #include "src/linalg/sparse_solver.hpp"
 
@@ -149,29 +150,9 @@ class ReducedChainModel {
   /// N x r test basis (V for Galerkin).
   const Matrix& W() const { return galerkin_ ? V_ : W_; }
 
-  /// Factorizations and scratch for the integrators (dense LU of r x r matrices).
-  class Workspace {
-   public:
-    /// The backend argument is accepted for interface parity and ignored: dense LU is used.
-    /// model must outlive the workspace.
-    /// @throws NumericalError if M_r is numerically singular.
-    explicit Workspace(const ReducedChainModel& model,
-                       SparseBackend backend = SparseBackend::umfpack);
-    /// x = M_r^{-1} r (a division for a uniform mass).
-    void solve_mass(const Vector& r, Vector& x) const;
-    /// S = a M_r + b D_r + c (K_r + dg_r/dq_r(q)), LU-factorized; skipped for a linear model
-    /// with unchanged (a, b, c). Cost O(r^3) plus the reduced Jacobian (see the file comment).
-    /// @throws NumericalError if S is numerically singular.
-    void factorize_iteration(double a, double b, double c, const Vector& q);
-    void solve_iteration(const Vector& r, Vector& x) const { x = iteration_lu_.solve(r); }
-    Index factorizations() const { return factorizations_; }
-
-   private:
-    const ReducedChainModel& model_;
-    Eigen::PartialPivLU<Matrix> mass_lu_, iteration_lu_;
-    double a_ = -1, b_ = -1, c_ = -1;
-    Index factorizations_ = 0;
-  };
+  /// Dense LU of the r x r iteration matrices (reduction/reduced_workspace.hpp).
+  using Workspace = DenseReducedWorkspace<ReducedChainModel>;
+  static constexpr const char* kWhat = "reduced chain";
 
  private:
   NonlinearTreatment treatment_;

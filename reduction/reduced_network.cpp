@@ -12,18 +12,11 @@ namespace mor {
 
 namespace {
 
-constexpr double kSingularRcond = 1e2 * std::numeric_limits<double>::epsilon();
-
 void require_finite(const Matrix& X, const char* name) {
   if (X.allFinite()) return;
   for (Index j = 0; j < X.cols(); ++j)
     for (Index i = 0; i < X.rows(); ++i)
       require(std::isfinite(X(i, j)), "reduced network: ", name, "(", i, ", ", j, ") is ", X(i, j));
-}
-
-double reciprocal_condition(const Eigen::PartialPivLU<Matrix>& lu) {
-  const Vector pivots = lu.matrixLU().diagonal().cwiseAbs();
-  return std::min(lu.rcond(), pivots.minCoeff() / pivots.maxCoeff());
 }
 
 void validate_deim(const DeimResult& d, Index rows, const char* what) {
@@ -84,8 +77,8 @@ ReducedNetworkModel::ReducedNetworkModel(const NonlinearNetwork& net, const Matr
   if (!galerkin_) W_ = W;
   const Matrix& Wt = this->W();
   WtV_lu_.compute(Wt.transpose() * V_);
-  const double rcond = reciprocal_condition(WtV_lu_);
-  require(rcond > kSingularRcond,
+  const double rcond = lu_reciprocal_condition(WtV_lu_);
+  require(rcond > kReducedSingularRcond,
           "reduced network: W^T V is singular (reciprocal condition number ", rcond, ")");
 
   const SecondOrderSystem& sys = net.linear_system();
@@ -163,41 +156,6 @@ Vector ReducedNetworkModel::project(const Eigen::Ref<const Vector>& q) const {
           ", expected n = ", n_full_);
   const Vector Wtq = W().transpose() * q;
   return WtV_lu_.solve(Wtq);
-}
-
-// ---------------------------------------------------------------------------------------------
-
-ReducedNetworkModel::Workspace::Workspace(const ReducedNetworkModel& model, SparseBackend)
-    : model_(model), mass_lu_(model.M_r_) {
-  const double rcond = reciprocal_condition(mass_lu_);
-  if (!(rcond > kSingularRcond))
-    throw NumericalError(detail::concat(
-        "reduced network: M_r = W^T M V is singular (reciprocal condition number ", rcond, ")"));
-}
-
-void ReducedNetworkModel::Workspace::solve_mass(const Vector& r, Vector& x) const {
-  if (model_.uniform_mass_)
-    x = r / *model_.uniform_mass_;
-  else
-    x = mass_lu_.solve(r);
-}
-
-void ReducedNetworkModel::Workspace::factorize_iteration(double a, double b, double c,
-                                                         const Vector& q) {
-  const bool linear = model_.is_linear();
-  if (linear && a == a_ && b == b_ && c == c_) return;
-  Matrix S = a * model_.M_r_ + b * model_.D_r_ + c * model_.K_r_;
-  if (!linear) S.noalias() += c * model_.nonlinear_jacobian(q);
-  iteration_lu_.compute(S);
-  const double rcond = reciprocal_condition(iteration_lu_);
-  if (!(rcond > kSingularRcond))
-    throw NumericalError(detail::concat(
-        "reduced network: the iteration matrix a M_r + b D_r + c (K_r + dg_r/dq_r) with a = ", a,
-        ", b = ", b, ", c = ", c, " is singular (reciprocal condition number ", rcond, ")"));
-  ++factorizations_;
-  a_ = a;
-  b_ = b;
-  c_ = c;
 }
 
 }  // namespace mor

@@ -29,6 +29,7 @@
 #include <Eigen/LU>
 
 #include "reduction/deim.hpp"
+#include "reduction/reduced_workspace.hpp"
 #include "src/core/types.hpp"
 #include "src/linalg/sparse_solver.hpp"
 #include "src/systems/nonlinear_network.hpp"
@@ -98,24 +99,9 @@ class ReducedNetworkModel {
   const Matrix& V() const { return V_; }
   const Matrix& W() const { return galerkin_ ? V_ : W_; }
 
-  /// Dense LU of the r x r iteration matrices.
-  class Workspace {
-   public:
-    /// @throws NumericalError if M_r is numerically singular.
-    explicit Workspace(const ReducedNetworkModel& model,
-                       SparseBackend backend = SparseBackend::umfpack);
-    void solve_mass(const Vector& r, Vector& x) const;
-    /// @throws NumericalError if S is numerically singular.
-    void factorize_iteration(double a, double b, double c, const Vector& q);
-    void solve_iteration(const Vector& r, Vector& x) const { x = iteration_lu_.solve(r); }
-    Index factorizations() const { return factorizations_; }
-
-   private:
-    const ReducedNetworkModel& model_;
-    Eigen::PartialPivLU<Matrix> mass_lu_, iteration_lu_;
-    double a_ = -1, b_ = -1, c_ = -1;
-    Index factorizations_ = 0;
-  };
+  /// Dense LU of the r x r iteration matrices (reduction/reduced_workspace.hpp).
+  using Workspace = DenseReducedWorkspace<ReducedNetworkModel>;
+  static constexpr const char* kWhat = "reduced network";
 
  private:
   Index n_full_, r_;
