@@ -14,6 +14,12 @@ import pytest
 LATENCY = 1.0  # seconds from the signal to KeyboardInterrupt
 
 LONG = {
+    # Low-rank BT by RKSM with a tolerance it cannot reach: the rational Krylov space grows to
+    # 4000 columns of 4 x 10^4 doubles with O(k^3) projected Lyapunov solves, minutes of work.
+    # (LR-ADI with such a tolerance stalls and returns within a second on an idle machine.)
+    "bt": """mor.reduce(mor.Chain(N=20000, k_n=0.0), "bt", order=10, gramians="low_rank",
+                       low_rank_solver="rksm", rksm_tolerance=1e-30, rksm_max_dimension=4000,
+                       allow_unconverged=True)""",
     # POD trained on a simulation of 2 x 10^7 steps of the nonlinear chain.
     "pod": """mor.reduce(mor.Chain(N=1000, k_n=2.0), "pod", order=10, experiment={
                        "simulation": {"t_end": 1e6, "dt": 0.05},
