@@ -169,15 +169,34 @@ CASES = {
     "sobt": [("chain", dict(order=4)), ("second_order", dict(order=4)),
              ("multibody", dict(order=2))],
     "modal": [("chain", dict(order=4)), ("file", dict(order=4)), ("second_order", dict(order=4)),
-              ("multibody", dict(order=2)), ("flyball", dict(order=2))],
+              ("multibody", dict(order=2)), ("flyball", dict(order=2)),
+              ("pendulum", dict(order=1)), ("bricard", dict(order=1)), ("robot", dict(order=2)),
+              ("network", dict(order=4))],
     "irka": [("chain", dict(order=4)), ("file", dict(order=4)), ("lti", dict(order=4)),
              ("second_order", dict(order=4)), ("multibody", dict(order=2))],
-    "pod": [("nonlinear_chain", dict(order=4)), ("lattice", dict(order=4))],
+    "pod": [("nonlinear_chain", dict(order=4)), ("lattice", dict(order=4)),
+            ("network", dict(order=4))],
     "empirical_bt": [("nonlinear_chain", dict(order=4))],
     "differential_balancing": [("nonlinear_chain", dict(order=2, rho=0.5))],
 }
 TRAINING = {"simulation": {"t_end": 20.0, "dt": 0.1},
             "training": [{"type": "sine", "amplitude": 1.0, "frequency": 0.1}]}
+
+
+def network_file():
+    """The nonlinear chain of 8 masses as a network file (docs/models.md's SciPy snippet)."""
+    import os, tempfile
+    import scipy.io
+    import scipy.sparse as sp
+    N = 8
+    G = sp.diags([np.ones(N), -np.ones(N)], [0, -1], shape=(N + 1, N), format="csc")
+    L = (G.T @ G).tocsc()
+    B = sp.csc_matrix(([1.0], ([N - 1], [0])), shape=(N, 1))
+    path = os.path.join(tempfile.mkdtemp(), "chain_network.mat")
+    scipy.io.savemat(path, {"M": sp.identity(N, format="csc"), "D": L, "K": L, "B": B,
+                            "Cp": B.T.tocsc(), "Cv": sp.csc_matrix((1, N)), "G": G,
+                            "phi": np.array([[0.0, 2.0, 0.0, 0.0]])})
+    return path
 
 
 def make(kind, rail371):
@@ -195,8 +214,10 @@ def make(kind, rail371):
         return second_order_model()
     if kind == "multibody":
         return mor.model("linearised_multibody", benchmark="flyball")
-    if kind == "flyball":
-        return mor.model("flyball")
+    if kind in ("flyball", "pendulum", "bricard", "robot"):
+        return mor.model(kind)
+    if kind == "network":
+        return mor.model("network", path=network_file())
     if kind == "lattice":
         return mor.model("lattice", nx=3, ny=2, k_n=2.0)
     if kind == "reduced":
@@ -207,19 +228,17 @@ def make(kind, rail371):
 def test_every_method_and_kind_is_covered():
     assert {m["name"] for m in mor.methods()} - {"none"} == set(CASES)
     kinds = {"chain": "mass_spring_chain", "file": "file", "multibody": "linearised_multibody",
-             "flyball": "flyball", "lattice": "lattice"}
+             "flyball": "flyball", "lattice": "lattice", "pendulum": "pendulum",
+             "bricard": "bricard", "robot": "robot", "network": "network"}
     covered = {kinds[k] for cases in CASES.values() for k, _ in cases if k in kinds}
-    # Kinds that came with the multibody and network merge and have no Python case yet (their
-    # runs are covered by tests/test_registry.cpp); a kind registered later fails here.
-    not_yet = {"pendulum", "bricard", "robot", "network"}
-    assert {k["name"] for k in mor.model_kinds()} == covered | not_yet
+    assert {k["name"] for k in mor.model_kinds()} == covered
 
 
 @pytest.mark.parametrize("method,kind,keys",
                          [(m, k, kw) for m, cases in CASES.items() for k, kw in cases])
 def test_every_method_runs(rail371, method, kind, keys):
     model = make(kind, rail371)
-    extra = {"experiment": TRAINING} if kind in ("nonlinear_chain", "lattice") else {}
+    extra = {"experiment": TRAINING} if kind in ("nonlinear_chain", "lattice", "network") else {}
     rom = mor.reduce(model, method, **keys, **extra)
     assert rom.is_reduced and rom.method == method
     assert rom.info["r"] == keys["order"]
