@@ -116,7 +116,7 @@ void NonlinearNetwork::element_forces(const Eigen::Ref<const Vector>& q, Vector&
 }
 
 void NonlinearNetwork::nonlinear_force(const Eigen::Ref<const Vector>& q, Vector& g) const {
-  Vector f;
+  thread_local Vector f;  // as in force(): no allocation per evaluation
   element_forces(q, f);
   g.noalias() = Gt_ * f;
 }

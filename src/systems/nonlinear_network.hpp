@@ -164,7 +164,9 @@ void NonlinearNetwork::force(const Eigen::MatrixBase<Q>& q, const Eigen::MatrixB
   F.noalias() -= sys_.D * vr;
   F.noalias() -= sys_.K * qr;
   if (!linear_) {
-    Vector f;
+    // The element forces phi(G q), m long, every Newton iteration: a per-thread scratch, so the
+    // hot path allocates nothing (the model stays constant data shared by threads).
+    thread_local Vector f;
     element_forces(qr, f);
     F.noalias() -= Gt_ * f;
   }
