@@ -170,7 +170,14 @@ static int run_command(int argc, char** argv) {
       ->add_option("-j,--jobs", jobs,
                    "points at once in this process (default: the cores; under mpirun, the "
                    "cores over the ranks on the host)")
-      ->check(CLI::PositiveNumber);
+      // Not CLI::PositiveNumber: its message prints the range of a double (309 digits).
+      ->check(CLI::Validator(
+          [](const std::string& value) {
+            return std::atoi(value.c_str()) >= 1
+                       ? std::string()
+                       : "must be a positive number of points at once, got " + value;
+          },
+          "POSITIVE"));
   sweep->add_flag("--restart", restart, "run every point again, ignoring stored ones");
   sweep->add_flag("--extended", extended,
                   "add the larger sizes of sweep.extended_N (e.g. 10^6) to sweep.N");
@@ -253,7 +260,8 @@ static int run_command(int argc, char** argv) {
         return 0;
       }
       mor::io::require_replaceable_by_results(config.output);
-      mor::experiments::check_run_memory(config);
+      if (const auto warning = mor::experiments::check_run_memory(config); !warning.empty())
+        std::cerr << "mor: warning: " << warning << "\n";
       const auto s = mor::experiments::run_experiment(config, options);
       const bool plots = config.plots && !no_plots;
       if (!quiet)

@@ -16,6 +16,7 @@
 #include <exception>
 #include <functional>
 #include <limits>
+#include <optional>
 #include <random>
 #include <thread>
 
@@ -167,10 +168,17 @@ using detail::pencil_eigenvalues;
 /// complex pair (the member with Im p > 0); unstable estimates are reflected into the open left
 /// half plane (Re p -> -Re p), non-finite, zero or purely imaginary ones dropped, near
 /// duplicates merged.
+/// The rightmost eigenvalue estimate with Re > 0 that the shift computations of this thread's
+/// current LR-ADI run met (reflected for the shifts), for the message when the residual blows
+/// up: an unstable system, named as the dense solver names it. Reset by low_rank_adi.
+thread_local std::optional<Complex> t_unstable_estimate;
+
 std::vector<Complex> shift_representatives(const std::vector<Complex>& values) {
   std::vector<Complex> out;
   for (Complex v : values) {
     if (!std::isfinite(v.real()) || !std::isfinite(v.imag()) || v == Complex(0.0)) continue;
+    if (v.real() > 0.0 && (!t_unstable_estimate || v.real() > t_unstable_estimate->real()))
+      t_unstable_estimate = v;
     const double size = std::abs(v);
     if (std::abs(v.imag()) <= kRealTol * size) v = Complex(v.real(), 0.0);
     if (v.imag() < 0.0) v = std::conj(v);
@@ -605,6 +613,7 @@ AdiResult low_rank_adi(LtiOperator& sys, GramianKind kind, const AdiOptions& opt
   // subnormal range, where each operation costs about a hundred cycles. Results change by less
   // than 1e-307 absolute per operation.
   detail::SubnormalsFlushed flushed(true);
+  t_unstable_estimate.reset();
   const auto t0 = Clock::now();
   const bool obs = kind == GramianKind::observability;
   const Index n = sys.n();
@@ -637,8 +646,17 @@ AdiResult low_rank_adi(LtiOperator& sys, GramianKind kind, const AdiOptions& opt
   ComplexMatrix Wc, Vc;  // kept across steps: no allocation of size n per step
 
   auto fail_step = [&](Complex p, const std::exception& e) -> NumericalError {
-    return NumericalError(detail::concat("LR-ADI (", to_string(kind), ") step ",
-                                         result.iterations + 1, ", shift p = ", p, ": ", e.what()));
+    const std::string where = detail::concat("LR-ADI (", to_string(kind), ") step ",
+                                             result.iterations + 1, ", shift p = ", p, ": ");
+    // A + p E singular with Re p < 0: -p is an eigenvalue of (A, E) in the right half-plane
+    // (a shift that reflected an unstable estimate met it exactly). Bad input, named as such.
+    if (p.real() < 0.0 && std::string(e.what()).find("singular") != std::string::npos)
+      throw InvalidArgument(
+          detail::concat(where, "the system is not stable: A + p E is singular, so ", -p.real(),
+                         p.imag() > 0.0 ? " - " : " + ", std::abs(p.imag()),
+                         "i is an eigenvalue of (A, E) with a positive real part; Gramians and "
+                         "balanced truncation need a stable system (check the sign of A)"));
+    return NumericalError(where + e.what());
   };
 
   ResidualProgress progress(detail::concat("LR-ADI (", to_string(kind), " Gramian)"),
@@ -737,9 +755,23 @@ AdiResult low_rank_adi(LtiOperator& sys, GramianKind kind, const AdiOptions& opt
     // separate check).
     const double residual = gram_norm(W, options.residual_norm) / scale;
     if (!std::isfinite(residual)) {
-      throw NumericalError(detail::concat("LR-ADI (", to_string(kind), ") step ",
-                                          result.iterations + 1, ", shift p = ", p,
-                                          ": the residual factor became non-finite"));
+      const std::string where =
+          detail::concat("LR-ADI (", to_string(kind), ") step ", result.iterations + 1,
+                         ", shift p = ", p, ": the residual factor became non-finite");
+      // The usual cause: the system is not stable (ADI converges only for Re lambda < 0).
+      if (t_unstable_estimate)
+        throw InvalidArgument(detail::concat(
+            where,
+            ": the system is not stable: the shift computation found the eigenvalue "
+            "estimate ",
+            t_unstable_estimate->real(), " + ", t_unstable_estimate->imag(),
+            "i of (A, E) with a positive real part; Gramians and balanced truncation need a "
+            "stable system (check the sign of A)"));
+      throw NumericalError(
+          detail::concat(where,
+                         "; is the system stable? (every eigenvalue of (A, E) needs Re < 0; "
+                         "reduction.gramians = \"dense\" names an unstable one on models of a few "
+                         "thousand states)"));
     }
     for (int k = 0; k < (pair ? 2 : 1); ++k) {
       result.residual_history.push_back(residual);

@@ -386,6 +386,70 @@ TEST(Integrate, DivergenceIsReportedWithTheTime) {
   }
 }
 
+// rk4's stability limit from the model's spectrum (issue 29): the undamped linear chain with
+// k = m = 1 has omega_max = 2 sin(N pi / (2 (N + 1))) exactly; 40 Lanczos steps on N = 20 masses
+// are exact to rounding (a Krylov space of the whole state), and the limit is 2 sqrt(2) / omega.
+TEST(Integrate, Rk4StabilityLimitFromTheSpectrum) {
+  ChainParameters p;
+  p.N = 20;
+  p.k_n = 0.0;
+  p.d = 0.0;
+  const MassSpringChain chain(p);
+  MassSpringChain::Workspace ws(chain, SparseBackend::cholmod);
+  const double exact = 2.0 * std::sin(20.0 * std::numbers::pi / 42.0);
+  const double estimate = estimate_max_frequency(chain, ws);
+  EXPECT_NEAR(estimate, exact, 1e-10 * exact) << "estimate " << estimate << ", exact " << exact;
+  const double limit = kRk4ImaginaryLimit / exact;  // 1.4182
+  const auto u = make_sine_signal(1, 1.0, 0.05);
+  try {
+    run(chain, Scheme::rk4, 1.5, 150.0, *u);
+    FAIL() << "rk4 with dt = 1.5 > " << limit << " ran";
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("stability limit is dt <= 1.418"), std::string::npos)
+        << e.what();
+  }
+  // Just below the limit: runs, and stays bounded (the chain is undamped and driven gently).
+  const Final ok = run(chain, Scheme::rk4, 1.4, 140.0, *u);
+  EXPECT_LT(ok.q.cwiseAbs().maxCoeff(), 1e3);
+  // A larger system (N = 2000): the 40-step estimate approaches omega_max from below, so the
+  // limit it gives is never below the true one.
+  p.N = 2000;
+  const MassSpringChain big(p);
+  MassSpringChain::Workspace big_ws(big, SparseBackend::cholmod);
+  const double big_exact = 2.0 * std::sin(2000.0 * std::numbers::pi / 4002.0);
+  const double big_estimate = estimate_max_frequency(big, big_ws);
+  EXPECT_LE(big_estimate, big_exact * (1 + 1e-12));
+  EXPECT_GT(big_estimate, 0.99 * big_exact) << "40 Lanczos steps got only " << big_estimate;
+}
+
+// A state that grows without bound is a divergence before it overflows: M q'' = q (K = -I) grows
+// like e^t, past 1e100 at t = 230 of 300, and stayed finite (e^300 = 2e130) before issue 29.
+TEST(Integrate, ExplodingStateIsADivergence) {
+  SecondOrderSystem s;
+  const Index n = 3;
+  s.M = SparseMatrix(n, n);
+  s.M.setIdentity();
+  s.K = -s.M;
+  s.D = SparseMatrix(n, n);
+  s.B = SparseMatrix(n, 1);
+  s.B.insert(0, 0) = 1.0;
+  s.Cp = SparseMatrix(1, n);
+  s.Cp.insert(0, 0) = 1.0;
+  s.Cv = SparseMatrix(1, n);
+  const SparseSecondOrderModel model(s);
+  const auto u = make_step_signal(1, 1.0);
+  for (Scheme scheme : {Scheme::implicit_midpoint, Scheme::rk4}) {
+    try {
+      run(model, scheme, 0.1, 300.0, *u, SparseBackend::klu);
+      ADD_FAILURE() << to_string(scheme) << ": no error";
+    } catch (const NumericalError& e) {
+      const std::string msg = e.what();
+      EXPECT_NE(msg.find("the state exploded"), std::string::npos) << msg;
+      EXPECT_NE(msg.find("t = 2"), std::string::npos) << msg;  // at t in [200, 300)
+    }
+  }
+}
+
 TEST(Integrate, BadOptionsNameTheValue) {
   ChainParameters p;
   p.N = 3;

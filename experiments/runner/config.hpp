@@ -96,6 +96,8 @@ struct ExperimentConfig {
   std::vector<InputSpec> training;
   IntegratorOptions integrator;
   SparseBackend solver = SparseBackend::cholmod;
+  /// The most steps (t_end - t0) / dt a run may take (simulation.max_steps).
+  Index max_steps = 100'000'000;
   /// [reduction]: a registered method (experiments/runner/method.hpp), read and validated.
   std::shared_ptr<const ReductionMethod> reduction;
   AnalysisSpec analysis;

@@ -29,6 +29,10 @@ double estimate_run_mib(const ExperimentConfig& c) {
   return bytes / (1024.0 * 1024.0);
 }
 
+double estimate_model_mib(const ExperimentConfig& c) {
+  return (400.0 * static_cast<double>(c.model_size()) + 50e6) / (1024.0 * 1024.0);
+}
+
 double physical_memory_mib() {
   const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
   return pages > 0 && page > 0 ? static_cast<double>(pages) * static_cast<double>(page) / 1048576.0

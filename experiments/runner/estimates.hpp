@@ -19,6 +19,10 @@ double estimate_run_seconds(const ExperimentConfig& c);
 /// 6 KiB per state, dense BT a dozen n x n matrices, POD its snapshot matrices).
 double estimate_run_mib(const ExperimentConfig& c);
 
+/// Peak memory (MiB) of building the model alone (`mor export`): the estimate_run_mib figure
+/// without the reduction.
+double estimate_model_mib(const ExperimentConfig& c);
+
 /// This machine's physical memory in MiB (sysconf), 0 if unknown: what the memory estimates
 /// are held against (`mor run`, `mor sweep`, `--dry-run`).
 double physical_memory_mib();

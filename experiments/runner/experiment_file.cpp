@@ -45,9 +45,9 @@ using detail::concat;
 
 SimulationTable simulation_table(const ExperimentConfig& c) {
   const IntegratorOptions& o = c.integrator;
-  return {o.scheme,        o.dt,          o.t_end,       c.solver,
-          o.rho_infinity,  o.newton_rtol, o.newton_atol, o.newton_max_iterations,
-          o.reuse_jacobian};
+  return {o.scheme,         o.dt,          o.t_end,       c.solver,
+          o.rho_infinity,   o.newton_rtol, o.newton_atol, o.newton_max_iterations,
+          o.reuse_jacobian, c.max_steps};
 }
 
 OutputTable output_table(const ExperimentConfig& c) {
@@ -235,6 +235,16 @@ ExperimentConfig parse_experiment(const std::string& text, const std::string& so
     o.newton_atol = t.newton_atol;
     o.newton_max_iterations = static_cast<int>(t.newton_max_iterations);
     o.reuse_jacobian = t.reuse_jacobian;
+    require(t.max_steps >= 1, r.where("max_steps"), ": simulation.max_steps must be >= 1, got ",
+            t.max_steps);
+    c.max_steps = t.max_steps;
+    // A mistyped dt (1e-12 for 1e-2) would run for days: refused unless the file raises
+    // max_steps. dt and t_end themselves are validated with the integrator's options.
+    const double steps = t.t_end / t.dt;
+    require(!(std::isfinite(steps) && steps > static_cast<double>(t.max_steps)), r.where("dt"),
+            ": t_end / dt = ", t.t_end, " / ", t.dt, " = ", steps,
+            " steps, above simulation.max_steps = ", t.max_steps,
+            "; a larger dt, or set simulation.max_steps explicitly if that many steps are meant");
   }
   {
     TableReader r(table("output"), "output", source);

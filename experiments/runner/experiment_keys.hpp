@@ -54,6 +54,7 @@ struct SimulationTable {
   double newton_atol = IntegratorOptions{}.newton_atol;
   Index newton_max_iterations = IntegratorOptions{}.newton_max_iterations;
   bool reuse_jacobian = IntegratorOptions{}.reuse_jacobian;
+  Index max_steps = 100'000'000;
 
   template <class V>
   void visit_keys(V& v) {
@@ -79,6 +80,10 @@ struct SimulationTable {
           "keep the factorized Newton matrix across steps (simplified Newton), refactorizing "
           "when it contracts slowly"},
       reuse_jacobian);
+    v(Key{"max_steps", "",
+          "the most steps t_end / dt a run may take (10^8: hours of a large model; a file that "
+          "means more says so here), a guard against a mistyped dt such as 1e-12"},
+      max_steps);
   }
 };
 

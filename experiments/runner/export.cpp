@@ -4,11 +4,13 @@
 #include <algorithm>
 #include <cctype>
 #include <fstream>
+#include <iostream>
 #include <set>
 
 #include "experiments/runner/experiment.hpp"
 #include "experiments/runner/model_kind.hpp"
 #include "experiments/runner/results_layout.hpp"
+#include "experiments/runner/run_guards.hpp"
 #include "src/core/errors.hpp"
 #include "src/core/interrupt.hpp"
 #include "src/core/version.hpp"
@@ -125,6 +127,9 @@ std::vector<std::filesystem::path> export_experiment_model(
     const std::filesystem::path& experiment, const std::vector<std::string>& overrides,
     ExportFormat format, const std::filesystem::path& out) {
   const ExperimentConfig c = load_experiment(experiment, overrides);
+  // Refused up front when the model cannot fit (run_guards); a warning above MemAvailable.
+  if (const auto warning = check_model_memory(c); !warning.empty())
+    std::cerr << "mor: warning: " << warning << "\n";
   if (c.model->is_linear()) return write(named(c.model->linear_system()), format, out);
   // A nonlinear model as a network: the second-order matrices plus G and phi, which
   // `model.type = "network"` reads back.

@@ -16,6 +16,7 @@
 #include "experiments/runner/sweep.hpp"
 #include "experiments/runner/toml_reader.hpp"
 #include "src/core/errors.hpp"
+#include "src/core/memory.hpp"
 #include "src/io/results.hpp"
 
 namespace mor::experiments {
@@ -59,20 +60,40 @@ void require_nonempty_output(bool given, const std::string& output, std::string_
 }
 
 double run_memory_budget_mib() {
-  return 0.9 * physical_memory_mib();
+  return memory_limits().hard_mib;
 }
 
-void check_run_memory(const ExperimentConfig& c) {
-  const double budget = run_memory_budget_mib();
-  if (budget <= 0) return;  // physical memory unknown
-  const double need = estimate_run_mib(c);
-  if (need <= budget) return;
-  throw InvalidArgument(concat(
-      c.source, ": the run needs about ", std::llround(need), " MiB (estimate for n = ",
-      c.model_size(), c.reduction ? concat(", method ", std::string(c.reduction->name())) : "",
-      "), above this machine's budget of ", std::llround(budget),
-      " MiB (90% of its memory); make the model (model.N) or what the run keeps (horizon, "
-      "snapshots, training) smaller"));
+namespace {
+
+/// Refuses need_mib above the hard limit, returns a warning above MemAvailable.
+std::string check_memory(const ExperimentConfig& c, double need_mib, std::string_view what,
+                         std::string_view remedy) {
+  const MemoryLimits limits = memory_limits();
+  const std::string estimate =
+      concat("about ", std::llround(need_mib), " MiB (estimate for n = ", c.model_size(),
+             c.reduction ? concat(", method ", std::string(c.reduction->name())) : "", ")");
+  if (limits.hard_mib > 0 && need_mib > limits.hard_mib)
+    throw InvalidArgument(concat(c.source, ": ", what, " needs ", estimate,
+                                 ", above this machine's budget of ", std::llround(limits.hard_mib),
+                                 " MiB (", limits.hard_source, "); ", remedy));
+  if (limits.available_mib > 0 && need_mib > limits.available_mib)
+    return concat(c.source, ": ", what, " needs ", estimate, ", more than the ",
+                  std::llround(limits.available_mib),
+                  " MiB available now (MemAvailable); it may swap or be stopped by the kernel");
+  return {};
+}
+
+}  // namespace
+
+std::string check_run_memory(const ExperimentConfig& c) {
+  return check_memory(c, estimate_run_mib(c), "the run",
+                      "make the model (model.N) or what the run keeps (horizon, snapshots, "
+                      "training) smaller");
+}
+
+std::string check_model_memory(const ExperimentConfig& c) {
+  return check_memory(c, estimate_model_mib(c), "building the model",
+                      "make the model (model.N) smaller");
 }
 
 namespace {

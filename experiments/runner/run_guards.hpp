@@ -40,12 +40,17 @@ void require_known_model_type(const std::filesystem::path& file,
 /// @throws InvalidArgument naming the option.
 void require_nonempty_output(bool given, const std::string& output, std::string_view option);
 
-/// 90% of the physical memory in MiB (0 if unknown), the budget of one run.
+/// The smallest hard memory limit in MiB (0 if unknown), the budget of one run: 90% of the
+/// physical memory, RLIMIT_AS (less what is mapped) or the memory cgroup's limit
+/// (src/core/memory.hpp).
 double run_memory_budget_mib();
 /// Refuses, before anything is allocated, a run whose memory estimate (estimate_run_mib, the
-/// estimate `mor sweep` guards its points with) exceeds the budget.
-/// @throws InvalidArgument naming N, the method, the estimate and the budget.
-void check_run_memory(const ExperimentConfig& c);
+/// estimate `mor sweep` guards its points with) exceeds the hard limit; returns a warning line
+/// (empty if none) when it exceeds the memory available now (MemAvailable).
+/// @throws InvalidArgument naming N, the method, the estimate, the limit and which limit it is.
+std::string check_run_memory(const ExperimentConfig& c);
+/// The same for building the model alone (`mor export` of an experiment file).
+std::string check_model_memory(const ExperimentConfig& c);
 
 /// Checks the layout of a results file before `mor info` prints it: a run's or multibody run's
 /// groups and datasets (present, of the right kind, numeric, rows that agree), a sweep's root

@@ -22,6 +22,7 @@
 #include "experiments/runner/results_layout.hpp"
 #include "experiments/runner/toml_reader.hpp"
 #include "src/core/errors.hpp"
+#include "src/core/memory.hpp"
 #include "src/io/results.hpp"
 
 namespace mor::experiments {
@@ -413,7 +414,8 @@ SweepConfig load_sweep(const fs::path& file, const std::vector<std::string>& ove
 
 double point_memory_budget_mib(const SweepConfig& c, int concurrent_points) {
   if (c.memory_budget_mib > 0) return c.memory_budget_mib;
-  return 0.9 * physical_memory_mib() / std::max(1, concurrent_points);
+  // The smallest hard limit: 90% of the memory, RLIMIT_AS or the cgroup's (src/core/memory.hpp).
+  return memory_limits().hard_mib / std::max(1, concurrent_points);
 }
 
 void check_memory_budget(const SweepConfig& c, int concurrent_points) {
@@ -426,8 +428,9 @@ void check_memory_budget(const SweepConfig& c, int concurrent_points) {
         " MiB (estimate for N = ", p.size, ", method ", p.method, "), above the memory budget of ",
         std::llround(budget), " MiB per point",
         c.memory_budget_mib > 0 ? std::string(" (sweep.memory_budget_mib)")
-                                : concat(" (90% of ", std::llround(physical_memory_mib()),
-                                         " MiB over ", concurrent_points, " points at once)"),
+                                : concat(" (", memory_limits().hard_source, ", ",
+                                         std::llround(memory_limits().hard_mib), " MiB, over ",
+                                         concurrent_points, " points at once)"),
         "; run fewer points at once (--jobs), raise sweep.memory_budget_mib, or drop the point"));
   }
 }

@@ -2,6 +2,7 @@
 #include "experiments/runner/toml_reader.hpp"
 
 #include "experiments/runner/experiment_keys.hpp"
+#include "src/io/input_file.hpp"
 
 #include <algorithm>
 #include <fstream>
@@ -77,7 +78,8 @@ void apply_override(toml::table& root, const std::string& assignment) {
 }
 
 std::string read_text_file(const std::filesystem::path& file) {
-  std::ifstream in(file);
+  const io::InputFile input(file, "experiment file");  // a regular file, opened without blocking
+  std::ifstream in(input.descriptor_path());
   if (!in) throw IoError(detail::concat("cannot read experiment file '", file.string(), "'"));
   std::ostringstream text;
   text << in.rdbuf();

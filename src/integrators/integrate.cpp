@@ -3,6 +3,8 @@
 
 #include <cmath>
 
+#include <Eigen/Eigenvalues>
+
 #if defined(__SSE__) || defined(__x86_64__)
 #include <xmmintrin.h>
 #define MOR_HAS_MXCSR 1
@@ -99,6 +101,32 @@ void throw_diverged(double t, Index step, Index total, Scheme scheme, double dt)
           : "; try a smaller dt";
   throw NumericalError(concat("integration diverged: the state is not finite (NaN or Inf) at t = ",
                               t, " (step ", step, " of ", total, ")", hint));
+}
+
+void throw_exploded(double t, Index step, Index total, Scheme scheme, double dt, double magnitude) {
+  throw NumericalError(
+      concat("integration diverged: the state exploded (an entry of magnitude ", magnitude, " > ",
+             kExplodedState, ") at t = ", t, " (step ", step, " of ", total, ")",
+             scheme == Scheme::rk4 ? "; rk4 is explicit: dt = " + concat(dt) +
+                                         " may exceed its stability limit, try a smaller dt or an "
+                                         "implicit scheme"
+                                   : "; the model or dt = " + concat(dt) + " is unstable"));
+}
+
+void throw_rk4_unstable(double dt, double limit, double omega_max, bool damped, int iterations) {
+  throw InvalidArgument(concat(
+      "rk4 with dt = ", dt, " is unstable on this model: its stability limit is dt <= ", limit,
+      " (", damped ? kRk4LargestLimit : kRk4ImaginaryLimit, " / omega_max, omega_max = ", omega_max,
+      " rad/s from ", iterations, " Lanczos steps on M^-1 K", damped ? ", damped" : ", undamped",
+      "); use dt <= ", limit, " or an implicit scheme (implicit_midpoint, generalized_alpha)"));
+}
+
+double largest_tridiagonal_eigenvalue(const Vector& diagonal, const Vector& sub) {
+  if (diagonal.size() == 0) return 0.0;
+  if (diagonal.size() == 1) return diagonal(0);
+  Eigen::SelfAdjointEigenSolver<Matrix> solver;
+  solver.computeFromTridiagonal(diagonal, sub, Eigen::EigenvaluesOnly);
+  return solver.info() == Eigen::Success ? solver.eigenvalues().maxCoeff() : 0.0;
 }
 
 void throw_newton_failed(double t, Index step, int iterations, double delta, double tolerance,

@@ -25,6 +25,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "src/core/errors.hpp"
 #include "src/core/progress.hpp"
@@ -60,8 +61,13 @@ struct IntegratorOptions {
   Index observe_stride = 1;
   /// If set and true, the run throws Interrupted at the next step (set from a signal handler).
   const std::atomic<bool>* stop_requested = nullptr;
-  /// The state is checked for NaN/Inf every this many steps and at the last step.
+  /// The state is checked for NaN/Inf, and for |entries| above kExplodedState, every this many
+  /// steps and at the last step.
   Index finite_check_stride = 32;
+  /// rk4 on a linear second-order model: refuse (InvalidArgument) a dt above the stability
+  /// limit that the model's largest frequency gives, before the first step (see
+  /// require_rk4_stable). Off only for tests of the divergence found while stepping.
+  bool check_stability = true;
   /// Step with subnormal numbers (|x| < 2.2e-308) flushed to zero, as operands and results
   /// (x86 FTZ and DAZ; nothing elsewhere). A wave that has not yet crossed the model leaves
   /// exponentially small tails ahead of it, and on x86 each operation on a subnormal costs about
@@ -85,13 +91,55 @@ struct IntegrationStats {
   double seconds = 0.0;      ///< wall-clock time of the stepping loop, observers included
 };
 
+/// A state entry beyond this magnitude means the run has exploded (an unstable scheme or model):
+/// it is stopped there as a divergence, before the values overflow to Inf. No model of this
+/// project in any units comes near it.
+inline constexpr double kExplodedState = 1e100;
+
+/// RK4's stability region reaches 2 sqrt(2) = 2.828 along the imaginary axis (an undamped
+/// oscillator's eigenvalues +-i omega) and at most 2.960 anywhere in the left half-plane
+/// (2.785 on the negative real axis).
+inline constexpr double kRk4ImaginaryLimit = 2.8284271247461903;
+inline constexpr double kRk4LargestLimit = 2.960;
+
+/// The largest frequency omega_max = sqrt(lambda_max(M^{-1} K)) of a linear model, from
+/// `iterations` steps of Lanczos on K x = lambda M x in the M inner product (K x = -force(x, 0,
+/// 0); one force evaluation, one mass solve and one mass product a step). A Ritz value never
+/// exceeds lambda_max, so the estimate converges from below and the limit dt it gives is never
+/// below the true one. 0 for a model without stiffness (K = 0, e.g. a first-order model
+/// embedded as M = E, D = -A).
+template <SecondOrderModel Model>
+double estimate_max_frequency(const Model& model, typename Model::Workspace& ws,
+                              int iterations = 40);
+
+/// Throws InvalidArgument naming dt, the limit and omega_max when rk4 with step dt is unstable
+/// on the linear model: dt omega_max > 2 sqrt(2) for an undamped model (D = 0: the eigenvalues
+/// are +-i omega, the bound is exact), > 2.960 for a damped one (modal damping gives |lambda| >=
+/// omega_max for the top mode, and 2.960 is the farthest the region reaches; a dt between
+/// 2.785 / omega_max and that may still diverge, which the state check while stepping catches).
+template <SecondOrderModel Model>
+void require_rk4_stable(const Model& model, typename Model::Workspace& ws, double dt);
+
 namespace detail {
 [[noreturn]] void throw_diverged(double t, Index step, Index total, Scheme scheme, double dt);
+[[noreturn]] void throw_exploded(double t, Index step, Index total, Scheme scheme, double dt,
+                                 double magnitude);
+[[noreturn]] void throw_rk4_unstable(double dt, double limit, double omega_max, bool damped,
+                                     int iterations);
 [[noreturn]] void throw_newton_failed(double t, Index step, int iterations, double delta,
                                       double tolerance, double dt);
 
 inline bool all_finite(const Vector& x) {
   return x.allFinite();
+}
+
+/// The largest eigenvalue of the symmetric tridiagonal matrix (diagonal, sub) (LAPACK via
+/// Eigen's tridiagonal solver).
+double largest_tridiagonal_eigenvalue(const Vector& diagonal, const Vector& sub);
+
+/// The largest |entry| of x (NaN if x has a NaN: the caller checks all_finite first).
+inline double max_magnitude(const Vector& x) {
+  return x.size() == 0 ? 0.0 : x.cwiseAbs().maxCoeff();
 }
 
 /// Sets flush-to-zero and denormals-are-zero for its lifetime if enable is true (a no-op where
@@ -224,6 +272,8 @@ IntegrationStats integrate(const Model& model, typename Model::Workspace& ws, co
   input.evaluate(opt.t0, u);
   if (!detail::all_finite(q) || !detail::all_finite(v))
     detail::throw_diverged(opt.t0, 0, total, opt.scheme, h);
+  if (opt.scheme == Scheme::rk4 && opt.check_stability && model.is_linear())
+    require_rk4_stable(model, ws, h);
   observe(Index{0}, opt.t0, q, v, u);
   detail::SubnormalsFlushed flushed(opt.flush_subnormals);
 
@@ -237,6 +287,9 @@ IntegrationStats integrate(const Model& model, typename Model::Workspace& ws, co
     if (k % opt.finite_check_stride == 0 || k == total) {
       if (!detail::all_finite(q) || !detail::all_finite(v))
         detail::throw_diverged(time_at(k), k, total, opt.scheme, h);
+      const double magnitude = std::max(detail::max_magnitude(q), detail::max_magnitude(v));
+      if (magnitude > kExplodedState)
+        detail::throw_exploded(time_at(k), k, total, opt.scheme, h, magnitude);
     }
     if (observed) {
       input.evaluate(time_at(k), u);
@@ -434,6 +487,61 @@ IntegrationStats integrate(const Model& model, typename Model::Workspace& ws, co
   stats.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (progress) progress->finish();
   return stats;
+}
+
+template <SecondOrderModel Model>
+double estimate_max_frequency(const Model& model, typename Model::Workspace& ws, int iterations) {
+  const Index n = model.n();
+  if (n == 0) return 0.0;
+  const int k_max = static_cast<int>(std::min<Index>(n, iterations));
+  const Vector zero = Vector::Zero(n), u = Vector::Zero(model.n_inputs());
+  // A fixed +-1 start (a hash of the index): reproducible, and not orthogonal to any mode in
+  // practice.
+  Vector x(n), previous = Vector::Zero(n), F(n), w(n), Mw(n);
+  for (Index i = 0; i < n; ++i)
+    x(i) = ((static_cast<std::uint64_t>(i) * 0x9E3779B97F4A7C15ull) >> 63) ? 1.0 : -1.0;
+  model.mass(x, Mw);
+  double beta = std::sqrt(std::max(0.0, x.dot(Mw)));
+  if (!(beta > 0.0) || !std::isfinite(beta)) return 0.0;
+  x /= beta;
+  std::vector<double> alpha, off;
+  beta = 0.0;
+  for (int k = 0; k < k_max; ++k) {
+    model.force(x, zero, u, F);  // F = -K x
+    F = -F;
+    const double a = x.dot(F);  // x^T K x, x M-normalized
+    if (!std::isfinite(a)) return 0.0;
+    ws.solve_mass(F, w);  // M^{-1} K x
+    w -= a * x + beta * previous;
+    alpha.push_back(a);
+    model.mass(w, Mw);
+    const double b = std::sqrt(std::max(0.0, w.dot(Mw)));
+    if (!(b > 1e-12 * std::abs(a)) || k + 1 == k_max) break;
+    off.push_back(b);
+    previous.swap(x);
+    x = w / b;
+    beta = b;
+  }
+  const Index m = static_cast<Index>(alpha.size());
+  Vector diagonal = Eigen::Map<const Vector>(alpha.data(), m);
+  Vector sub = Vector::Zero(std::max<Index>(m - 1, 0));
+  for (Index i = 0; i + 1 < m; ++i) sub(i) = off[static_cast<std::size_t>(i)];
+  const double lambda = detail::largest_tridiagonal_eigenvalue(diagonal, sub);
+  return lambda > 0.0 ? std::sqrt(lambda) : 0.0;
+}
+
+template <SecondOrderModel Model>
+void require_rk4_stable(const Model& model, typename Model::Workspace& ws, double dt) {
+  constexpr int kIterations = 40;
+  const double omega = estimate_max_frequency(model, ws, kIterations);
+  if (!(omega > 0.0)) return;
+  // Damped when a velocity moves the force: F(0, v, 0) = -D v.
+  const Index n = model.n();
+  Vector v = Vector::Ones(n), F(n);
+  model.force(Vector::Zero(n), v, Vector::Zero(model.n_inputs()), F);
+  const bool damped = F.cwiseAbs().maxCoeff() > 0.0;
+  const double limit = (damped ? kRk4LargestLimit : kRk4ImaginaryLimit) / omega;
+  if (dt > limit) detail::throw_rk4_unstable(dt, limit, omega, damped, kIterations);
 }
 
 }  // namespace mor

@@ -51,8 +51,10 @@
 
 #include "src/core/errors.hpp"
 #include "src/core/interrupt.hpp"
+#include "src/core/memory.hpp"
 #include "src/io/file_claims.hpp"
 #include "src/io/hdf5.hpp"
+#include "src/io/input_file.hpp"
 
 namespace mor::io {
 
@@ -170,15 +172,6 @@ struct FileCloser {
 };
 using FileHandle = std::unique_ptr<std::FILE, FileCloser>;
 
-/// An existing regular file, or IoError naming it.
-void require_readable_file(const fs::path& file, std::string_view what) {
-  std::error_code ec;
-  const auto status = fs::status(file, ec);
-  if (!fs::exists(status)) throw IoError(concat("no such ", what, " file: ", quoted(file)));
-  if (fs::is_directory(status))
-    throw IoError(concat(quoted(file), " is a folder, not a ", what, " file"));
-}
-
 /// The CSC copy of the column-major dense array get(k), exact zeros dropped (NaN kept).
 template <class Get>
 SparseMatrix dense_to_sparse(Index rows, Index cols, Get&& get) {
@@ -239,16 +232,13 @@ bool plausible_v4_header(const unsigned char* b) {
   return false;
 }
 
-/// The MAT version of file from its header; for v5, also checks that every top-level element
-/// (a variable, compressed or not) ends inside the file.
-/// @throws IoError if the file is missing, unreadable, foreign or truncated.
-MatLayout check_mat_layout(const fs::path& file) {
-  require_readable_file(file, "MAT");
-  std::ifstream in(file, std::ios::binary);
+/// The MAT version of file (open as input) from its header; for v5, also checks that every
+/// top-level element (a variable, compressed or not) ends inside the file.
+/// @throws IoError if the file is unreadable, foreign or truncated.
+MatLayout check_mat_layout(const fs::path& file, const InputFile& input) {
+  std::ifstream in(input.descriptor_path(), std::ios::binary);
   if (!in) throw IoError(concat("cannot open ", quoted(file), ": ", errno_text(errno)));
-  std::error_code ec;
-  const auto size = static_cast<std::uint64_t>(fs::file_size(file, ec));
-  if (ec) throw IoError(concat("cannot read the size of ", quoted(file), ": ", ec.message()));
+  const std::uint64_t size = input.size();
   unsigned char header[128] = {};
   in.read(reinterpret_cast<char*>(header), sizeof header);
   const auto got = static_cast<std::size_t>(in.gcount());
@@ -297,6 +287,9 @@ MatLayout check_mat_layout(const fs::path& file) {
 // MAT files: matio handles
 
 struct MatCloser {
+  /// The file matio opened through its descriptor's name, kept open as long as matio may use
+  /// that name.
+  std::shared_ptr<const InputFile> input;
   void operator()(mat_t* mat) const noexcept { Mat_Close(mat); }
 };
 using MatFile = std::unique_ptr<mat_t, MatCloser>;
@@ -308,11 +301,15 @@ using MatVar = std::unique_ptr<matvar_t, MatVarFree>;
 /// Opens file read-only after check_mat_layout; matio logs nowhere (its log function is never
 /// initialised) and HDF5 does not print.
 MatFile open_mat(const fs::path& file) {
-  const MatLayout layout = check_mat_layout(file);
+  // Only a regular file, opened without blocking; matio and HDF5 open the same file through
+  // its descriptor's name (src/io/input_file.hpp).
+  const auto held = std::make_shared<const InputFile>(file, "MAT file");
+  const InputFile& input = *held;
+  const MatLayout layout = check_mat_layout(file, input);
   h5::silence_error_printing();
   if (layout == MatLayout::v73) {
     // matio does not check its own H5Fopen (see the top of this file).
-    const hid_t id = H5Fopen(file.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+    const hid_t id = H5Fopen(input.descriptor_path().c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
     if (id < 0) {
       const std::string reason = h5::last_error_reason();
       throw IoError(concat(quoted(file), " has a MAT v7.3 header but HDF5 cannot open it",
@@ -320,7 +317,7 @@ MatFile open_mat(const fs::path& file) {
     }
     H5Fclose(id);
   }
-  MatFile mat(Mat_Open(file.c_str(), MAT_ACC_RDONLY));
+  MatFile mat(Mat_Open(input.descriptor_path().c_str(), MAT_ACC_RDONLY), MatCloser{held});
   if (!mat)
     throw IoError(concat(quoted(file), " cannot be opened as a MAT ",
                          layout == MatLayout::v4   ? "v4"
@@ -542,6 +539,8 @@ struct MarketHeader {
   std::string field;     // real, integer, pattern
   std::string symmetry;  // general, symmetric, skew-symmetric
   Index rows = 0, cols = 0, entries = 0;
+  Index duplicates = 0;   ///< coordinate entries whose (i, j) appeared before (summed)
+  std::string duplicate;  ///< the first of them, "(i, j)"
 };
 
 std::vector<std::string_view> split(std::string_view line) {
@@ -577,16 +576,19 @@ std::string shorten(std::string_view line) {
   return std::string(line.substr(0, 60)) + (line.size() > 60 ? "..." : "");
 }
 
-/// Reads the whole file once and checks it against the MatrixMarket format (see the header).
-MarketHeader check_matrix_market(const fs::path& file) {
-  require_readable_file(file, "MatrixMarket");
-  std::ifstream in(file);
-  if (!in) throw IoError(concat("cannot open ", quoted(file), ": ", errno_text(errno)));
+bool blank_or_comment(const std::string& s) {
+  return (!s.empty() && s[0] == '%') ||
+         std::all_of(s.begin(), s.end(), [](unsigned char c) { return std::isspace(c); });
+}
+
+/// Reads and checks the banner and the size line of a MatrixMarket file from in; lineno is the
+/// line last read.
+MarketHeader read_market_header(std::istream& in, const fs::path& file, long long& lineno) {
   const auto fail = [&](long long line, const std::string& what) {
     return IoError(concat("broken MatrixMarket file ", quoted(file), ", line ", line, ": ", what));
   };
   std::string line;
-  long long lineno = 1;
+  lineno = 1;
   if (!std::getline(in, line))
     throw IoError(concat(quoted(file), " is empty, not a MatrixMarket file"));
   if (line.rfind("%%MatrixMarket", 0) != 0)
@@ -613,10 +615,7 @@ MarketHeader check_matrix_market(const fs::path& file) {
       (h.field == "pattern" && !h.coordinate))
     throw fail(1, bad_banner);
 
-  const auto skip = [](const std::string& s) {
-    return (!s.empty() && s[0] == '%') ||
-           std::all_of(s.begin(), s.end(), [](unsigned char c) { return std::isspace(c); });
-  };
+  const auto skip = blank_or_comment;
   // The size line.
   bool have_size = false;
   while (std::getline(in, line)) {
@@ -650,10 +649,28 @@ MarketHeader check_matrix_market(const fs::path& file) {
                 : h.symmetry == "symmetric" ? n * (n + 1) / 2
                                             : n * (n - 1) / 2;
   }
+  return h;
+}
+
+/// Reads the whole file once and checks it against the MatrixMarket format (see the header).
+MarketHeader check_matrix_market(const fs::path& file, const InputFile& input) {
+  std::ifstream in(input.descriptor_path());
+  if (!in) throw IoError(concat("cannot open ", quoted(file), ": ", errno_text(errno)));
+  const auto fail = [&](long long line, const std::string& what) {
+    return IoError(concat("broken MatrixMarket file ", quoted(file), ", line ", line, ": ", what));
+  };
+  long long lineno = 1;
+  const MarketHeader header = read_market_header(in, file, lineno);
+  const auto skip = blank_or_comment;
+  std::string line;
 
   // The entries.
+  MarketHeader h = header;
   const std::size_t tokens = h.coordinate ? (h.field == "pattern" ? 2 : 3) : 1;
   Index count = 0;
+  std::vector<std::uint64_t> positions;  // (j << 32 | i) of every coordinate entry
+  if (h.coordinate)
+    positions.reserve(static_cast<std::size_t>(std::min<Index>(h.entries, 1 << 24)));
   while (std::getline(in, line)) {
     ++lineno;
     if (skip(line)) continue;
@@ -682,6 +699,7 @@ MarketHeader check_matrix_market(const fs::path& file) {
         throw fail(lineno,
                    concat("entry (", i, ", ", j, ") of a ", h.symmetry, " matrix must lie ",
                           h.symmetry == "symmetric" ? "on or below" : "below", " the diagonal"));
+      positions.push_back(static_cast<std::uint64_t>(j) << 32 | static_cast<std::uint64_t>(i));
     }
     ++count;
   }
@@ -689,6 +707,19 @@ MarketHeader check_matrix_market(const fs::path& file) {
   if (count < h.entries)
     throw fail(lineno, concat("the file ends after ", count, " of the ", h.entries,
                               " entries the size line declares"));
+  // Duplicate coordinates: CHOLMOD (as scipy) sums them. In a symmetric or skew-symmetric file
+  // an entry stands for two, so a repeated one is refused; in a general file it is counted for
+  // the caller to report.
+  std::sort(positions.begin(), positions.end());
+  for (std::size_t k = 1; k < positions.size(); ++k)
+    if (positions[k] == positions[k - 1]) {
+      if (h.duplicates++ == 0)
+        h.duplicate = concat("(", positions[k] & 0xffffffffu, ", ", positions[k] >> 32, ")");
+    }
+  if (h.duplicates > 0 && h.symmetry != "general")
+    throw IoError(concat("broken MatrixMarket file ", quoted(file), ": the ", h.symmetry,
+                         " matrix gives entry ", h.duplicate, " more than once (", h.duplicates,
+                         " repeated entries); a ", h.symmetry, " file must give each entry once"));
   return h;
 }
 
@@ -837,7 +868,15 @@ void stage_market(StagedFiles& staged, const fs::path& file, const SparseMatrix*
 
 std::vector<std::string> mat_variable_names(const fs::path& file) {
   const MatFile mat = open_mat(file);
-  return variable_names(mat.get());
+  std::vector<std::string> names = variable_names(mat.get());
+  // matio reads the first of two variables of one name: which one a model means is unknown.
+  std::vector<std::string> sorted = names;
+  std::sort(sorted.begin(), sorted.end());
+  if (const auto twice = std::adjacent_find(sorted.begin(), sorted.end()); twice != sorted.end())
+    throw IoError(concat(quoted(file), " holds ", std::count(sorted.begin(), sorted.end(), *twice),
+                         " variables named '", *twice,
+                         "' (a damaged or hand-made file): which one is meant is ambiguous"));
+  return names;
 }
 
 namespace {
@@ -873,9 +912,10 @@ void require_plausible_size(mat_t* mat, const fs::path& file, const std::string&
 /// require_plausible_size), and a sparse variable's ir must have as many entries as its data.
 /// @throws IoError naming file, variable and dataset.
 void require_consistent_v73(const fs::path& file, const std::string& name) {
-  if (check_mat_layout(file) != MatLayout::v73) return;
+  const InputFile input(file, "MAT file");
+  if (check_mat_layout(file, input) != MatLayout::v73) return;
   h5::silence_error_printing();
-  const h5::File h5file(H5Fopen(file.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT));
+  const h5::File h5file(H5Fopen(input.descriptor_path().c_str(), H5F_ACC_RDONLY, H5P_DEFAULT));
   if (!h5file || H5Lexists(h5file.get(), name.c_str(), H5P_DEFAULT) <= 0) {
     h5::last_error_reason();  // clears the stack; matio reports the variable itself
     return;
@@ -945,6 +985,20 @@ MatrixVariable read_mat_variable(const fs::path& file, const std::string& name) 
     throw IoError(concat(quoted(file), ": variable '", name, "' (", dims,
                          ") does not fit in the memory available (allocation failed)"));
   }
+}
+
+std::optional<DeclaredShape> mat_variable_shape(const fs::path& file, const std::string& name) {
+  const MatFile mat = open_mat(file);
+  // A damaged header claiming more than the file holds is named as such first.
+  require_plausible_size(mat.get(), file, name);
+  const MatVar info(Mat_VarReadInfo(mat.get(), name.c_str()));
+  if (!info || info->rank != 2 || info->dims == nullptr) return std::nullopt;
+  DeclaredShape shape;
+  shape.rows = static_cast<Index>(info->dims[0]);
+  shape.cols = static_cast<Index>(info->dims[1]);
+  if (shape.rows < 0 || shape.cols < 0) return std::nullopt;
+  shape.entries = info->class_type == MAT_C_SPARSE ? -1 : shape.rows * shape.cols;
+  return shape;
 }
 
 StagedFiles stage_mat(const fs::path& file, const std::vector<NamedMatrix>& vars,
@@ -1063,10 +1117,51 @@ void write_mat(const fs::path& file, const std::vector<NamedMatrix>& vars, MatVe
 // ---------------------------------------------------------------------------------------------
 // MatrixMarket files
 
+double read_bytes(const DeclaredShape& shape) {
+  const auto rows = static_cast<double>(shape.rows), cols = static_cast<double>(shape.cols);
+  if (shape.entries < 0) return 2 * 4 * (cols + 1);
+  // CHOLMOD's triplets and CSC (twice for symmetric storage, expanded through a transpose),
+  // then Eigen's copy: about three CSC copies of 4-byte column pointers and 12-byte entries.
+  return 3 * (4 * (cols + 1) + 16 * static_cast<double>(shape.entries)) +
+         (shape.entries >= shape.rows * shape.cols && rows * cols > 0 ? 8 * rows * cols : 0);
+}
+
+namespace {
+
+/// Refuses, before the library allocates it, a matrix whose declared size needs more memory
+/// than this process may use (the smaller of the hard limit and MemAvailable).
+void require_memory_for(const fs::path& file, const DeclaredShape& shape) {
+  const double need = read_bytes(shape) / (1024.0 * 1024.0);
+  const MemoryLimits limits = memory_limits();
+  double budget = limits.hard_mib;
+  std::string source = limits.hard_source;
+  if (limits.available_mib > 0 && (budget <= 0 || limits.available_mib < budget)) {
+    budget = limits.available_mib;
+    source = "the memory available now, MemAvailable";
+  }
+  if (budget > 0 && need > budget)
+    throw IoError(concat(quoted(file), " declares a ", shape.rows, "x", shape.cols, " matrix",
+                         shape.entries >= 0 ? concat(" with ", shape.entries, " entries") : "",
+                         ": reading it needs about ", std::llround(need), " MiB, more than the ",
+                         std::llround(budget), " MiB this process may use (", source, ")"));
+}
+
+}  // namespace
+
+DeclaredShape matrix_market_shape(const fs::path& file) {
+  const InputFile input(file, "MatrixMarket file");
+  std::ifstream in(input.descriptor_path());
+  if (!in) throw IoError(concat("cannot open ", quoted(file), ": ", errno_text(errno)));
+  long long lineno = 1;
+  const MarketHeader h = read_market_header(in, file, lineno);
+  return {h.rows, h.cols, h.entries};
+}
+
 MatrixVariable read_matrix_market_variable(const fs::path& file) {
-  const MarketHeader h = check_matrix_market(file);
-  FileHandle f(std::fopen(file.c_str(), "r"));
-  if (!f) throw IoError(concat("cannot open ", quoted(file), ": ", errno_text(errno)));
+  const InputFile input(file, "MatrixMarket file");
+  const MarketHeader h = check_matrix_market(file, input);
+  require_memory_for(file, {h.rows, h.cols, h.symmetry == "general" ? h.entries : 2 * h.entries});
+  FileHandle f(input.stream());
   CholmodCommon c;
   int mtype = 0;
   // prefer = 1: a sparse result is unsymmetric (stype 0), symmetric storage expanded.
@@ -1077,6 +1172,8 @@ MatrixVariable read_matrix_market_variable(const fs::path& file) {
   MatrixVariable out;
   out.stored_sparse = h.coordinate;
   out.stored_class = h.field;
+  out.duplicates_summed = h.duplicates;
+  out.first_duplicate = h.duplicate;
   if (mtype == CHOLMOD_DENSE) {
     auto* X = static_cast<cholmod_dense*>(m);
     const auto rows = static_cast<Index>(X->nrow), cols = static_cast<Index>(X->ncol);

@@ -21,6 +21,7 @@
 #pragma once
 
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <utility>
 #include <variant>
@@ -39,6 +40,17 @@ struct MatrixVariable {
   /// MAT class ("double", "single", "logical", "int16", ...) or MatrixMarket field ("real",
   /// "integer", "pattern"), converted to double on reading.
   std::string stored_class;
+  /// MatrixMarket "general" coordinate files: entries whose (i, j) appeared before, summed
+  /// into it (0 for other files), and the first of them as "(i, j)", for the caller to report.
+  Index duplicates_summed = 0;
+  std::string first_duplicate;
+};
+
+/// The size of a matrix as a file's header declares it, known before its data is read.
+struct DeclaredShape {
+  Index rows = 0, cols = 0;
+  /// Stored entries the header declares (a sparse MAT variable: unknown, -1).
+  Index entries = -1;
 };
 
 /// A matrix to write under a name: sparse (a MAT sparse variable, a MatrixMarket coordinate
@@ -108,6 +120,11 @@ class StagedFiles {
   std::vector<Entry> entries_;
 };
 
+/// The size of a 2-D variable from its header alone (no data is read); nullopt when the header
+/// cannot tell (absent, damaged, not 2-D: read_mat_variable then names the problem).
+std::optional<DeclaredShape> mat_variable_shape(const std::filesystem::path& file,
+                                                const std::string& name);
+
 /// Writes vars into one MAT file (replacing it atomically), sparse values as sparse variables
 /// and dense ones as double arrays.
 /// @throws InvalidArgument for an invalid or repeated name, or sizes beyond the format's 32-bit
@@ -136,7 +153,19 @@ std::string mat_header_text(const std::filesystem::path& file);
 /// @throws IoError naming the file, the line and the problem (or CHOLMOD's status) for a missing
 ///         or broken file; InvalidArgument for a complex or Hermitian file, or a finite value of
 ///         magnitude >= 1e308 (CHOLMOD's reader would turn it into Inf).
+/// Before anything is allocated, the size the file declares is held against the memory this
+/// process may use (src/core/memory.hpp): a 3-line file declaring 10^9 x 10^9 would otherwise
+/// have CHOLMOD allocate gigabytes of column pointers. Duplicate coordinate entries are refused
+/// in a symmetric or skew-symmetric file (each stands for two) and counted in a general one.
 MatrixVariable read_matrix_market_variable(const std::filesystem::path& file);
+
+/// The banner's and size line's declared size, without reading the entries.
+/// @throws IoError as read_matrix_market_variable for a missing file or a broken header.
+DeclaredShape matrix_market_shape(const std::filesystem::path& file);
+
+/// Rough bytes that reading a matrix of this shape takes at its peak (the library's storage,
+/// CSC column pointers and entries, and Eigen's copy); entries -1: the column pointers only.
+double read_bytes(const DeclaredShape& shape);
 /// read_matrix_market_variable(file).value.
 SparseMatrix read_matrix_market(const std::filesystem::path& file);
 

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <cstdlib>
 #include <memory>
 #include <optional>
 #include <random>
@@ -15,6 +16,7 @@
 #include <utility>
 
 #include "src/core/errors.hpp"
+#include "src/core/memory.hpp"
 #include "src/linalg/sparse_solver.hpp"
 
 namespace mor::io {
@@ -49,6 +51,8 @@ class MatrixSource {
   virtual std::vector<std::string> names() const = 0;
   virtual bool has(const std::string& name) const = 0;
   virtual MatrixVariable read(const std::string& name) const = 0;
+  /// The size name's header declares, before its data is read; nullopt if it cannot tell.
+  virtual std::optional<DeclaredShape> shape(const std::string& name) const = 0;
   /// The file that holds name (for messages and the report).
   virtual fs::path where(const std::string& name) const = 0;
   /// The file or prefix, for messages.
@@ -68,6 +72,9 @@ class MatSource final : public MatrixSource {
   }
   MatrixVariable read(const std::string& name) const override {
     return read_mat_variable(file_, name);
+  }
+  std::optional<DeclaredShape> shape(const std::string& name) const override {
+    return mat_variable_shape(file_, name);
   }
   fs::path where(const std::string&) const override { return file_; }
   std::string label() const override { return file_.string(); }
@@ -113,11 +120,16 @@ class MarketSource final : public MatrixSource {
   MatrixVariable read(const std::string& name) const override {
     return read_matrix_market_variable(where(name));
   }
+  std::optional<DeclaredShape> shape(const std::string& name) const override {
+    return matrix_market_shape(where(name));
+  }
   fs::path where(const std::string& name) const override {
     if (const auto it = files_.find(name); it != files_.end()) return it->second;
+    // Any entry of the name counts (a FIFO, a dangling link, a link loop): the reader then
+    // refuses it by name rather than the model silently going without it.
     for (const auto& candidate : candidates(name)) {
       std::error_code ec;
-      if (fs::is_regular_file(candidate, ec)) return candidate;
+      if (fs::exists(fs::symlink_status(candidate, ec))) return candidate;
     }
     return {};
   }
@@ -142,6 +154,13 @@ class MarketSource final : public MatrixSource {
   fs::path prefix_;
   std::map<std::string, fs::path> files_;
 };
+
+/// "the model has: A, B, C", or that it has nothing (an empty list would read as a cut line).
+std::string contents(const MatrixSource& source) {
+  const std::vector<std::string> names = source.names();
+  return names.empty() ? "it has no variables or matrices at all (an empty or damaged file?)"
+                       : "the model has: " + join(names);
+}
 
 bool has_mat_extension(const fs::path& p) {
   std::string ext = p.extension().string();
@@ -217,16 +236,16 @@ class Reader {
   Reader(const MatrixSource& source, const ModelFileSpec& spec, ModelReport& report)
       : source_(source), spec_(spec), report_(report) {}
 
-  /// Reads role: the name given in spec.variables (which must exist) or the first default name
-  /// that exists. An empty 0x0 variable counts as absent.
-  Found resolve(const Role& role) {
+  /// Where role is, without reading it: the name given in spec.variables (which must exist) or
+  /// the first default name that exists, and its file; name empty if it is absent.
+  Found locate(const Role& role) {
     Found f;
     const auto given = spec_.variables.find(role.role);
     if (given != spec_.variables.end()) {
       if (!source_.has(given->second))
         throw InvalidArgument(concat(quoted(source_.label()), ": ",
                                      source_.looked_for(given->second), " given for ", role.role,
-                                     " does not exist; the model has: ", join(source_.names())));
+                                     " does not exist; ", contents(source_)));
       f.name = given->second;
     } else {
       for (const auto& name : role.names)
@@ -238,12 +257,29 @@ class Reader {
         if (role.required)
           throw InvalidArgument(concat(quoted(source_.label()), ": ",
                                        source_.looked_for(role.names[0]), " for ", role.role,
-                                       " not found; the model has: ", join(source_.names())));
+                                       " not found; ", contents(source_)));
         return f;
       }
     }
     f.source = source_.where(f.name);
+    return f;
+  }
+
+  /// The size role's header declares (after locate); nullopt if absent or it cannot tell.
+  std::optional<DeclaredShape> shape(const Found& f) const {
+    if (f.name.empty()) return std::nullopt;
+    return source_.shape(f.name);
+  }
+
+  /// Reads a located role (absent: returned as is). An empty 0x0 variable counts as absent.
+  Found read(const Role& role, Found f) {
+    if (f.name.empty()) return f;
     f.var = source_.read(f.name);
+    if (f.var.duplicates_summed > 0)
+      report_.warnings.push_back(concat(quoted(f.source), ": ", role.role, " (matrix '", f.name,
+                                        "') gives ", f.var.duplicates_summed,
+                                        " entries more than once (first ", f.var.first_duplicate,
+                                        "); they were summed, as CHOLMOD and scipy do"));
     const SparseMatrix& X = f.var.value;
     if (X.rows() == 0 && X.cols() == 0 && !role.required) {
       report_.defaults.push_back(
@@ -258,6 +294,8 @@ class Reader {
     f.present = true;
     return f;
   }
+
+  std::string label() const { return source_.label(); }
 
   /// "<file>: B (variable 'B', 371x0)" for messages.
   static std::string what(const Found& f, const char* role) {
@@ -359,6 +397,61 @@ MatrixReport report_matrix(const char* role, const Found& f, const SparseMatrix&
   return r;
 }
 
+/// A located matrix and which of its dimensions must equal n.
+struct Want {
+  const Found* found;
+  const char* role;
+  bool rows_n, cols_n;
+};
+
+/// Before any matrix is read: the sizes the files' headers declare, each against n (the size
+/// the defining matrix, A or M, declares) and their total against the memory this process may
+/// use. A 3-line MatrixMarket file declaring 10^9 x 10^9 is refused here by name instead of
+/// being allocated (the checks after reading remain for what headers cannot tell).
+void check_declared(const Reader& reader, const Found& defining, const char* defining_role,
+                    const std::vector<Want>& wants) {
+  const auto text = [](const DeclaredShape& s) { return concat(s.rows, "x", s.cols); };
+  const auto shape = reader.shape(defining);
+  double bytes = shape ? read_bytes(*shape) : 0.0;
+  std::string largest = defining.name.empty() ? "" : defining_role;
+  double largest_bytes = bytes;
+  const bool have_n = shape && shape->rows == shape->cols;
+  const Index n = have_n ? shape->rows : 0;
+  for (const Want& w : wants) {
+    const auto s = reader.shape(*w.found);
+    if (!s || (s->rows == 0 && s->cols == 0)) continue;  // absent, or empty: taken as absent
+    const std::string what = concat(quoted(w.found->source), ": ", w.role, " (variable '",
+                                    w.found->name, "', declared ", text(*s), ")");
+    if (have_n && ((w.rows_n && s->rows != n) || (w.cols_n && s->cols != n)))
+      throw InvalidArgument(concat(
+          what,
+          w.rows_n && w.cols_n ? concat(" must be n x n = ", n, "x", n)
+                               : concat(" must have n = ", n, w.rows_n ? " rows" : " columns"),
+          " (", defining_role, " '", defining.name, "' is ", text(*shape), "); nothing was read"));
+    const double b = read_bytes(*s);
+    bytes += b;
+    if (b > largest_bytes) {
+      largest_bytes = b;
+      largest = w.role;
+    }
+  }
+  const MemoryLimits limits = memory_limits();
+  double budget = limits.hard_mib;
+  std::string source = limits.hard_source;
+  if (limits.available_mib > 0 && (budget <= 0 || limits.available_mib < budget)) {
+    budget = limits.available_mib;
+    source = "the memory available now, MemAvailable";
+  }
+  const double mib = bytes / (1024.0 * 1024.0);
+  if (budget > 0 && mib > budget)
+    throw IoError(concat(quoted(reader.label()),
+                         ": the model's matrices as their files declare "
+                         "them need about ",
+                         std::llround(mib), " MiB to read (", largest, " the most), more than the ",
+                         std::llround(budget), " MiB this process may use (", source,
+                         "); nothing was read"));
+}
+
 void require_square(const Found& f, const char* role) {
   require(f.var.value.rows() == f.var.value.cols(), Reader::what(f, role), " must be square");
 }
@@ -371,8 +464,18 @@ DescriptorSystem read_first_order(const MatrixSource& source, const ModelFileSpe
   check_variable_keys(spec, first_order_roles(), ModelForm::first_order);
   Reader reader(source, spec, report);
   const auto& roles = first_order_roles();
-  Found E = reader.resolve(roles[0]), A = reader.resolve(roles[1]), B = reader.resolve(roles[2]),
-        C = reader.resolve(roles[3]), D = reader.resolve(roles[4]);
+  Found E = reader.locate(roles[0]), A = reader.locate(roles[1]), B = reader.locate(roles[2]),
+        C = reader.locate(roles[3]), D = reader.locate(roles[4]);
+  check_declared(reader, A, "A",
+                 {{&E, "E", true, true},
+                  {&B, "B", true, false},
+                  {&C, "C", false, true},
+                  {&D, "D", false, false}});
+  A = reader.read(roles[1], std::move(A));
+  E = reader.read(roles[0], std::move(E));
+  B = reader.read(roles[2], std::move(B));
+  C = reader.read(roles[3], std::move(C));
+  D = reader.read(roles[4], std::move(D));
 
   require_square(A, "A");
   const Index n = A.var.value.rows();
@@ -419,8 +522,20 @@ SecondOrderSystem read_second_order(const MatrixSource& source, const ModelFileS
   check_variable_keys(spec, second_order_roles(), ModelForm::second_order);
   Reader reader(source, spec, report);
   const auto& roles = second_order_roles();
-  Found M = reader.resolve(roles[0]), D = reader.resolve(roles[1]), K = reader.resolve(roles[2]),
-        B = reader.resolve(roles[3]), Cp = reader.resolve(roles[4]), Cv = reader.resolve(roles[5]);
+  Found M = reader.locate(roles[0]), D = reader.locate(roles[1]), K = reader.locate(roles[2]),
+        B = reader.locate(roles[3]), Cp = reader.locate(roles[4]), Cv = reader.locate(roles[5]);
+  check_declared(reader, M, "M",
+                 {{&D, "D", true, true},
+                  {&K, "K", true, true},
+                  {&B, "B", true, false},
+                  {&Cp, "Cp", false, true},
+                  {&Cv, "Cv", false, true}});
+  M = reader.read(roles[0], std::move(M));
+  D = reader.read(roles[1], std::move(D));
+  K = reader.read(roles[2], std::move(K));
+  B = reader.read(roles[3], std::move(B));
+  Cp = reader.read(roles[4], std::move(Cp));
+  Cv = reader.read(roles[5], std::move(Cv));
 
   require_square(M, "M");
   const Index n = M.var.value.rows();
@@ -433,7 +548,7 @@ SecondOrderSystem read_second_order(const MatrixSource& source, const ModelFileS
           "x", n, ")");
   require(B.var.value.cols() >= 1, Reader::what(B, "B"), ": the model has no inputs");
   require(Cp.present || Cv.present, quoted(source.label()),
-          ": no output matrix (looked for Cp, C and Cv); the model has: ", join(source.names()));
+          ": no output matrix (looked for Cp, C and Cv); ", contents(source));
   for (const auto& [f, role] : {std::pair{&Cp, "Cp"}, std::pair{&Cv, "Cv"}})
     if (f->present) {
       require(f->var.value.cols() == n, Reader::what(*f, role), " must have n = ", n,
@@ -504,13 +619,24 @@ void check_nonsingular_matrix(const SparseMatrix& X, const char* role, const std
                                   role, " is ", n, "x", n, "; ", why, ")"));
   };
   SparseMatrix A = X;
+  A.prune(0.0);
   A.makeCompressed();
+  // A column without a nonzero entry (E all zeros among them) is singular by its structure;
+  // KLU would only say "klu_analyze failed" for an empty matrix.
+  for (Index j = 0; j < n; ++j)
+    if (A.outerIndexPtr()[j + 1] == A.outerIndexPtr()[j])
+      throw singular(concat("its column ", j + 1, " (1-based) has no nonzero entry",
+                            A.nonZeros() == 0 ? "; it is all zeros" : ""));
   auto lu = make_sparse_solver(SparseBackend::klu);
-  lu->analyze_pattern(A);
   try {
+    lu->analyze_pattern(A);
     lu->factorize(A);
   } catch (const NumericalError& e) {
-    throw singular(concat("an exactly zero pivot in its sparse LU factorization; ", e.what()));
+    // The solver names its matrix "A" and counts columns from 0: say which matrix it is.
+    std::string why = e.what();
+    for (std::size_t at = why.find(" of A "); at != std::string::npos; at = why.find(" of A "))
+      why.replace(at, 6, concat(" of ", role, " (counting from 0) "));
+    throw singular(concat("an exactly zero pivot in its sparse LU factorization; ", why));
   }
   // ||A^{-1} b||_1 / ||b||_1 <= ||A^{-1}||_1, so this underestimates cond_1(A); a random sign
   // vector excites the smallest singular directions well enough to catch rounding-level pivots.
@@ -659,8 +785,8 @@ ImportedModel import_model(const ModelFileSpec& spec) {
     } else {
       throw InvalidArgument(concat(quoted(source->label()),
                                    ": neither a first-order model (no A) nor a second-order one "
-                                   "(needs M and K); the file has: ",
-                                   join(source->names())));
+                                   "(needs M and K); ",
+                                   contents(*source)));
     }
   }
   ImportedModel model;
@@ -687,7 +813,26 @@ ImportedNetwork import_network(const ModelFileSpec& spec) {
   ModelReport scratch;
   Reader reader(*source, spec, scratch);
   const Role g_role{"G", {"G"}, false}, phi_role{"phi", {"phi"}, false};
-  const Found g = reader.resolve(g_role), phi = reader.resolve(phi_role);
+  Found g = reader.locate(g_role), phi = reader.locate(phi_role);
+  // The declared sizes first, as for the linear roles: a tiny file claiming a huge G or phi is
+  // refused before anything is allocated.
+  const auto declared_g = reader.shape(g), declared_phi = reader.shape(phi);
+  if (declared_g && (declared_g->rows != 0 || declared_g->cols != 0))
+    require(declared_g->cols == n, quoted(g.source), ": G (variable '", g.name, "', declared ",
+            declared_g->rows, "x", declared_g->cols, ") must have n = ", n,
+            " columns (the size of M); nothing was read");
+  if (declared_phi && (declared_phi->rows != 0 || declared_phi->cols != 0)) {
+    require(declared_phi->cols == 4, quoted(phi.source), ": phi (variable '", phi.name,
+            "', declared ", declared_phi->rows, "x", declared_phi->cols,
+            ") must have 4 columns (the coefficients of s^2, s^3, s^4, s^5); nothing was read");
+    if (declared_g)
+      require(declared_phi->rows == 1 || declared_phi->rows == declared_g->rows, quoted(phi.source),
+              ": phi (variable '", phi.name, "', declared ", declared_phi->rows,
+              "x4) must have 1 or m = ", declared_g->rows,
+              " rows (the rows of G); nothing was read");
+  }
+  g = reader.read(g_role, std::move(g));
+  phi = reader.read(phi_role, std::move(phi));
   require(g.present == phi.present, quoted(source->label()), ": a network needs both G and phi (",
           g.present ? "phi" : "G", " is missing); neither for a linear model");
   if (!g.present) {
@@ -746,6 +891,29 @@ void check_nonsingular(const DescriptorSystem& sys, const std::string& file) {
 
 void check_nonsingular(const SecondOrderSystem& sys, const std::string& file) {
   check_nonsingular_matrix(sys.M, "M", file);
+  // A symmetric M is factorized by Cholesky for the integrators and the methods: a mass
+  // matrix that is not positive definite (M = -I, a sign error) is named here, with the file,
+  // rather than as "nonpositive pivot at column 0 of A" when the run starts.
+  const SparseMatrix T = sys.M.transpose();
+  if ((sys.M - T).norm() != 0.0 || is_identity(sys.M)) return;
+  SparseMatrix M = sys.M;
+  M.makeCompressed();
+  auto cholesky = make_sparse_solver(SparseBackend::cholmod);
+  try {
+    cholesky->analyze_pattern(M);
+    cholesky->factorize(M);
+  } catch (const NumericalError& e) {
+    // The solver's message names the failing column of "A", counting from 0.
+    const std::string why = e.what();
+    const auto at = why.find("at column ");
+    const Index j = std::clamp<Index>(
+        at == std::string::npos ? 0 : std::atol(why.c_str() + at + 10), 0, sys.M.rows() - 1);
+    throw InvalidArgument(concat(quoted(file), ": the mass matrix M (", size_text(sys.M),
+                                 ") is symmetric but not positive definite, as a mass matrix "
+                                 "must be: its Cholesky factorization fails at column ",
+                                 j + 1, " (1-based), where M(", j + 1, ", ", j + 1,
+                                 ") = ", sys.M.coeff(j, j)));
+  }
 }
 
 void export_model(const fs::path& out, const DescriptorSystem& sys, ModelFileFormat format,

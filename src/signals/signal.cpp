@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "src/core/errors.hpp"
+#include "src/io/input_file.hpp"
 
 namespace mor {
 namespace {
@@ -155,7 +156,9 @@ std::unique_ptr<Signal> make_multisine_signal(Index m, double amplitude,
 
 std::unique_ptr<Signal> make_table_signal(Index m, const std::filesystem::path& file) {
   require(m >= 1, "a signal needs at least one input, got m = ", m);
-  std::ifstream in(file);
+  // Only a regular file, opened without blocking (a FIFO or /dev/zero is refused by name).
+  const io::InputFile input(file, "input table");
+  std::ifstream in(input.descriptor_path());
   if (!in) throw IoError(detail::concat("cannot read input table '", file.string(), "'"));
   std::vector<double> t;
   std::vector<std::vector<double>> rows;
