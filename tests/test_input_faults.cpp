@@ -64,9 +64,10 @@ class InputFaults : public mor::testing::MorCliTest {
     return file;
   }
 
-  /// `mor args` under `timeout 30` (exit 124 if it blocks) and a 4 GiB address-space limit.
+  /// `mor args` under `timeout -k 5 30` (exit 124, or 137 after SIGKILL: the blocked open ignored
+  /// SIGTERM) and a 4 GiB address-space limit.
   Outcome bounded(const std::string& args) const {
-    return shell("ulimit -v 4194304; timeout 30 '" + mor_.string() + "' " + args);
+    return shell("ulimit -v 4194304; timeout -k 5 30 '" + mor_.string() + "' " + args);
   }
 
   bool nothing_written() const { return !fs::exists(dir_ / "r.h5"); }
@@ -178,7 +179,7 @@ TEST_F(InputFaults, DeclaredSizeBeyondMemoryIsRefusedByTheReader) {
   // Alone, with nothing to compare against: against the memory this process may use.
   std::ofstream(dir_ / "big.mtx") << "%%MatrixMarket matrix coordinate real general\n"
                                   << "2000000000 2000000000 1\n1 1 1\n";
-  const Outcome o = shell("ulimit -v 1048576; timeout 30 '" + mor_.string() + "' run " +
+  const Outcome o = shell("ulimit -v 1048576; timeout -k 5 30 '" + mor_.string() + "' run " +
                           file_experiment("files = { A = \"big.mtx\", B = \"big.mtx\", "
                                           "C = \"big.mtx\" }")
                               .string());
@@ -190,7 +191,7 @@ TEST_F(InputFaults, DeclaredSizeBeyondMemoryIsRefusedByTheReader) {
 
 // Item 6: compare the estimate with the hard limits before starting.
 TEST_F(InputFaults, RunAboveTheAddressSpaceLimitIsRefusedUpFront) {
-  const Outcome o = shell("ulimit -v 2097152; timeout 60 '" + mor_.string() + "' run '" +
+  const Outcome o = shell("ulimit -v 2097152; timeout -k 5 60 '" + mor_.string() + "' run '" +
                           (mor::testing::source_dir() / "experiments/bt_chain.toml").string() +
                           "' -o r.h5 --set model.N=3000000 --no-plots");
   EXPECT_EQ(o.exit_code, 2) << o.output;
@@ -200,7 +201,7 @@ TEST_F(InputFaults, RunAboveTheAddressSpaceLimitIsRefusedUpFront) {
 }
 
 TEST_F(InputFaults, ExportAboveTheMemoryLimitIsRefusedUpFront) {
-  const Outcome o = shell("ulimit -v 2097152; timeout 60 '" + mor_.string() + "' export '" +
+  const Outcome o = shell("ulimit -v 2097152; timeout -k 5 60 '" + mor_.string() + "' export '" +
                           chain_experiment("k_n = 0", "dt = 0.1\nt_end = 1.0").string() +
                           "' --set model.N=200000000 --format mat --out x.mat");
   EXPECT_EQ(o.exit_code, 2) << o.output;
