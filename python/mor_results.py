@@ -103,6 +103,8 @@ PATHS = {
     "analysis.sigma_full": "/analysis/sigma_full",
     "analysis.sigma_reduced": "/analysis/sigma_reduced",
     "analysis.sigma_error": "/analysis/sigma_error",
+    "analysis.omega_reduced": "/analysis/omega_reduced",
+    "analysis.sigma_reduced_dense": "/analysis/sigma_reduced_dense",
     # a multibody run (model.type = pendulum, bricard, flyball, robot)
     "benchmark": "/benchmark",  # attributes
     "benchmark.t": "/benchmark/t",  # n_t x 1
@@ -275,6 +277,10 @@ class Analysis:
     sigma_full: Optional[np.ndarray]  # sigma_max(G(i omega))
     sigma_reduced: Optional[np.ndarray]
     sigma_error: Optional[np.ndarray]
+    # The reduced model alone on the fixed grid of bode_points frequencies (for large models the
+    # curves above sit at adaptively placed frequencies; attribute bode_method).
+    omega_reduced: Optional[np.ndarray] = None
+    sigma_reduced_dense: Optional[np.ndarray] = None
 
 
 @dataclass
@@ -324,7 +330,8 @@ def _analysis(group):
     if g is None:
         return None
     return Analysis(attributes(g), *(_array(group, f"analysis.{n}") for n in
-                                     ("omega", "sigma_full", "sigma_reduced", "sigma_error")))
+                                     ("omega", "sigma_full", "sigma_reduced", "sigma_error",
+                                      "omega_reduced", "sigma_reduced_dense")))
 
 
 @dataclass

@@ -325,6 +325,9 @@ BtResult balanced_truncation(LtiOperator& sys, const BtOptions& options) {
   const Index r = select_order(options.selection, res.hsv, n, what);
   res.r = r;
   res.error_bound = 2.0 * res.hsv.tail(res.hsv.size() - r).sum();
+  // ||G||_H2 = ||C Z_c||_F (p x k products): the analysis reuses it instead of another LR-ADI.
+  if (!f.dense && f.Zc.size() != 0 && (sys.D_ff().size() == 0 || sys.D_ff().isZero(0.0)))
+    res.h2_norm = (sys.C() * f.Zc).norm();
 
   if (options.projection == BtProjection::square_root) {
     require_rank(res.hsv, r, n, what);

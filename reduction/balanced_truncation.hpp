@@ -96,6 +96,9 @@ struct BtResult {
   double spectral_abscissa = 0;
   GramianDiagnostics gramians;
   double seconds_projection = 0;  ///< SVD, bases and projected matrices
+  /// Low-rank Gramians and D_ff = 0: ||G||_H2 = ||C Z_c||_F from the controllability factor
+  /// (accurate to about its relative Lyapunov residual); -1 otherwise.
+  double h2_norm = -1.0;
 };
 
 /// First-order BT of the stable system `sys`.

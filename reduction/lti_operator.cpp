@@ -6,6 +6,7 @@
 #include <Eigen/LU>
 #include <algorithm>
 #include <limits>
+#include <vector>
 
 #include "src/core/errors.hpp"
 
@@ -89,6 +90,33 @@ void DenseLtiOperator::solve_shifted(Complex p, const ComplexMatrix& R, ComplexM
   X = dense_shifted_solve<Complex>(E_, A_, p, R, transpose);
 }
 
+bool DenseLtiOperator::shifted_residual_extended(Complex p, const ComplexMatrix& R,
+                                                 const ComplexMatrix& X, ComplexMatrix& Res) const {
+  using LC = std::complex<long double>;
+  const Index n = A_.rows();
+  require(R.rows() == n && X.rows() == n && R.cols() == X.cols(), "dense system: residual of a ",
+          R.rows(), "x", R.cols(), " right-hand side and a ", X.rows(), "x", X.cols(),
+          " solution, expected ", n, " rows each");
+  const LC pl(p.real(), p.imag());
+  Res.resize(n, R.cols());
+  std::vector<LC> acc(static_cast<std::size_t>(n));
+  for (Index j = 0; j < R.cols(); ++j) {
+    for (Index i = 0; i < n; ++i) acc[i] = LC(R(i, j).real(), R(i, j).imag());
+    for (Index k = 0; k < n; ++k) {
+      const LC x(X(k, j).real(), X(k, j).imag());
+      const LC px = pl * x;
+      for (Index i = 0; i < n; ++i) {
+        acc[i] -= static_cast<long double>(A_(i, k)) * x;
+        if (E_.size() != 0) acc[i] -= static_cast<long double>(E_(i, k)) * px;
+      }
+      if (E_.size() == 0) acc[k] -= px;
+    }
+    for (Index i = 0; i < n; ++i)
+      Res(i, j) = Complex(static_cast<double>(acc[i].real()), static_cast<double>(acc[i].imag()));
+  }
+  return true;
+}
+
 ErrorLtiOperator::ErrorLtiOperator(LtiOperator& full, LtiOperator& reduced)
     : full_(full), reduced_(reduced) {
   require(full.n_inputs() == reduced.n_inputs() && full.n_outputs() == reduced.n_outputs(),
@@ -152,6 +180,21 @@ void ErrorLtiOperator::solve_shifted(Complex p, const ComplexMatrix& R, ComplexM
   X.resize(n1 + n2, R.cols());
   X.topRows(n1) = x1;
   X.bottomRows(n2) = x2;
+}
+
+bool ErrorLtiOperator::shifted_residual_extended(Complex p, const ComplexMatrix& R,
+                                                 const ComplexMatrix& X, ComplexMatrix& Res) const {
+  const Index n1 = full_.n(), n2 = reduced_.n();
+  ComplexMatrix r1, r2;
+  if (!full_.shifted_residual_extended(p, ComplexMatrix(R.topRows(n1)),
+                                       ComplexMatrix(X.topRows(n1)), r1) ||
+      !reduced_.shifted_residual_extended(p, ComplexMatrix(R.bottomRows(n2)),
+                                          ComplexMatrix(X.bottomRows(n2)), r2))
+    return false;
+  Res.resize(n1 + n2, R.cols());
+  Res.topRows(n1) = r1;
+  Res.bottomRows(n2) = r2;
+  return true;
 }
 
 DenseLtiOperator to_first_order(const DenseSecondOrderSystem& s) {

@@ -67,6 +67,18 @@ class LtiOperator {
     return false;
   }
 
+  /// Res = R - (A + p E) X for a complex shift p, with every product accumulated in extended
+  /// precision (long double), for mixed-precision iterative refinement of shifted solves
+  /// (Higham, Accuracy and Stability of Numerical Algorithms, 2nd ed., sec. 12.1): the
+  /// refinement then converges to a solution accurate to about eps whenever the solve's
+  /// condition number times eps stays below 1, which a residual in working precision cannot
+  /// give. Returns false, leaving Res untouched, when the operator cannot (the default).
+  virtual bool shifted_residual_extended(Complex p, const ComplexMatrix& R, const ComplexMatrix& X,
+                                         ComplexMatrix& Res) const {
+    (void)p, (void)R, (void)X, (void)Res;
+    return false;
+  }
+
   /// A second operator on the same system data with its own factor cache and scratch, for
   /// shifted solves on another thread (an operator's cache is not thread-safe; the system data
   /// are only read). Its solves give the same results as this one's. nullptr (the default)
@@ -103,6 +115,8 @@ class SparseLtiOperator final : public LtiOperator {
   void solve_shifted(double p, const Matrix& R, Matrix& X, bool transpose = false) override;
   void solve_shifted(Complex p, const ComplexMatrix& R, ComplexMatrix& X,
                      bool transpose = false) override;
+  bool shifted_residual_extended(Complex p, const ComplexMatrix& R, const ComplexMatrix& X,
+                                 ComplexMatrix& Res) const override;
   std::unique_ptr<LtiOperator> solver_copy() const override;
 
  private:
@@ -176,6 +190,8 @@ class DenseLtiOperator final : public LtiOperator {
   void solve_shifted(double p, const Matrix& R, Matrix& X, bool transpose = false) override;
   void solve_shifted(Complex p, const ComplexMatrix& R, ComplexMatrix& X,
                      bool transpose = false) override;
+  bool shifted_residual_extended(Complex p, const ComplexMatrix& R, const ComplexMatrix& X,
+                                 ComplexMatrix& Res) const override;
 
  private:
   Matrix E_, A_, B_, C_, D_;
@@ -198,6 +214,9 @@ class ErrorLtiOperator final : public LtiOperator {
   void solve_shifted(double p, const Matrix& R, Matrix& X, bool transpose = false) override;
   void solve_shifted(Complex p, const ComplexMatrix& R, ComplexMatrix& X,
                      bool transpose = false) override;
+  /// Blockwise; true when both operators compute extended residuals.
+  bool shifted_residual_extended(Complex p, const ComplexMatrix& R, const ComplexMatrix& X,
+                                 ComplexMatrix& Res) const override;
 
  private:
   LtiOperator& full_;

@@ -1067,6 +1067,40 @@ void SparseLtiOperator::solve_shifted(Complex p, const ComplexMatrix& R, Complex
   impl_->complex_factor(p).solve(R, X, transpose);
 }
 
+bool SparseLtiOperator::shifted_residual_extended(Complex p, const ComplexMatrix& R,
+                                                  const ComplexMatrix& X,
+                                                  ComplexMatrix& Res) const {
+  using LC = std::complex<long double>;
+  const Index n = this->n();
+  require(R.rows() == n && X.rows() == n && R.cols() == X.cols(),
+          "SparseLtiOperator: residual of a ", R.rows(), "x", R.cols(), " right-hand side and a ",
+          X.rows(), "x", X.cols(), " solution, expected ", n, " rows each");
+  const LC pl(p.real(), p.imag());
+  const SparseMatrix& A = *impl_->A;
+  const SparseMatrix& E = *impl_->E;
+  Res.resize(n, R.cols());
+  std::vector<LC> acc(static_cast<std::size_t>(n));
+  for (Index j = 0; j < R.cols(); ++j) {
+    for (Index i = 0; i < n; ++i) acc[i] = LC(R(i, j).real(), R(i, j).imag());
+    // Column k of A and E scaled by x_k (compressed column storage).
+    for (Index k = 0; k < n; ++k) {
+      const LC x(X(k, j).real(), X(k, j).imag());
+      for (SparseMatrix::InnerIterator it(A, k); it; ++it)
+        acc[it.row()] -= static_cast<long double>(it.value()) * x;
+      const LC px = pl * x;
+      if (impl_->E_identity) {
+        acc[k] -= px;
+      } else {
+        for (SparseMatrix::InnerIterator it(E, k); it; ++it)
+          acc[it.row()] -= static_cast<long double>(it.value()) * px;
+      }
+    }
+    for (Index i = 0; i < n; ++i)
+      Res(i, j) = Complex(static_cast<double>(acc[i].real()), static_cast<double>(acc[i].imag()));
+  }
+  return true;
+}
+
 // =============================================================================================
 // SecondOrderLtiOperator
 

@@ -33,7 +33,13 @@ struct HinfResult {
   double omega = 0.0;              ///< a frequency where the supremum is attained (rad/s)
   double relative_accuracy = 0.0;  ///< certified (level set) or estimated (sweep) relative gap
   Index evaluations = 0;           ///< transfer-function evaluations or Hamiltonian eigen-solves
-  std::string method;              ///< "level-set" or "sweep"
+  std::string method;              ///< "level-set", "sweep" or "subspace"
+  /// Subspace method: whether the peak value and frequency settled, and the order of the last
+  /// interpolating model.
+  bool converged = true;
+  Index subspace_dimension = 0;
+  /// Subspace method: absolute error estimate of the final accurate evaluation (ResponseValue).
+  double evaluation_error = 0.0;
 };
 
 /// Level-set method of Bruinsma & Steinbuch (Systems & Control Letters 14 (1990) 287-293) on the
@@ -69,6 +75,86 @@ HinfResult hinf_norm_sweep(LtiOperator& sys, double w_min, double w_max, Index n
 /// @throws InvalidArgument as above, or for a non-finite hint.
 HinfResult hinf_norm_sweep(LtiOperator& sys, double w_min, double w_max, const Vector& hints,
                            Index n_grid = 400, double tolerance = 1e-8);
+
+/// The L-infinity norm sup_w sigma_max(G(i w)) of a dense system that need not be stable, by
+/// the same level-set iteration (the Hamiltonian test does not use stability). The interpolating
+/// models of the subspace method below are projections, which need not keep stability.
+/// @throws NumericalError if a pole lies on the imaginary axis (|Re| below the stability
+///         tolerance), besides the conditions of hinf_norm_level_set.
+HinfResult linf_norm_level_set(const Matrix& E, const Matrix& A, const Matrix& B, const Matrix& C,
+                               const Matrix& D_ff, double tolerance = 1e-10);
+
+// ---------------------------------------------------------------------------------------------
+// Accurate evaluation and the subspace method for large systems
+
+/// sigma_max(G(i w)) (or of G - G_r) with an estimate of its rounding error.
+struct ResponseValue {
+  double omega = 0.0;
+  ComplexMatrix G;            ///< G(i w) (- G_r(i w)), p x m
+  double sigma = 0.0;         ///< sigma_max(G)
+  double error_estimate = 0;  ///< absolute estimate of the error of G (Frobenius) and so of sigma
+  /// True when every solve was refined with extended-precision residuals until its correction
+  /// fell to the rounding level: then error_estimate is that last correction, an upper estimate.
+  /// Otherwise error_estimate is the first correction of a working-precision refinement, the
+  /// backward error mapped through (A - i w E)^{-1}: an estimate of the right size, no bound.
+  bool refined = false;
+};
+
+/// G(i w) - G_r(i w) (reduced may be null: G(i w) alone), each solve refined: the solution X of
+/// (A - i w E) X = B is corrected by X += (A - i w E)^{-1} (B - (A - i w E) X) with the residual
+/// accumulated in extended precision (LtiOperator::shifted_residual_extended) while the
+/// correction of C X shrinks, at most max_steps times (the factorization is reused: one
+/// factorization and 1 + steps solves per system). Near a lightly damped pole i w E - A is
+/// ill-conditioned (kappa ~ |lambda| / |Re lambda| and more): a plain solve errs by about
+/// kappa eps |G|, which in G - G_r can exceed the difference itself.
+/// @throws InvalidArgument for a negative or non-finite w; NumericalError for a pole.
+ResponseValue accurate_response(LtiOperator& sys, double omega, LtiOperator* reduced = nullptr,
+                                Index max_steps = 4);
+
+/// The first-order change of G_r(i w) when every entry of the dense model (E, A, B, C, D) is
+/// perturbed by a relative u = eps / 2 (what storing the model in double precision costs):
+///   u || |C| |X| + |Y|^T |B| + |Y|^T (|A| + w |E|) |X| + |D| ||_F,
+/// X = (i w E - A)^{-1} B, Y^T = C (i w E - A)^{-1}. A reduced model's error cannot be resolved
+/// below this; an a priori bound that lies below it cannot be checked in double precision.
+double data_sensitivity(const DenseLtiOperator& sys, double omega);
+
+struct SubspaceHinfOptions {
+  /// Stop when the interpolating model's peak value matches sigma_max of the full system at that
+  /// frequency to this relative accuracy.
+  double tolerance = 1e-7;
+  Index max_iterations = 30;
+  /// Interpolation directions per frequency: the whole input and output blocks when m and p are
+  /// both at most this, else the leading `directions` right and left singular vectors of G(i w)
+  /// (2 (directions) real columns each, twice that at w > 0).
+  Index directions = 2;
+  /// Distinct start frequencies used at most (largest sigma_max first).
+  Index max_start_points = 8;
+};
+
+/// ||G||_Hinf (reduced null) or ||G - G_r||_Hinf of a large system by the subspace method of
+/// Aliyev, Benner, Mengi, Schwerdtner & Voigt (SIAM J. Matrix Anal. Appl. 38 (2017) 1496-1516):
+/// the full system is projected, E_k = V^T E V, A_k = V^T A V, B_k = V^T B, C_k = C V, onto a
+/// real orthonormal V holding (i w_j E - A)^{-1} B and (i w_j E - A)^{-H} C^H at the
+/// interpolation frequencies w_j (or their products with the leading singular vectors of
+/// G(i w_j) for many inputs and outputs: tangential interpolation), so that G_k interpolates G
+/// with its derivative there (Hermite) and sigma_max of the two agree with their slopes; the
+/// interpolating model's (minus G_r's) L-infinity norm is computed exactly by the level set, its
+/// peak frequency is added, and the loop stops when the model's peak value equals the full
+/// system's sigma_max at that frequency (superlinear convergence, the paper's Theorem 4.3).
+/// Starts from start_frequencies (e.g. the reduced model's peak and the imaginary parts of its
+/// least damped poles); each interpolation frequency costs one complex factorization. The
+/// returned norm is the largest sigma_max of the full system evaluated (a lower bound, up to the
+/// evaluation's error), omega its frequency, after a final accurate evaluation there
+/// (accurate_response) and a local check at w (1 +- delta) (Brent's refinement if one exceeds;
+/// when the iteration did not settle, Brent's climb from the best evaluation over w/2 .. 3w/2);
+/// relative_accuracy combines the last mismatch of model and system with the evaluation's error
+/// estimate. A peak far from every start frequency and every peak of the interpolating models may
+/// be missed: the method is local, like every method of this cost.
+/// @throws InvalidArgument for bad options or no usable start frequency; NumericalError from
+///         the solves.
+HinfResult hinf_norm_subspace(LtiOperator& sys, const Vector& start_frequencies,
+                              DenseLtiOperator* reduced = nullptr,
+                              const SubspaceHinfOptions& options = {});
 
 /// ||G||_H2 from a controllability Gramian factor: ||C Z_c||_F (requires D_ff = 0 for a finite
 /// norm; throws InvalidArgument otherwise).

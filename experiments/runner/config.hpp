@@ -77,7 +77,7 @@ struct AnalysisSpec {
   bool hinf = true;         ///< H-infinity norm of the error system
   Index bode_points = 100;  ///< sigma_max(G(i w)) of full, reduced and error; 0: none
   double omega_min = 1e-4, omega_max = 10.0;  ///< rad/s
-  Index hinf_grid = 200;   ///< sweep grid of the large-system H-infinity estimate
+  Index hinf_grid = 200;   ///< unused (was the large-system H-infinity sweep's grid)
   bool hinf_full = false;  ///< also ||G||_Hinf of the full model
 };
 

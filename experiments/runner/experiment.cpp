@@ -336,7 +336,7 @@ std::vector<double> finish_linear_family(const Run& run, LinearFamilyRun& lin,
   run.stage("analysis");
   progress_note(concat(
       c.name, ": frequency analysis of full and reduced model (", c.analysis.h2 ? "H2 norms, " : "",
-      c.analysis.hinf ? concat("H-infinity over ", c.analysis.hinf_grid, " frequencies, ") : "",
+      c.analysis.hinf ? "H-infinity norms, " : "",
       c.analysis.bode_points, " Bode points) ..."));
   const AnalysisOutcome a =
       analyse_and_record(c.analysis, c.reduction->norm_options(), *lin.full, lin.reduced, run.out);

@@ -119,7 +119,9 @@ void analysis_keys(A& a, V& v) {
   v(Key{"omega_min", "rad/s", "lowest frequency of the curves and the H-infinity grid"},
     a.omega_min);
   v(Key{"omega_max", "rad/s", "highest frequency"}, a.omega_max);
-  v(Key{"hinf_grid", "", "grid points of the large-system H-infinity estimate, >= 10"},
+  v(Key{"hinf_grid", "",
+        "no longer used (models above 400 states get their H-infinity norms from the subspace "
+        "method, docs/results.md); kept so that existing files parse, >= 10"},
     a.hinf_grid);
   v(Key{"hinf_full", "", "also ||G||_Hinf of the full model"}, a.hinf_full);
 }

@@ -7,7 +7,7 @@
 #include <chrono>
 #include <cmath>
 
-#include "reduction/system_norms.hpp"
+#include "reduction/frequency_analysis.hpp"
 #include "src/core/errors.hpp"
 #include "src/core/timing.hpp"
 
@@ -63,129 +63,72 @@ void record_gramians(io::ResultsWriter& out, const GramianDiagnostics& g) {
   }
 }
 
-namespace {
-
-/// Frequencies of the least damped poles of the reduced model (up to kHints, Im > 0): peaks of
-/// the error narrower than the sweep's grid sit near them.
-Vector pole_hints(const DenseLtiOperator& red) {
-  constexpr std::size_t kHints = 12;
-  std::vector<std::pair<double, double>> poles;  // (damping ratio, frequency)
-  for (const Complex& l : red.poles())
-    if (l.imag() > 0.0) poles.emplace_back(-l.real() / std::abs(l), l.imag());
-  std::sort(poles.begin(), poles.end());
-  poles.resize(std::min(poles.size(), kHints));
-  Vector hints(static_cast<Index>(poles.size()));
-  for (std::size_t i = 0; i < poles.size(); ++i) hints(static_cast<Index>(i)) = poles[i].second;
-  return hints;
-}
-
-}  // namespace
-
 AnalysisOutcome analyse_and_record(const AnalysisSpec& a, const NormOptions& norms,
                                    LtiOperator& full, ReducedModel& reduced,
                                    io::ResultsWriter& out) {
   AnalysisOutcome outcome;
   const std::string& grp = layout::kAnalysis;
   out.create_group(grp);
-  DenseLtiOperator& red = *reduced.first_order;
-  const bool dense = full.n() <= norms.dense_limit;
-  // The level set eigen-solves a Hamiltonian of twice the error system's order per iteration:
-  // worth it only while that is cheap.
-  constexpr Index kLevelSetLimit = 400;
-  const bool level_set = full.n() <= kLevelSetLimit;
   const bool stable = reduced.spectral_abscissa < 0.0;
   out.set_attribute(grp, "reduced_stable", static_cast<std::int64_t>(stable));
 
-  if (a.bode_points >= 2) {
-    const auto t0 = Clock::now();
-    const Vector omega = log_frequencies(a.omega_min, a.omega_max, a.bode_points);
-    Vector s_full(omega.size()), s_red(omega.size()), s_err(omega.size());
-    for (Index k = 0; k < omega.size(); ++k) {
-      const ComplexMatrix g = transfer_function(full, Complex(0.0, omega(k)));
-      const ComplexMatrix gr = transfer_function(red, Complex(0.0, omega(k)));
-      auto smax = [](const ComplexMatrix& X) {
-        return Eigen::JacobiSVD<ComplexMatrix>(X).singularValues()(0);
-      };
-      s_full(k) = smax(g);
-      s_red(k) = smax(gr);
-      s_err(k) = smax(g - gr);
-    }
-    out.write_vector(layout::kAnalysisOmega, omega);
-    out.write_vector(layout::kAnalysisSigmaFull, s_full);
-    out.write_vector(layout::kAnalysisSigmaReduced, s_red);
-    out.write_vector(layout::kAnalysisSigmaError, s_err);
-    out.set_attribute(grp, "bode_s", seconds_since(t0));
-  }
+  FrequencyAnalysisOptions o;
+  o.bode_points = a.bode_points;
+  o.omega_min = a.omega_min;
+  o.omega_max = a.omega_max;
+  o.h2 = a.h2;
+  o.hinf = a.hinf;
+  o.hinf_full = a.hinf_full;
+  o.dense_limit = norms.dense_limit;
+  o.adi = norms.adi;
+  o.error_bound = reduced.error_bound;
+  o.h2_full = reduced.h2_full;
+  const FrequencyAnalysis f = analyse_frequency_response(full, *reduced.first_order, o);
 
-  ErrorLtiOperator err(full, red);
+  if (a.bode_points >= 2) {
+    out.write_vector(layout::kAnalysisOmega, f.omega);
+    out.write_vector(layout::kAnalysisSigmaFull, f.sigma_full);
+    out.write_vector(layout::kAnalysisSigmaReduced, f.sigma_reduced);
+    out.write_vector(layout::kAnalysisSigmaError, f.sigma_error);
+    out.write_vector(layout::kAnalysisOmegaReduced, f.omega_reduced);
+    out.write_vector(layout::kAnalysisSigmaReducedDense, f.sigma_reduced_dense);
+    out.set_attribute(grp, "bode_method", f.bode_method);
+    out.set_attribute(grp, "bode_solves", static_cast<std::int64_t>(f.bode_solves));
+    out.set_attribute(grp, "bode_s", f.bode_seconds);
+  }
   if (a.h2) {
-    const auto t0 = Clock::now();
-    if (!stable) {
-      out.set_attribute(grp, "h2_status",
-                        std::string("not computed: the reduced model is unstable"));
-    } else {
-      try {
-        double h2_full, h2_err;
-        if (dense) {
-          h2_full = h2_norm_dense(full);
-          h2_err = h2_norm_dense(err);
-        } else {
-          h2_full = h2_norm_low_rank(full, norms.adi).norm;
-          h2_err = h2_norm_low_rank(err, norms.adi).norm;
-        }
-        outcome.h2_error_relative = h2_err / h2_full;
-        out.set_attribute(grp, "h2_full", h2_full);
-        out.set_attribute(grp, "h2_error", h2_err);
-        out.set_attribute(grp, "h2_error_relative", outcome.h2_error_relative);
-        out.set_attribute(grp, "h2_method", std::string(dense ? "dense" : "low_rank"));
-        out.set_attribute(grp, "h2_status", std::string("ok"));
-      } catch (const NumericalError& e) {
-        out.set_attribute(grp, "h2_status", concat("not computed: ", e.what()));
-      }
+    if (f.h2_error.computed) {
+      outcome.h2_error_relative = f.h2_error.value / f.h2_full.value;
+      out.set_attribute(grp, "h2_full", f.h2_full.value);
+      out.set_attribute(grp, "h2_error", f.h2_error.value);
+      out.set_attribute(grp, "h2_error_relative", outcome.h2_error_relative);
+      out.set_attribute(grp, "h2_method", f.h2_error.method);
+      out.set_attribute(grp, "h2_full_method", f.h2_full.method);
     }
-    out.set_attribute(grp, "h2_s", seconds_since(t0));
+    out.set_attribute(grp, "h2_status", f.h2_error.status);
+    out.set_attribute(grp, "h2_s", f.h2_error.seconds);
   }
+  // One norm's attributes: prefix (hinf_error's are hinf_*, for history) and the report.
+  auto record_hinf = [&](const std::string& prefix, const std::string& value_key,
+                         const NormReport& h) {
+    if (h.computed) {
+      out.set_attribute(grp, value_key, h.value);
+      out.set_attribute(grp, prefix + "_omega", h.omega);
+      out.set_attribute(grp, prefix + "_method", h.method);
+      out.set_attribute(grp, prefix + "_relative_accuracy", h.relative_accuracy);
+      out.set_attribute(grp, prefix + "_evaluation_error", h.evaluation_error);
+      if (h.data_sensitivity >= 0.0)
+        out.set_attribute(grp, prefix + "_data_sensitivity", h.data_sensitivity);
+      out.set_attribute(grp, prefix + "_evaluations", static_cast<std::int64_t>(h.evaluations));
+    }
+    out.set_attribute(grp, prefix + "_status", h.status);
+    out.set_attribute(grp, prefix + "_s", h.seconds);
+  };
   if (a.hinf) {
-    const auto t0 = Clock::now();
-    if (!stable) {
-      out.set_attribute(grp, "hinf_status",
-                        std::string("not computed: the reduced model is unstable"));
-    } else {
-      const HinfResult h =
-          level_set ? hinf_norm_level_set(dense_E(err), dense_A(err), err.B(), err.C(), err.D_ff())
-                    : hinf_norm_sweep(err, a.omega_min, a.omega_max, pole_hints(red), a.hinf_grid);
-      outcome.hinf_error = h.norm;
-      out.set_attribute(grp, "hinf_error", h.norm);
-      out.set_attribute(grp, "hinf_omega", h.omega);
-      out.set_attribute(grp, "hinf_method", h.method);
-      out.set_attribute(grp, "hinf_relative_accuracy", h.relative_accuracy);
-      out.set_attribute(grp, "hinf_evaluations", static_cast<std::int64_t>(h.evaluations));
-      out.set_attribute(grp, "hinf_status",
-                        std::string(level_set ? "ok"
-                                              : "ok (sweep: a lower bound of the supremum "
-                                                "over [omega_min, omega_max])"));
-    }
-    out.set_attribute(grp, "hinf_s", seconds_since(t0));
+    record_hinf("hinf", "hinf_error", f.hinf_error);
+    if (f.hinf_error.computed) outcome.hinf_error = f.hinf_error.value;
   }
-  if (a.hinf_full) {
-    const auto t0 = Clock::now();
-    try {
-      const HinfResult h =
-          level_set
-              ? hinf_norm_level_set(dense_E(full), dense_A(full), full.B(), full.C(), full.D_ff())
-              : hinf_norm_sweep(full, a.omega_min, a.omega_max, pole_hints(red), a.hinf_grid);
-      out.set_attribute(grp, "hinf_full", h.norm);
-      out.set_attribute(grp, "hinf_full_omega", h.omega);
-      out.set_attribute(grp, "hinf_full_method", h.method);
-      out.set_attribute(grp, "hinf_full_status",
-                        std::string(level_set ? "ok"
-                                              : "ok (sweep: a lower bound of the supremum "
-                                                "over 0 and [omega_min, omega_max])"));
-    } catch (const NumericalError& e) {
-      out.set_attribute(grp, "hinf_full_status", concat("not computed: ", e.what()));
-    }
-    out.set_attribute(grp, "hinf_full_s", seconds_since(t0));
-  }
+  if (a.hinf_full) record_hinf("hinf_full", "hinf_full", f.hinf_full);
   return outcome;
 }
 

@@ -26,6 +26,10 @@ struct ReducedModel {
   /// The same per stage: ("gramians_s", ..), ("projection_s", ..).
   std::vector<std::pair<std::string, double>> stages;
   double spectral_abscissa = 0;  ///< max Re lambda (< 0: stable)
+  /// The method's a priori bound on ||G - G_r||_Hinf (BT: 2 sum_{i>r} sigma_i); < 0: none.
+  double error_bound = -1;
+  /// ||G||_H2 of the full model if the reduction computed it (BT: ||C Z_c||_F); < 0: not known.
+  double h2_full = -1;
 };
 
 /// Writes the Gramian diagnostics of a balanced truncation into /reduction (method, ranks,
@@ -60,11 +64,12 @@ struct AnalysisOutcome {
   double hinf_error = -1;
 };
 
-/// Frequency-domain comparison of the full system and the reduced model into /analysis:
-/// sigma_max of G, G_r and G - G_r on a log grid; ||G - G_r||_H2 / ||G||_H2; ||G - G_r||_Hinf
-/// (level set for n <= 400, sweep otherwise); with a.hinf_full also ||G||_Hinf. A norm that
-/// cannot be computed (an unstable reduced model, an ADI that does not converge) is recorded
-/// with its reason instead.
+/// Frequency-domain comparison of the full system and the reduced model into /analysis
+/// (analyse_frequency_response, reduction/frequency_analysis.hpp): sigma_max of G, G_r and
+/// G - G_r; ||G - G_r||_H2 / ||G||_H2; ||G - G_r||_Hinf (level set for n <= 400, the subspace
+/// method otherwise) with its estimated accuracy and status; with a.hinf_full also ||G||_Hinf.
+/// A norm that cannot be computed (an unstable reduced model, an ADI that does not converge) is
+/// recorded with its reason instead.
 AnalysisOutcome analyse_and_record(const AnalysisSpec& a, const NormOptions& norms,
                                    LtiOperator& full, ReducedModel& reduced,
                                    io::ResultsWriter& out);

@@ -110,13 +110,19 @@ namespace mor::experiments::layout {
     "columns r, m, relative_l2, max_abs, reduced_step_s: the error against r")                     \
   X(kAnalysis, "analysis", "/analysis", "group",                                                   \
     "attributes: H2 and H-infinity norms of full, reduced and error systems")                      \
-  X(kAnalysisOmega, "analysis.omega", "/analysis/omega", "dataset", "frequencies (rad/s)")         \
+  X(kAnalysisOmega, "analysis.omega", "/analysis/omega", "dataset",                                \
+    "frequencies (rad/s) of the full, reduced and error curves: the fixed grid, or for large "     \
+    "models adaptively placed ones (bode_method)")                                                 \
   X(kAnalysisSigmaFull, "analysis.sigma_full", "/analysis/sigma_full", "dataset",                  \
     "sigma_max(G(i omega))")                                                                       \
   X(kAnalysisSigmaReduced, "analysis.sigma_reduced", "/analysis/sigma_reduced", "dataset",         \
     "sigma_max(G_r(i omega))")                                                                     \
   X(kAnalysisSigmaError, "analysis.sigma_error", "/analysis/sigma_error", "dataset",               \
     "sigma_max(G(i omega) - G_r(i omega))")                                                        \
+  X(kAnalysisOmegaReduced, "analysis.omega_reduced", "/analysis/omega_reduced", "dataset",         \
+    "the fixed logarithmic grid of bode_points frequencies (rad/s)")                               \
+  X(kAnalysisSigmaReducedDense, "analysis.sigma_reduced_dense", "/analysis/sigma_reduced_dense",   \
+    "dataset", "sigma_max(G_r(i omega_reduced))")                                                  \
   X(kBenchmark, "benchmark", "/benchmark", "group",                                                \
     "multibody: the benchmark run (attributes: CVODE statistics, accuracy)")                       \
   X(kBenchmarkT, "benchmark.t", "/benchmark/t", "dataset", "n_t x 1: times (s)")                   \

@@ -71,6 +71,8 @@ class BtMethod final : public ReductionMethod {
     model.second_order = from_first_order(res.Er, res.Ar, res.Br, res.Cr, res.Dr);
     model.first_order = std::make_unique<DenseLtiOperator>(res.Er, res.Ar, res.Br, res.Cr, res.Dr);
     model.spectral_abscissa = res.spectral_abscissa;
+    if (res.bound_is_complete) model.error_bound = res.error_bound;
+    if (res.gramians.converged) model.h2_full = res.h2_norm;
     model.stages = {{"gramians_s", res.gramians.seconds}, {"projection_s", res.seconds_projection}};
     const std::string& grp = layout::kReduction;
     begin_reduction_record(out, name());

@@ -1,0 +1,87 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// The frequency-domain comparison of a full model G and a reduced one G_r that an experiment
+// records: sigma_max curves (Bode), H2 and H-infinity norms of G and of the error G - G_r, each
+// norm with an estimate of its accuracy and a status in words. Large models are analysed at the
+// cost of tens of shifted solves: the full model's curve at adaptively chosen frequencies
+// evaluated on both cores with one symbolic analysis, the H-infinity norms by the subspace
+// method (hinf_norm_subspace) started from the curve's peaks and the reduced model's poles.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "reduction/system_norms.hpp"
+
+namespace mor {
+
+/// G(i w_k) for every frequency (rad/s, >= 0), on `threads` threads when the operator offers
+/// solver copies (LtiOperator::solver_copy; each copy its own factor cache, the symbolic
+/// analysis of the pattern done once per copy), else on one. Results are those of
+/// transfer_function, in the order of omega.
+std::vector<ComplexMatrix> transfer_functions(LtiOperator& sys, const Vector& omega,
+                                              int threads = 2);
+
+/// A sigma_max curve at adaptively chosen frequencies: `budget` points at most in
+/// [w_min, w_max], a third on a logarithmic grid (with the seeds inside the range), the rest
+/// placed in rounds at the geometric midpoints of the intervals where log sigma_max turns or
+/// jumps most (more than 2% between neighbours in log-log slope or value), so a smooth curve
+/// costs few solves and a resonance gets the points. Evaluated by transfer_functions.
+struct SampledResponse {
+  Vector omega;                  ///< increasing
+  std::vector<ComplexMatrix> G;  ///< G(i omega_k)
+  Vector sigma;                  ///< sigma_max(G(i omega_k))
+};
+SampledResponse adaptive_response(LtiOperator& sys, double w_min, double w_max, Index budget,
+                                  const Vector& seeds = Vector(), int threads = 2);
+
+struct FrequencyAnalysisOptions {
+  Index bode_points = 100;  ///< the reduced model's curve (fixed log grid); 0: no curves
+  double omega_min = 1e-4, omega_max = 10.0;
+  bool h2 = true, hinf = true, hinf_full = false;
+  Index dense_limit = 1500;     ///< dense H2 up to this order, low-rank beyond
+  Index level_set_limit = 400;  ///< level set up to this order, subspace method beyond
+  /// Beyond level_set_limit the full model's curve takes at most this many adaptively placed
+  /// frequencies (adaptive_response) instead of bode_points fixed ones.
+  Index adaptive_points = 40;
+  AdiOptions adi;
+  double error_bound = -1.0;  ///< the reduction's a priori Hinf error bound; < 0: none
+  /// ||G||_H2 if the reduction knows it (BT's low-rank factor: ||C Z_c||_F); < 0: computed here.
+  double h2_full = -1.0;
+  int threads = 2;
+};
+
+/// One norm with what is known of its accuracy.
+struct NormReport {
+  bool computed = false;
+  double value = 0.0;
+  double omega = 0.0;              ///< Hinf: where the peak is attained
+  double relative_accuracy = 0.0;  ///< estimated (see status and evaluation_error)
+  double evaluation_error = 0.0;   ///< absolute estimate of the evaluation's rounding error
+  double data_sensitivity = -1.0;  ///< what rounding the reduced model's data may change; < 0: n/a
+  Index evaluations = 0;
+  std::string method;
+  std::string status = "not requested";
+  double seconds = 0.0;
+};
+
+struct FrequencyAnalysis {
+  /// Curves: full, reduced and error on `omega` (adaptive for large models, else the fixed
+  /// grid); the reduced model alone on `omega_reduced` (the fixed grid of bode_points).
+  Vector omega, sigma_full, sigma_reduced, sigma_error;
+  Vector omega_reduced, sigma_reduced_dense;
+  Index bode_solves = 0;
+  std::string bode_method;  ///< "fixed" or "adaptive"
+  double bode_seconds = 0.0;
+  NormReport h2_full, h2_error, hinf_error, hinf_full;
+};
+
+/// The analysis above. Norms that cannot be computed (an unstable reduced model, an ADI that does
+/// not converge) carry their reason in status. An Hinf status is "ok" only when the value is
+/// resolved by its evaluation and meets the a priori bound; otherwise it says in words which of
+/// these fails: the value is below the evaluation's error estimate (rounding noise near a lightly
+/// damped pole), it exceeds the bound, the bound lies below what double precision resolves for
+/// this reduced model (data_sensitivity), the subspace iteration did not settle.
+FrequencyAnalysis analyse_frequency_response(LtiOperator& full, DenseLtiOperator& reduced,
+                                             const FrequencyAnalysisOptions& options);
+
+}  // namespace mor
