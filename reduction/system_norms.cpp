@@ -912,6 +912,7 @@ HinfResult hinf_norm_subspace(LtiOperator& sys, const Vector& start_frequencies,
   const ResponseValue check = accurate_response(sys, best_omega, reduced);
   ++result.evaluations;
   result.norm = check.sigma;
+  result.omega = check.omega;  // where the refinement ended
   result.evaluation_error = check.error_estimate;
   result.relative_accuracy = std::max(std::isfinite(last_gap) ? last_gap : 1.0,
                                       check.sigma > 0.0 ? check.error_estimate / check.sigma : 0.0);

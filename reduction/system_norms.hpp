@@ -95,6 +95,8 @@ struct ResponseValue {
   double error_estimate = 0;  ///< absolute estimate of the error of G (Frobenius) and so of sigma
   /// True when every solve was refined with extended-precision residuals until its correction
   /// fell to the rounding level: then error_estimate is that last correction, an upper estimate.
+  /// (The rounding-level test is strict: a converged refinement may still report false; no
+  /// status depends on this flag.)
   /// Otherwise error_estimate is the first correction of a working-precision refinement, the
   /// backward error mapped through (A - i w E)^{-1}: an estimate of the right size, no bound.
   bool refined = false;

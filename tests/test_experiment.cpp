@@ -341,7 +341,7 @@ TEST_F(Experiment, FlyballHinfErrorIsResolvedOrSaysWhyNot) {
   const double truth = long_double_error(full, red, grid, &at);
   RecordProperty("hinf_error", ::testing::PrintToString(value));
   RecordProperty("long_double_error", ::testing::PrintToString(truth));
-  RecordProperty("status", status);
+  RecordProperty("hinf_status", status);
   ASSERT_GT(truth, 0.0);
   const bool within_2x = value <= 2.0 * truth && value >= 0.5 * truth;
   const bool says_bound_unresolvable =
