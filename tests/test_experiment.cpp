@@ -354,7 +354,9 @@ TEST_F(Experiment, FlyballHinfErrorIsResolvedOrSaysWhyNot) {
   EXPECT_LE(std::abs(value - truth), accuracy * value + 1e-2 * truth)
       << "value " << value << ", long double " << truth << ", claimed relative accuracy "
       << accuracy;
-  if (truth > 2.0 * bound) EXPECT_NE(status, "ok") << "the true error exceeds the bound " << bound;
+  if (truth > 2.0 * bound) {
+    EXPECT_NE(status, "ok") << "the true error exceeds the bound " << bound;
+  }
 }
 
 TEST_F(Experiment, ReductionMistakesAreNamed) {
