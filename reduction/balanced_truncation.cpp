@@ -91,10 +91,14 @@ Factors gramian_factors(LtiOperator& sys, const GramianOptions& options, bool fo
   d.method = method;
   d.solver = options.solver;
   if (method == GramianMethod::dense) {
-    f.dense.emplace(sys.E_is_identity() ? Matrix() : dense_E(sys), dense_A(sys), sys.B(), sys.C());
+    f.dense.emplace(sys.E_is_identity() ? Matrix() : dense_E(sys), dense_A(sys), sys.B(), sys.C(),
+                    options.dense_solver);
     d.residual_c = f.dense->residual(GramianKind::controllability);
     d.residual_o = f.dense->residual(GramianKind::observability);
-    d.rank_c = d.rank_o = sys.n();
+    d.rank_c = f.dense->rank_c();
+    d.rank_o = f.dense->rank_o();
+    d.dense_solver = f.dense->solver();
+    d.sign_steps = f.dense->sign_steps();
     if (form_dense_factors) {
       f.Zc = f.dense->controllability_factor();
       f.Zo = f.dense->observability_factor();
@@ -320,9 +324,18 @@ BtResult balanced_truncation(LtiOperator& sys, const BtOptions& options) {
 
   const Svd s = svd(f.hankel_product(sys));
   throw_if_stop_requested(what);
-  res.hsv = s.s;
   res.bound_is_complete = f.diagnostics.method == GramianMethod::dense;
+  if (res.bound_is_complete && s.s.size() < n) {
+    // The sign function's factors have the numerical rank: the values beyond lie below its
+    // compression level (about eps sqrt(||P|| ||Q||)) and are reported as 0.
+    res.hsv = Vector::Zero(n);
+    res.hsv.head(s.s.size()) = s.s;
+  } else {
+    res.hsv = s.s;
+  }
   const Index r = select_order(options.selection, res.hsv, n, what);
+  require(r <= s.s.size(), what, ": order r = ", r, " exceeds the rank ", s.s.size(),
+          " of the sign-function Gramian factors; lower r or set dense_solver = \"schur\"");
   res.r = r;
   res.error_bound = 2.0 * res.hsv.tail(res.hsv.size() - r).sum();
   // ||G||_H2 = ||C Z_c||_F (p x k products): the analysis reuses it instead of another LR-ADI.

@@ -19,6 +19,7 @@
 #include <optional>
 #include <string>
 
+#include "reduction/dense_lyapunov.hpp"
 #include "reduction/low_rank_adi.hpp"
 #include "reduction/rational_krylov.hpp"
 #include "src/systems/dense_model.hpp"
@@ -34,7 +35,8 @@ std::string_view to_string(BtProjection p);
 
 enum class GramianMethod {
   automatic,  ///< dense when n <= dense_limit, low-rank ADI otherwise
-  dense,      ///< Hammarling factors of the dense system (O(n^3), n up to a few thousand)
+  dense,      ///< factors of the dense system (O(n^3), n up to a few thousand): sign function
+              ///< or Hammarling on a Schur form (GramianOptions::dense_solver)
   low_rank,   ///< LR-ADI factors of the sparse system
 };
 GramianMethod parse_gramian_method(std::string_view name);  ///< "automatic", "dense", "low_rank"
@@ -58,10 +60,11 @@ struct OrderSelection {
 /// How first- and second-order BT compute their Gramian factors.
 struct GramianOptions {
   GramianMethod method = GramianMethod::automatic;
-  Index dense_limit = 1500;                   ///< automatic: dense Gramians up to this many states
-  LowRankSolver solver = LowRankSolver::adi;  ///< for the low-rank Gramians
-  AdiOptions adi;                             ///< solver = adi
-  RksmOptions rksm;                           ///< solver = rksm
+  Index dense_limit = 1500;  ///< automatic: dense Gramians up to this many states
+  DenseLyapunovSolver dense_solver = DenseLyapunovSolver::automatic;  ///< for dense Gramians
+  LowRankSolver solver = LowRankSolver::adi;                          ///< for the low-rank Gramians
+  AdiOptions adi;                                                     ///< solver = adi
+  RksmOptions rksm;                                                   ///< solver = rksm
   /// A low-rank Gramian whose solver did not converge is an error (NumericalError naming the
   /// residual) unless this is set; then the reduction proceeds and the result says so.
   bool allow_unconverged = false;
@@ -76,9 +79,11 @@ struct BtOptions {
 /// Diagnostics shared by first- and second-order BT.
 struct GramianDiagnostics {
   GramianMethod method = GramianMethod::dense;
-  Index rank_c = 0, rank_o = 0;                     ///< columns of Z_c and Z_o
-  double residual_c = 0, residual_o = 0;            ///< relative Lyapunov residuals of the factors
-  LowRankSolver solver = LowRankSolver::adi;        ///< of the low-rank method
+  Index rank_c = 0, rank_o = 0;               ///< columns of Z_c and Z_o
+  double residual_c = 0, residual_o = 0;      ///< relative Lyapunov residuals of the factors
+  LowRankSolver solver = LowRankSolver::adi;  ///< of the low-rank method
+  DenseLyapunovSolver dense_solver = DenseLyapunovSolver::schur;  ///< used (dense method only)
+  Index sign_steps = 0;                             ///< inversions of the sign function
   std::optional<AdiResult> low_rank_c, low_rank_o;  ///< its runs (low-rank method only)
   bool converged = true;                            ///< false if a low-rank run did not converge
   double seconds = 0;                               ///< computing both factors
@@ -89,8 +94,11 @@ struct BtResult {
   Matrix V, W;                ///< n x r projection bases
   Vector hsv;                 ///< every computed Hankel singular value, descending
   Index r = 0;
-  double error_bound = 0.0;        ///< 2 * sum_{i>r} sigma_i over hsv
-  bool bound_is_complete = false;  ///< true if hsv holds all n values (dense Gramians)
+  double error_bound = 0.0;  ///< 2 * sum_{i>r} sigma_i over hsv
+  /// true if hsv holds all n values (dense Gramians). The sign function's factors have the
+  /// numerical rank k: its values beyond the k-th lie below its compression level (about
+  /// eps sqrt(||P|| ||Q||)) and are reported as 0.
+  bool bound_is_complete = false;
   /// max Re lambda of the reduced model: < 0 in exact arithmetic with exact Gramians; a
   /// non-negative value flags Gramian factors too inaccurate for the order chosen.
   double spectral_abscissa = 0;

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // Hammarling's method for the Cholesky factor of a stable Lyapunov equation, on LAPACK's real
 // Schur form (dgees); complex-conjugate pairs are processed as two complex 1x1 steps (see below).
-// Both Gramians of a system share one Schur form (DenseGramianFactors).
+// Both Gramians of a system share one Schur form (DenseGramianFactors), or one sign-function
+// iteration.
 #include "reduction/dense_lyapunov.hpp"
 
 #include <algorithm>
@@ -13,6 +14,7 @@
 #include <Eigen/QR>
 
 #include "src/core/errors.hpp"
+#include "src/core/interrupt.hpp"
 #include "src/linalg/lapack.hpp"
 
 namespace mor {
@@ -428,7 +430,152 @@ void check_system_sizes(const Matrix& E, const Matrix& A, const Matrix& B, const
           need_C ? " and at least one row" : "");
 }
 
+/// Estimate from below of ||R||_2 / ||G^T G||_2 for the symmetric n x n residual R = apply(.):
+/// Lanczos with full reorthogonalization on x -> R x (apply(v, w) sets w = R v), the largest
+/// |Ritz value| after kResidualLanczosSteps steps.
+template <class Apply>
+double lanczos_relative_residual(Index n, const Matrix& G, Apply&& apply) {
+  const Index steps = std::min<Index>(kResidualLanczosSteps, n);
+  Matrix V(n, steps + 1);
+  Vector alpha(steps), beta(steps);
+  V.col(0) = Vector::Ones(n) / std::sqrt(static_cast<double>(n));
+  Vector w(n);
+  Index k = 0;
+  for (; k < steps; ++k) {
+    const Vector v = V.col(k);
+    apply(v, w);
+    alpha(k) = v.dot(w);
+    for (int pass = 0; pass < 2; ++pass)  // full reorthogonalization, twice
+      w.noalias() -= V.leftCols(k + 1) * (V.leftCols(k + 1).transpose() * w);
+    beta(k) = w.norm();
+    if (!(beta(k) > std::numeric_limits<double>::epsilon() * std::abs(alpha(k)))) {
+      ++k;
+      break;  // an invariant subspace: its Ritz values are eigenvalues
+    }
+    V.col(k + 1) = w / beta(k);
+  }
+  Matrix H = Matrix::Zero(k, k);
+  for (Index i = 0; i < k; ++i) {
+    H(i, i) = alpha(i);
+    if (i + 1 < k) H(i, i + 1) = H(i + 1, i) = beta(i);
+  }
+  const double residual = k > 0 ? lapack::symmetric_eigenvalues(H).cwiseAbs().maxCoeff() : 0.0;
+  Matrix GtG = G.transpose() * G;
+  const double scale = lapack::symmetric_eigenvalues(GtG).cwiseAbs().maxCoeff();
+  return scale > 0.0 ? residual / scale : residual;
+}
+
+/// Z' (n x r) with Z' Z'^T = Z Z^T up to the columns dropped, from the QR decomposition with
+/// column pivoting Z^T P = Q R: Z Z^T = P R^T R P^T, so Z' = P R(0:r, :)^T keeps the rows of R
+/// whose diagonal entries exceed kSignCompressionTol times the largest.
+constexpr double kSignCompressionTol = std::numeric_limits<double>::epsilon();
+Matrix compress_factor(const Matrix& Z) {
+  const Index n = Z.rows();
+  Matrix Zt = Z.transpose();
+  Eigen::VectorXi perm;
+  const Matrix R = lapack::pivoted_qr_r_factor(Zt, perm);
+  const Index k = R.rows();
+  Index r = 0;
+  const double largest = k > 0 ? std::abs(R(0, 0)) : 0.0;
+  while (r < k && std::abs(R(r, r)) > kSignCompressionTol * largest) ++r;
+  Matrix out(n, r);
+  for (Index j = 0; j < n; ++j) out.row(perm(j)) = R.col(j).head(r).transpose();
+  return out;
+}
+
+struct SignFactors {
+  Matrix Zc, L;  ///< P = Zc Zc^T; L L^T solves the observability equation of A
+  Index steps = 0;
+};
+
+/// The scaled Newton iteration for sign(A) with factored right-hand sides (see
+/// DenseGramianFactors in the header) for a stable A (n x n), B (n x m), Ct = C^T (n x p).
+/// @throws NumericalError if A is singular, rcond_1(A) < min_rcond (before any further work),
+///         or the iteration does not reach sign(A) = -I within kSignFunctionMaxSteps steps;
+///         Interrupted on a stop request.
+SignFactors sign_function_factors(const Matrix& A, const Matrix& B, const Matrix& Ct,
+                                  double min_rcond) {
+  constexpr const char* what = "Lyapunov equation (sign function)";
+  const Index n = A.rows();
+  const double eps = std::numeric_limits<double>::epsilon();
+  const double tight = 100.0 * static_cast<double>(n) * eps, loose = std::sqrt(eps);
+  constexpr double kScalingUntil = 1e-2;
+  Matrix Ak = A, inv(n, n), Bk = B, Ck = Ct, Bn, Cn;
+  double error = std::numeric_limits<double>::infinity();
+  bool one_more = false;
+  for (Index step = 0; step < kSignFunctionMaxSteps; ++step) {
+    throw_if_stop_requested(what);
+    inv = Ak;
+    double rcond = 1.0;
+    try {
+      lapack::invert(inv, step == 0 ? &rcond : nullptr);
+    } catch (const NumericalError& e) {
+      throw NumericalError(detail::concat(what, ": step ", step + 1, ": ", e.what()));
+    }
+    if (step == 0 && !(rcond >= min_rcond))
+      throw NumericalError(detail::concat(what,
+                                          ": E^{-1} A is ill-conditioned (reciprocal "
+                                          "1-norm condition estimate ",
+                                          rcond, " < ", min_rcond, ")"));
+    const double c = error > kScalingUntil ? std::sqrt(Ak.norm() / inv.norm()) : 1.0;
+    const double s = 1.0 / std::sqrt(2.0 * c);
+    // B_{k+1} = [B_k, c A_k^{-1} B_k] / sqrt(2 c); C_{k+1} likewise with A_k^{-T}.
+    Bn.resize(n, 2 * Bk.cols());
+    Bn.leftCols(Bk.cols()) = s * Bk;
+    lapack::gemm(false, false, c * s, inv, Bk, 0.0, Bn.rightCols(Bk.cols()));
+    Cn.resize(n, 2 * Ck.cols());
+    Cn.leftCols(Ck.cols()) = s * Ck;
+    lapack::gemm(true, false, c * s, inv, Ck, 0.0, Cn.rightCols(Ck.cols()));
+    Bk = compress_factor(Bn);
+    Ck = compress_factor(Cn);
+    inv = (0.5 / c) * Ak + (0.5 * c) * inv;  // A_{k+1}
+    if (!inv.allFinite() || !Bk.allFinite() || !Ck.allFinite())
+      throw NumericalError(
+          detail::concat(what, ": the iterate became non-finite at step ", step + 1));
+    const double change = (inv - Ak).cwiseAbs().colwise().sum().maxCoeff();
+    Ak.swap(inv);
+    error = (Ak + Matrix::Identity(n, n)).cwiseAbs().colwise().sum().maxCoeff();
+    // Converged, but not to -I: sign(A) has eigenvalues +1, those of A in the right half-plane
+    // (at that fixed point S = S^{-1}, so the Frobenius scaling is 1 as well).
+    if (change <= loose * Ak.cwiseAbs().colwise().sum().maxCoeff() && error > 0.5)
+      throw NumericalError(detail::concat(what,
+                                          ": the iteration converged to sign(E^{-1} A) != "
+                                          "-I (||A_k + I||_1 = ",
+                                          error, "): E^{-1} A is not stable"));
+    if (error <= tight || one_more) {
+      const double r = 1.0 / std::sqrt(2.0);
+      return {r * Bk, r * Ck, step + 1};
+    }
+    one_more = error <= loose;
+  }
+  throw NumericalError(detail::concat(what, ": no convergence to sign(E^{-1} A) = -I in ",
+                                      kSignFunctionMaxSteps, " steps (||A_k + I||_1 = ", error,
+                                      "): A is not stable or has eigenvalues close to the "
+                                      "imaginary axis; use the schur solver"));
+}
+
+/// True if E is exactly the identity.
+bool is_identity(const Matrix& E) {
+  const Index n = E.rows();
+  for (Index j = 0; j < n; ++j)
+    for (Index i = 0; i < n; ++i)
+      if (E(i, j) != (i == j ? 1.0 : 0.0)) return false;
+  return true;
+}
+
 }  // namespace
+
+std::string_view to_string(DenseLyapunovSolver s) {
+  switch (s) {
+    case DenseLyapunovSolver::automatic:
+      return "automatic";
+    case DenseLyapunovSolver::sign_function:
+      return "sign_function";
+    case DenseLyapunovSolver::schur:
+      return "schur";
+  }
+  return "?";
+}
 
 Matrix lyapunov_cholesky_factor(const Matrix& A, const Matrix& B, ComplexVector* eigenvalues) {
   check_lyapunov_arguments(A, B);
@@ -466,24 +613,51 @@ Matrix dense_gramian_factor(const LtiOperator& sys, GramianKind kind) {
 }
 
 DenseGramianFactors::DenseGramianFactors(const Matrix& E, const Matrix& A, const Matrix& B,
-                                         const Matrix& C) {
+                                         const Matrix& C, DenseLyapunovSolver solver) {
   check_system_sizes(E, A, B, C, true, true);
   require(A.allFinite(), "Gramian: A has a non-finite entry");
   require(B.allFinite(), "Gramian: B has a non-finite entry");
   require(C.allFinite(), "Gramian: C has a non-finite entry");
-  const Index n = A.rows();
+  n_ = A.rows();
+  const bool with_E = E.size() != 0 && !is_identity(E);
   Matrix A_hat, B_hat;
-  if (E.size() != 0) {
+  if (with_E) {
     lu_E_ = nonsingular_lu(E);
     A_hat = lu_E_->solve(A);
     B_hat = lu_E_->solve(B);
   }
-  SchurForm s = stable_schur_form(E.size() != 0 ? A_hat : A, &eigenvalues_);
+  const Matrix& Ah = with_E ? A_hat : A;
+  const Matrix& Bh = with_E ? B_hat : B;
+  const bool automatic = solver == DenseLyapunovSolver::automatic;
+  if (solver == DenseLyapunovSolver::sign_function || (automatic && n_ >= kSignFunctionMinStates)) {
+    try {
+      SignFactors f =
+          sign_function_factors(Ah, Bh, C.transpose(), automatic ? kSignFunctionMinRcond : 0.0);
+      solver_ = DenseLyapunovSolver::sign_function;
+      sign_steps_ = f.steps;
+      Zc_ = std::move(f.Zc);
+      L_ = std::move(f.L);
+      A_hat_ = Ah;
+      B_hat_ = Bh;
+      C_t_ = C.transpose();
+      return;
+    } catch (const NumericalError&) {
+      if (!automatic) throw;  // automatic: the Schur path below decides (and names the cause)
+    }
+  }
+  solve_by_schur(Ah, Bh, C);
+}
+
+void DenseGramianFactors::solve_by_schur(const Matrix& A_hat, const Matrix& B_hat,
+                                         const Matrix& C) {
+  solver_ = DenseLyapunovSolver::schur;
+  const Index n = n_;
+  SchurForm s = stable_schur_form(A_hat, &eigenvalues_);
   Q_ = std::move(s.Q);
   T_ = std::move(s.T);
   // Controllability: T X + X T^T + Bt Bt^T = 0 with Bt = Q^T E^{-1} B.
-  Bt_.resize(n, B.cols());
-  lapack::gemm(true, false, 1.0, Q_, E.size() != 0 ? B_hat : B, 0.0, Bt_);
+  Bt_.resize(n, B_hat.cols());
+  lapack::gemm(true, false, 1.0, Q_, B_hat, 0.0, Bt_);
   Rc_ = schur_lyapunov_factor(T_, Bt_);
   // Observability: with A_hat = Q T Q^T and Yt = Q^T Y Q, A_hat^T Y + Y A_hat + C^T C = 0 is
   // T^T Yt + Yt T + (C Q)^T (C Q) = 0; reversing rows and columns (J) turns the lower
@@ -495,58 +669,85 @@ DenseGramianFactors::DenseGramianFactors(const Matrix& E, const Matrix& A, const
 }
 
 Matrix DenseGramianFactors::hankel_product() const {
+  if (sign()) {
+    // Z_o^T E Z_c = L^T E^{-1} E Z_c = L^T Z_c.
+    Matrix H(L_.cols(), Zc_.cols());
+    lapack::gemm(true, false, 1.0, L_, Zc_, 0.0, H);
+    return H;
+  }
   // Z_o^T E Z_c = R_o^T J Q^T E^{-1}... = R_o^T J Q^T Q R_c = R_o^T J R_c.
-  const Index n = Q_.rows();
-  Matrix H(n, n);
+  Matrix H(n_, n_);
   lapack::gemm(true, false, 1.0, Ro_.colwise().reverse(), Rc_, 0.0, H);
   return H;
 }
 
 Matrix DenseGramianFactors::controllability_times(const Matrix& Y) const {
-  require(Y.rows() == Rc_.cols(), "DenseGramianFactors: Y has ", Y.rows(), " rows, expected ",
-          Rc_.cols());
+  require(Y.rows() == rank_c(), "DenseGramianFactors: Y has ", Y.rows(), " rows, expected ",
+          rank_c());
+  Matrix Z(n_, Y.cols());
+  if (sign()) {
+    lapack::gemm(false, false, 1.0, Zc_, Y, 0.0, Z);
+    return Z;
+  }
   const Matrix RY = Rc_.triangularView<Eigen::Upper>() * Y;
-  Matrix Z(Q_.rows(), Y.cols());
   lapack::gemm(false, false, 1.0, Q_, RY, 0.0, Z);
   return Z;
 }
 
 Matrix DenseGramianFactors::observability_times(const Matrix& Y) const {
-  require(Y.rows() == Ro_.cols(), "DenseGramianFactors: Y has ", Y.rows(), " rows, expected ",
-          Ro_.cols());
-  const Matrix RY = (Ro_.triangularView<Eigen::Upper>() * Y).colwise().reverse();
-  Matrix L(Q_.rows(), Y.cols());
-  lapack::gemm(false, false, 1.0, Q_, RY, 0.0, L);
+  require(Y.rows() == rank_o(), "DenseGramianFactors: Y has ", Y.rows(), " rows, expected ",
+          rank_o());
+  Matrix L(n_, Y.cols());
+  if (sign()) {
+    lapack::gemm(false, false, 1.0, L_, Y, 0.0, L);
+  } else {
+    const Matrix RY = (Ro_.triangularView<Eigen::Upper>() * Y).colwise().reverse();
+    lapack::gemm(false, false, 1.0, Q_, RY, 0.0, L);
+  }
   if (lu_E_) return lu_E_->transpose().solve(L);
   return L;
 }
 
 Matrix DenseGramianFactors::controllability_factor() const {
-  return controllability_times(Matrix::Identity(Rc_.cols(), Rc_.cols()));
+  if (sign()) return Zc_;
+  return controllability_times(Matrix::Identity(n_, n_));
 }
 
 Matrix DenseGramianFactors::observability_factor() const {
-  return observability_times(Matrix::Identity(Ro_.cols(), Ro_.cols()));
+  return observability_times(Matrix::Identity(rank_o(), rank_o()));
 }
 
 double DenseGramianFactors::residual(GramianKind kind) const {
+  const bool obs = kind == GramianKind::observability;
+  const Index n = n_;
+  Vector t, u;
+  if (sign()) {
+    // R = Ah Z Z^T + Z Z^T Ah^T + G G^T with (Ah, G, Z) = (A_hat, B_hat, Z_c) or
+    // (A_hat^T, C^T, L), applied in factored form (O(n^2 + n k) per step).
+    const Matrix& Z = obs ? L_ : Zc_;
+    const Matrix& G = obs ? C_t_ : B_hat_;
+    return lanczos_relative_residual(n, G, [&](const Vector& v, Vector& w) {
+      u.noalias() = Z.transpose() * v;
+      t.noalias() = Z * u;
+      if (obs) {
+        w.noalias() = A_hat_.transpose() * t;
+        t.noalias() = A_hat_ * v;  // Ah^T v
+      } else {
+        w.noalias() = A_hat_ * t;
+        t.noalias() = A_hat_.transpose() * v;
+      }
+      u.noalias() = Z.transpose() * t;
+      w.noalias() += Z * u;
+      w.noalias() += G * (G.transpose() * v);
+    });
+  }
   // In Schur coordinates: Rt = T Xt + Xt T^T + G G^T, Xt = R R^T, with (T, G, R) = (T, Bt, Rc)
   // or (J T^T J, J Ct, Ro); ||Rt||_2 = ||R_hat||_2 for the equation of E^{-1} A (Q orthogonal).
-  const bool obs = kind == GramianKind::observability;
-  const Index n = Q_.rows();
+  // Applied in factored form (O(n^2) per step, nothing n x n formed).
   const Matrix T = obs ? Matrix(T_.transpose().reverse()) : T_;
   const Matrix G = obs ? Matrix(Ct_.colwise().reverse()) : Bt_;
   const auto R = (obs ? Ro_ : Rc_).triangularView<Eigen::Upper>();
-  // Lanczos with full reorthogonalization on x -> Rt x, applied in factored form (O(n^2) per
-  // step, nothing n x n formed): the largest |Ritz value| after kResidualLanczosSteps steps.
-  const Index steps = std::min<Index>(kResidualLanczosSteps, n);
-  Matrix V(n, steps + 1);
-  Vector alpha(steps), beta(steps);
-  V.col(0) = Vector::Ones(n) / std::sqrt(static_cast<double>(n));
-  Vector w(n), t(n), u(n);
-  Index k = 0;
-  for (; k < steps; ++k) {
-    const auto v = V.col(k);
+  return lanczos_relative_residual(n, G, [&](const Vector& v, Vector& w) {
     // w = T R R^T v + R R^T T^T v + G G^T v.
     u.noalias() = R.transpose() * v;
     t.noalias() = R * u;
@@ -555,25 +756,7 @@ double DenseGramianFactors::residual(GramianKind kind) const {
     t.noalias() = R.transpose() * u;
     w.noalias() += R * t;
     w.noalias() += G * (G.transpose() * v);
-    alpha(k) = v.dot(w);
-    for (int pass = 0; pass < 2; ++pass)  // full reorthogonalization, twice
-      w.noalias() -= V.leftCols(k + 1) * (V.leftCols(k + 1).transpose() * w);
-    beta(k) = w.norm();
-    if (!(beta(k) > std::numeric_limits<double>::epsilon() * std::abs(alpha(k)))) {
-      ++k;
-      break;  // an invariant subspace: its Ritz values are eigenvalues
-    }
-    V.col(k + 1) = w / beta(k);
-  }
-  Matrix H = Matrix::Zero(k, k);
-  for (Index i = 0; i < k; ++i) {
-    H(i, i) = alpha(i);
-    if (i + 1 < k) H(i, i + 1) = H(i + 1, i) = beta(i);
-  }
-  const double residual = k > 0 ? lapack::symmetric_eigenvalues(H).cwiseAbs().maxCoeff() : 0.0;
-  Matrix GtG = G.transpose() * G;
-  const double scale = lapack::symmetric_eigenvalues(GtG).cwiseAbs().maxCoeff();
-  return scale > 0.0 ? residual / scale : residual;
+  });
 }
 
 }  // namespace mor

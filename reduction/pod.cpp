@@ -16,6 +16,8 @@
 
 #include "src/core/errors.hpp"
 #include "src/core/interrupt.hpp"
+#include "src/linalg/blas.hpp"
+#include "src/linalg/lapack.hpp"
 
 namespace mor {
 
@@ -57,6 +59,12 @@ void check_options(const PodOptions& o) {
   require(o.oversampling >= 0, "POD: oversampling = ", o.oversampling, " must be >= 0");
   require(o.power_iterations >= 0, "POD: power_iterations = ", o.power_iterations, " must be >= 0");
   require(o.randomized_rank >= 0, "POD: randomized_rank = ", o.randomized_rank, " must be >= 0");
+  require(o.basis_columns >= 0, "POD: basis_columns = ", o.basis_columns, " must be >= 0");
+}
+
+/// Columns of the returned basis: r, or more up to the resolved rank (PodOptions::basis_columns).
+Index basis_width(const PodOptions& o, Index r, Index resolved) {
+  return std::max(r, std::min(o.basis_columns, resolved));
 }
 
 void check_weights(const Vector& w, Index n) {
@@ -66,10 +74,11 @@ void check_weights(const Vector& w, Index n) {
             " must be positive and finite");
 }
 
-/// The first Y.cols() columns of the Q factor of Y (n x c, n >= c).
-Matrix orthonormal_columns(const Matrix& Y) {
-  Eigen::HouseholderQR<Matrix> qr(Y);
-  return qr.householderQ() * Matrix::Identity(Y.rows(), Y.cols());
+/// The first Y.cols() columns of the Q factor of Y (n x c, n >= c), by LAPACK (blocked
+/// Householder, dgeqrf and dorgqr).
+Matrix orthonormal_columns(Matrix Y) {
+  lapack::qr_q_factor(Y);
+  return Y;
 }
 
 /// The number of s_i > tolerance * s_1.
@@ -147,8 +156,9 @@ Modes svd_modes(const Matrix& A, const PodOptions& o, double total) {
   const double tol = pod_rank_tolerance(A.rows(), A.cols());
   Modes m;
   m.s = svd.singularValues();
-  m.r = select_order(o, m.s, numerical_rank(m.s, tol), total, tol);
-  m.U = svd.matrixU().leftCols(m.r);
+  const Index rank = numerical_rank(m.s, tol);
+  m.r = select_order(o, m.s, rank, total, tol);
+  m.U = svd.matrixU().leftCols(basis_width(o, m.r, rank));
   return m;
 }
 
@@ -159,26 +169,26 @@ Modes snapshot_modes(const Matrix& A, const PodOptions& o, double total) {
   const Index k = A.cols();
   // C = A^T A / total (trace 1), so that Spectra's absolute floor eps^(2/3) is on C's scale.
   Matrix C = Matrix::Zero(k, k);
-  // In blocks of rows of about 10^8 flops each, polling between them.
+  // In blocks of rows of about 10^8 flops each (dsyrk on each), polling between them.
   const Index block =
       std::max<Index>(1, static_cast<Index>(1e8 / std::max<double>(1.0, double(k) * double(k))));
   for (Index i = 0; i < A.rows(); i += block) {
     throw_if_stop_requested("POD");
-    C.selfadjointView<Eigen::Lower>().rankUpdate(
-        A.middleRows(i, std::min(block, A.rows() - i)).transpose(), 1.0 / total);
+    C += blas::gram(A.middleRows(i, std::min(block, A.rows() - i)), 1.0 / total);
   }
   throw_if_stop_requested("POD");
-  const bool iterative = o.order && k >= kIterativeMinSize && *o.order * kIterativeMaxRatio <= k;
+  const Index wanted = o.order ? std::max(*o.order, o.basis_columns) : 0;
+  const bool iterative = o.order && k >= kIterativeMinSize && wanted * kIterativeMaxRatio <= k;
   Vector lambda;
   Matrix Y;
-  symmetric_eigenpairs(C, iterative ? *o.order : 0, lambda, Y);
+  symmetric_eigenpairs(C, iterative ? wanted : 0, lambda, Y);
   const Vector s_all = lambda.cwiseMax(0.0).cwiseSqrt() * std::sqrt(total);
   const double tol = pod_snapshots_rank_tolerance(A.rows(), k);
   const Index resolved = numerical_rank(s_all, tol);
   Modes m;
   m.s = s_all.head(resolved);
   m.r = select_order(o, m.s, resolved, total, tol);
-  const Matrix AY = A * Y.leftCols(m.r);
+  const Matrix AY = blas::product(A, Y.leftCols(basis_width(o, m.r, resolved)));
   m.U = orthonormal_columns(AY);
   align_signs(m.U, AY);
   return m;
@@ -189,9 +199,11 @@ Modes snapshot_modes(const Matrix& A, const PodOptions& o, double total) {
 Modes randomized_modes(const Matrix& A, const PodOptions& o, double total) {
   const Index n = A.rows(), k = A.cols();
   Index l = o.randomized_rank;
-  if (l == 0) l = o.order ? *o.order + o.oversampling : std::min(n, k);
+  const Index wanted = o.order ? std::max(*o.order, o.basis_columns) : 0;
+  if (l == 0) l = o.order ? wanted + o.oversampling : std::min(n, k);
   if (o.order)
-    require(l >= *o.order, "POD: randomized_rank = ", l, " is below the order r = ", *o.order);
+    require(l >= wanted, "POD: randomized_rank = ", l, " is below the order r = ", *o.order,
+            (wanted > *o.order ? detail::concat(" or basis_columns = ", o.basis_columns) : ""));
   l = std::min(l, std::min(n, k));
   std::mt19937 gen(o.seed);
   std::normal_distribution<double> normal(0.0, 1.0);
@@ -199,22 +211,24 @@ Modes randomized_modes(const Matrix& A, const PodOptions& o, double total) {
   for (Index j = 0; j < l; ++j)
     for (Index i = 0; i < k; ++i) Omega(i, j) = normal(gen);
   // Orthonormalizing between the products keeps the directions of small s_i, which the plain
-  // power (A A^T)^q A Omega would lose to rounding (HMT Alg. 4.4).
-  Matrix Q = orthonormal_columns(A * Omega);
+  // power (A A^T)^q A Omega would lose to rounding (HMT Alg. 4.4). The tall products (n x k
+  // times k x l, and transposed) are all of its O(n k l) work: dgemm.
+  Matrix Q = orthonormal_columns(blas::product(A, Omega));
   for (Index pass = 0; pass < o.power_iterations; ++pass) {
     throw_if_stop_requested("POD");
-    const Matrix Qt = orthonormal_columns(A.transpose() * Q);
-    Q = orthonormal_columns(A * Qt);
+    const Matrix Qt = orthonormal_columns(blas::transpose_product(A, Q));
+    Q = orthonormal_columns(blas::product(A, Qt));
   }
   throw_if_stop_requested("POD");
-  const auto svd = run_abandonable("POD", [B = Matrix(Q.transpose() * A)] {
+  const auto svd = run_abandonable("POD", [B = blas::transpose_product(Q, A)] {
     return Eigen::BDCSVD<Matrix>(B, Eigen::ComputeThinU);
   });
   const double tol = pod_rank_tolerance(n, k);
   Modes m;
   m.s = svd.singularValues();
-  m.r = select_order(o, m.s, numerical_rank(m.s, tol), total, tol);
-  m.U = Q * svd.matrixU().leftCols(m.r);
+  const Index rank = numerical_rank(m.s, tol);
+  m.r = select_order(o, m.s, rank, total, tol);
+  m.U = blas::product(Q, svd.matrixU().leftCols(basis_width(o, m.r, rank)));
   return m;
 }
 

@@ -45,13 +45,20 @@ struct PodOptions {
   Index oversampling = 10;     ///< p: the sketch has r + p columns when `order` is set
   Index power_iterations = 2;  ///< q: passes of X X^T W, re-orthonormalized by QR each time
   unsigned seed = 1;           ///< of the Gaussian test matrix
-  /// l, the sketch width; 0 chooses order + oversampling, or min(n, k) with `energy` (which
-  /// then needs the whole spectrum and saves nothing over svd).
+  /// l, the sketch width; 0 chooses max(order, basis_columns) + oversampling, or min(n, k) with
+  /// `energy` (which then needs the whole spectrum and saves nothing over svd).
   Index randomized_rank = 0;
+  /// If larger than the selected order r: V gets this many columns (at most the numerical rank
+  /// the method resolves), the modes r + 1, ... after the leading r, which are the basis of
+  /// order r. One call then serves several orders (nested bases); r, the energies and the
+  /// singular values are those of r as without it.
+  Index basis_columns = 0;
 };
 
 struct PodResult {
-  Matrix V;  ///< n x r POD basis, V^T W V = I_r (V^T V = I_r without weights)
+  /// n x r POD basis, V^T W V = I_r (V^T V = I_r without weights); n x c with c > r columns
+  /// when PodOptions::basis_columns asks for them, the leading r being the basis of order r
+  Matrix V;
   /// Singular values s_i of W^{1/2} X, descending, as far as the method resolves them: svd all
   /// min(n, k); snapshots those above pod_snapshots_rank_tolerance * s_1 (only the leading r when
   /// the iterative eigensolver served an order request); randomized the l values of the sketch, of
@@ -85,11 +92,15 @@ double pod_snapshots_rank_tolerance(Index n, Index k);
 
 /// The POD basis of the snapshots X (n x k) in the inner product of `weights` (size n, every
 /// entry positive and finite; nullptr: Euclidean). The snapshots method re-orthonormalizes
-/// X Y S^{-1} by a QR factorization, so V^T W V = I holds to rounding for every method.
+/// X Y S^{-1} by a QR factorization, so V^T W V = I holds to rounding for every method. The
+/// large products of the snapshots and randomized methods (X^T W X, the sketches and their
+/// power iterations) and the QR factorizations of their tall bases run on OpenBLAS (dsyrk,
+/// dgemm, dgeqrf/dorgqr: src/linalg/blas.hpp, lapack.hpp), the small ones on Eigen.
 /// @throws InvalidArgument for an empty X (n = 0 or k = 0), a non-finite entry (naming the
 ///         first (row, column)), a zero X, both or neither of order and energy, order < 1,
 ///         energy outside (0, 1], weights of the wrong size or not positive, negative
-///         oversampling, power_iterations or randomized_rank, randomized_rank < order, or an
+///         oversampling, power_iterations, randomized_rank or basis_columns,
+///         randomized_rank < max(order, basis_columns), or an
 ///         order above the numerical rank unless order_up_to_rank (naming the rank and its
 ///         tolerance);
 ///         NumericalError if the dense eigensolver of the method of snapshots fails.

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // The dense Hammarling solver against analytic solutions, the Kronecker-product formula, SLICOT
-// SB03OD (Lyapunov factors) and AB09AD (Hankel singular values of the linear chain).
+// SB03OD (Lyapunov factors) and AB09AD (Hankel singular values of the linear chain); the
+// sign-function solver against the same residuals, the Schur path and AB09AD.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -15,6 +16,7 @@
 #include "reduction/dense_lyapunov.hpp"
 #include "reduction/lti_operator.hpp"
 #include "src/core/errors.hpp"
+#include "src/linalg/lapack.hpp"
 #include "src/systems/lti.hpp"
 #include "support/compare.hpp"
 #include "support/random_systems.hpp"
@@ -49,6 +51,12 @@ constexpr double kSolutionTol = 1e-10;
 constexpr double kHsvRelTol = 1e-10;
 constexpr double kHsvAbsTol = 2e-14;
 constexpr double kHsvFloor = 1e-10;
+// The sign function is not backward stable: its Gramians carry a forward error of about
+// cond(A) eps relative to ||X||. Residuals per state, Gramian agreement and the absolute HSV
+// tolerance for it (measured values and margins at the tests).
+constexpr double kSignResidualTolPerState = 1e-12;
+constexpr double kSignSolutionTol = 1e-10;
+constexpr double kSignHsvAbsTol = 2e-14;
 
 /// A = V D V^{-1} with a prescribed spectrum: D block diagonal with the real eigenvalues and
 /// the 2x2 blocks [a w; -w a] of the pairs a +- i w, V random with condition number ~10.
@@ -339,6 +347,98 @@ TEST(DenseGramian, OneSchurFormForBothGramians) {
   }
 }
 
+// The sign-function path of DenseGramianFactors on the same random systems: each factor solves
+// its own generalized equation (formed densely), the Lanczos estimate agrees, the Gramians equal
+// the Schur path's, and the Hankel product and the products with Y are those of the factors.
+TEST(DenseGramian, SignFunctionSolvesBothEquations) {
+  std::mt19937 gen(777);
+  const Index n = 60;
+  const Matrix E = Matrix::Identity(n, n) + 0.4 * random_normal(n, n, gen) / std::sqrt(double(n));
+  const Matrix A_stable = mixed_spectrum_matrix(n, gen);
+  const Matrix B = random_normal(n, 2, gen), C = random_normal(3, n, gen);
+  for (const bool identity : {true, false}) {
+    const Matrix E_used = identity ? Matrix() : E;
+    const Matrix E_dense = identity ? Matrix(Matrix::Identity(n, n)) : E;
+    const Matrix A = identity ? A_stable : Matrix(E * A_stable);  // E^{-1} A = A_stable
+    const DenseGramianFactors f(E_used, A, B, C, DenseLyapunovSolver::sign_function);
+    ASSERT_EQ(f.solver(), DenseLyapunovSolver::sign_function);
+    EXPECT_GT(f.sign_steps(), 0);
+    EXPECT_LE(f.sign_steps(), kSignFunctionMaxSteps);
+    EXPECT_TRUE(f.eigenvalues().size() == 0);
+    const Matrix Zc = f.controllability_factor(), Zo = f.observability_factor();
+    EXPECT_EQ(Zc.cols(), f.rank_c());
+    EXPECT_EQ(Zo.cols(), f.rank_o());
+    const DenseGramianFactors schur(E_used, A, B, C, DenseLyapunovSolver::schur);
+    ASSERT_EQ(schur.solver(), DenseLyapunovSolver::schur);
+    for (GramianKind kind : {GramianKind::controllability, GramianKind::observability}) {
+      const Matrix& Z = kind == GramianKind::controllability ? Zc : Zo;
+      const double formed = generalized_residual(E_dense, A, B, C, Z, kind);
+      EXPECT_LE(formed, kSignResidualTolPerState * n) << to_string(kind) << " E = I " << identity;
+      EXPECT_LE(f.residual(kind), kSignResidualTolPerState * n) << to_string(kind);
+      EXPECT_GT(f.residual(kind), 0.0) << to_string(kind);
+      std::cout << "[ sign function, " << to_string(kind) << ", E = I " << identity << " ] "
+                << f.sign_steps() << " steps, rank " << Z.cols() << ", residual " << formed
+                << " (estimate " << f.residual(kind) << "; Schur path " << schur.residual(kind)
+                << ")\n";
+      const Matrix Zs = kind == GramianKind::controllability ? schur.controllability_factor()
+                                                             : schur.observability_factor();
+      const Matrix X = Zs * Zs.transpose();
+      EXPECT_TRUE(matrices_near(Matrix(Z * Z.transpose()), X,
+                                kSignSolutionTol * X.cwiseAbs().maxCoeff(), Compare::absolute))
+          << to_string(kind) << " E = I " << identity;
+    }
+    const Matrix H = Zo.transpose() * E_dense * Zc;
+    EXPECT_TRUE(matrices_near(f.hankel_product(), H, 1e-12 * H.norm(), Compare::absolute));
+    const Matrix Yc = random_normal(f.rank_c(), 4, gen), Yo = random_normal(f.rank_o(), 4, gen);
+    EXPECT_TRUE(matrices_near(f.controllability_times(Yc), Zc * Yc, 1e-13 * (Zc * Yc).norm(),
+                              Compare::absolute));
+    EXPECT_TRUE(matrices_near(f.observability_times(Yo), Zo * Yo, 1e-13 * (Zo * Yo).norm(),
+                              Compare::absolute));
+    EXPECT_THROW(f.controllability_times(random_normal(f.rank_c() + 1, 1, gen)), InvalidArgument);
+  }
+}
+
+// The automatic choice: the Schur path below kSignFunctionMinStates states and for an
+// ill-conditioned A (rcond below kSignFunctionMinRcond), the sign function otherwise; an unstable
+// A gets the Schur path's message naming the eigenvalue under automatic, and a NumericalError
+// naming the sign iteration when the sign function is asked for.
+TEST(DenseGramian, AutomaticSolverChoice) {
+  std::mt19937 gen(31);
+  const Index n = kSignFunctionMinStates;
+  const Matrix B = random_normal(n, 1, gen), C = random_normal(1, n, gen);
+  {
+    const Matrix A = mixed_spectrum_matrix(40, gen);
+    const DenseGramianFactors f(Matrix(), A, B.topRows(40), C.leftCols(40));
+    EXPECT_EQ(f.solver(), DenseLyapunovSolver::schur);
+  }
+  // Eigenvalues -0.1 .. -3.1, moderately conditioned V: the sign function.
+  std::vector<double> reals(static_cast<std::size_t>(n));
+  for (Index i = 0; i < n; ++i) reals[static_cast<std::size_t>(i)] = -0.1 - 3.0 * double(i) / n;
+  const Matrix A_good = matrix_with_spectrum(reals, {}, gen);
+  const DenseGramianFactors good(Matrix(), A_good, B, C);
+  EXPECT_EQ(good.solver(), DenseLyapunovSolver::sign_function);
+  // An eigenvalue of -1e-11 next to ones of order 1: rcond ~ 1e-11, the Schur path.
+  reals[0] = -1e-11;
+  const Matrix A_ill = matrix_with_spectrum(reals, {}, gen);
+  const DenseGramianFactors ill(Matrix(), A_ill, B, C);
+  EXPECT_EQ(ill.solver(), DenseLyapunovSolver::schur);
+  // Unstable: +0.5.
+  reals[0] = 0.5;
+  const Matrix A_bad = matrix_with_spectrum(reals, {}, gen);
+  try {
+    DenseGramianFactors f(Matrix(), A_bad, B, C);
+    FAIL() << "expected NumericalError";
+  } catch (const NumericalError& e) {
+    EXPECT_NE(std::string(e.what()).find("not stable"), std::string::npos) << e.what();
+  }
+  try {
+    DenseGramianFactors f(Matrix(), A_bad, B, C, DenseLyapunovSolver::sign_function);
+    FAIL() << "expected NumericalError";
+  } catch (const NumericalError& e) {
+    EXPECT_NE(std::string(e.what()).find("sign"), std::string::npos) << e.what();
+  }
+}
+
 /// Singular values of Z_o^T E Z_c, the Hankel singular values of (E, A, B, C).
 Vector hankel_singular_values(const DenseChain& s) {
   const Matrix Zc = dense_gramian_factor(s.E, s.A, s.B, s.C, GramianKind::controllability);
@@ -347,13 +447,26 @@ Vector hankel_singular_values(const DenseChain& s) {
   return Eigen::BDCSVD<Matrix>(M).singularValues();
 }
 
-TEST(DenseGramian, HankelSingularValuesOfTheChainMatchSlicotAB09AD) {
+// Both solvers of DenseGramianFactors against AB09AD on the chains of N = 200 (n = 400): the
+// Schur path to kHsvAbsTol, the sign function to kSignHsvAbsTol (its factors carry the forward
+// error of the Newton iteration, about cond(A) eps relative to ||P|| rather than a backward
+// error of eps).
+class ChainHsv : public ::testing::TestWithParam<DenseLyapunovSolver> {};
+
+TEST_P(ChainHsv, HankelSingularValuesOfTheChainMatchSlicotAB09AD) {
+  const DenseLyapunovSolver solver = GetParam();
+  const double abs_tol = solver == DenseLyapunovSolver::schur ? kHsvAbsTol : kSignHsvAbsTol;
   for (ChainDamping damping : {ChainDamping::chain, ChainDamping::rayleigh}) {
     const std::string name = damping == ChainDamping::chain ? "chain" : "rayleigh";
     const DenseChain s = dense_chain(200, damping);
     const Index n = s.A.rows();
     ASSERT_EQ(n, 400);
-    const Vector hsv = hankel_singular_values(s);
+    const DenseGramianFactors f(s.E, s.A, s.B, s.C, solver);
+    ASSERT_EQ(f.solver(), solver);
+    Matrix H = f.hankel_product();
+    const Vector computed = lapack::singular_values(H);
+    Vector hsv = Vector::Zero(n);  // the sign function's omitted values are zero here
+    hsv.head(computed.size()) = computed;
     const Eigen::PartialPivLU<Matrix> lu(s.E);
     const Vector hsv_slicot =
         testing::slicot_hankel_singular_values(lu.solve(s.A), lu.solve(s.B), s.C);
@@ -368,7 +481,7 @@ TEST(DenseGramian, HankelSingularValuesOfTheChainMatchSlicotAB09AD) {
         if (leading_within_bar < 0) leading_within_bar = i;
         worst_absolute = std::max(worst_absolute, diff / sigma1);
       }
-      EXPECT_LE(diff, kHsvRelTol * hsv_slicot(i) + kHsvAbsTol * sigma1)
+      EXPECT_LE(diff, kHsvRelTol * hsv_slicot(i) + abs_tol * sigma1)
           << "sigma_" << i + 1 << " = " << hsv_slicot(i) << " (AB09AD), " << hsv(i) << " here ("
           << name << " damping)";
     }
@@ -378,13 +491,18 @@ TEST(DenseGramian, HankelSingularValuesOfTheChainMatchSlicotAB09AD) {
                                     detail::concat(worst_relative));
     ::testing::Test::RecordProperty("worst_hsv_difference_over_sigma1_" + name,
                                     detail::concat(worst_absolute));
-    std::cout << "[ chain N = 200, " << name << " damping ] " << compared
-              << " HSVs above 1e-10 sigma_1; the first " << leading_within_bar
+    std::cout << "[ " << to_string(solver) << ", chain N = 200, " << name << " damping ] "
+              << compared << " HSVs above 1e-10 sigma_1; the first " << leading_within_bar
               << " agree with AB09AD to 1e-10 relative; worst relative difference "
               << worst_relative << "; beyond 1e-10 relative, worst difference / sigma_1 "
               << worst_absolute << "\n";
   }
 }
+
+INSTANTIATE_TEST_SUITE_P(DenseGramian, ChainHsv,
+                         ::testing::Values(DenseLyapunovSolver::schur,
+                                           DenseLyapunovSolver::sign_function),
+                         [](const auto& info) { return std::string(to_string(info.param)); });
 
 TEST(DenseLyapunov, UnstableMatrixIsRejectedNamingTheEigenvalue) {
   Matrix A = Vector::LinSpaced(4, -4.0, -1.0).asDiagonal();

@@ -193,6 +193,43 @@ TEST(Pod, MethodsRecoverAKnownSpectrumAndSubspace) {
   EXPECT_TRUE(scalars_near(rnd.discarded_energy, tail, kRandomizedTol * total));
 }
 
+// basis_columns: one call returns the basis of order r and the next modes after it (nested),
+// for every method; r and the energies stay those of r; the width stops at the numerical rank.
+TEST(Pod, BasisColumnsExtendTheBasisOfOrderR) {
+  const Index r = 5, c = 12;
+  const KnownSvd d = known_svd(300, 60, geometric(60, 0.7), 11);
+  for (PodMethod method : kMethods) {
+    const double tol = method == PodMethod::svd         ? kSvdSubspaceTol
+                       : method == PodMethod::snapshots ? kSnapshotsSubspaceTol
+                                                        : kRandomizedTol;
+    PodOptions o = with_order(r, method);
+    const PodResult plain = pod(d.X, o);
+    o.basis_columns = c;
+    const PodResult wide = pod(d.X, o);
+    ASSERT_EQ(wide.V.cols(), c) << to_string(method);
+    EXPECT_EQ(wide.r, r) << to_string(method);
+    EXPECT_TRUE(scalars_near(
+        wide.discarded_energy, plain.discarded_energy,
+        (method == PodMethod::randomized ? kRandomizedTol : kEnergyTol) * d.s.squaredNorm()))
+        << to_string(method);
+    EXPECT_TRUE(
+        matrices_near(Matrix(wide.V.transpose() * wide.V), Matrix::Identity(c, c), kOrthonormalTol))
+        << to_string(method);
+    EXPECT_LE(subspace_distance(plain.V, wide.V.leftCols(r)), tol) << to_string(method);
+    EXPECT_LE(subspace_distance(d.Q1.leftCols(c), wide.V), tol) << to_string(method);
+  }
+  // Rank 8: at most 8 columns, whatever basis_columns asks.
+  const KnownSvd low = known_svd(200, 40, geometric(8, 0.5), 5);
+  for (PodMethod method : kMethods) {
+    PodOptions o = with_order(r, method);
+    o.basis_columns = 20;
+    EXPECT_EQ(pod(low.X, o).V.cols(), 8) << to_string(method);
+  }
+  PodOptions bad = with_order(r, PodMethod::svd);
+  bad.basis_columns = -1;
+  EXPECT_THROW(pod(d.X, bad), InvalidArgument);
+}
+
 TEST(Pod, PowerIterationsSharpenTheRandomizedSubspace) {
   // A slow decay, where a plain sketch (q = 0) is poor: each pass must help.
   const KnownSvd d = known_svd(400, 100, geometric(100, 0.9), 12);

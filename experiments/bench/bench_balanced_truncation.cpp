@@ -4,8 +4,18 @@
 //
 //   BM_adi/<N>   LR-ADI for the controllability Gramian alone (projection shifts, tol 1e-10)
 //   BM_bt/<N>    the whole square-root BT to r = 20: both Gramians, SVD, bases, projection
-//   BM_dense_bt/<N>  the same through dense Hammarling Gramians (small N only): one real Schur
-//                    form (LAPACK dgees) for both Gramians, SVD by dgesdd
+//   BM_dense_bt/<N>  the same through dense Gramians (small N only), the automatic dense solver:
+//                    the sign-function iteration from n = 400 states (dgetrf/dgetri), else
+//                    Hammarling on one real Schur form (LAPACK dgees) for both Gramians; SVD by
+//                    dgesdd
+//   BM_dense_bt_vs_ab09ad/<N>/<threads>  the bar of issue 28 in one run: dense BT by the sign
+//                    function, by the Schur path and SLICOT AB09AD on the same chain with OpenBLAS
+//                    on <threads> threads (openblas_set_num_threads), one after the other in each
+//                    iteration, the order rotated between iterations; counters seconds_sign,
+//                    seconds_schur, seconds_ab09ad (each the fastest of its runs), speedup_sign and
+//                    speedup_schur (AB09AD's time over ours), sign_steps, rank_c, and
+//                    load_average (the 1-minute load when the benchmark started: the machine may
+//                    be shared)
 //   BM_slicot_ab09ad/<N>  the baseline of BM_dense_bt: SLICOT AB09AD (square-root BT, JOB = 'B',
 //                    no equilibration) on the same chain in standard form (E^{-1} A, E^{-1} B, C;
 //                    the reduction to it is timed too), when the build found libslicot. Debian's
@@ -59,7 +69,9 @@
 #include "experiments/runner/experiment.hpp"
 #include "models/mass_spring_chain.hpp"
 #include "reduction/balanced_truncation.hpp"
+#include "src/core/timing.hpp"
 #include "src/io/model_files.hpp"
+#include "src/linalg/blas.hpp"
 
 #ifdef MOR_BENCH_HAVE_SLICOT
 extern "C" {
@@ -142,31 +154,94 @@ void BM_dense_bt(benchmark::State& state) {
 }
 
 #ifdef MOR_BENCH_HAVE_SLICOT
+/// SLICOT AB09AD on the dense chain (E, A, B, C) (reduced to standard form first, timed by the
+/// callers): square-root BT to r = kOrder; returns INFO, hsv receives all n HSVs.
+int run_ab09ad(const Matrix& E, const Matrix& A, const Matrix& B, const Matrix& C, Vector& hsv,
+               int& nr) {
+  const int n = static_cast<int>(A.rows()), m = static_cast<int>(B.cols()),
+            p = static_cast<int>(C.rows());
+  const int ldwork = n * (2 * n + std::max({n, m, p}) + 5) + n * (n + 1) / 2 + 64 * n;
+  std::vector<double> dwork(static_cast<std::size_t>(ldwork));
+  std::vector<int> iwork(1);
+  hsv.resize(n);
+  const Eigen::PartialPivLU<Matrix> lu(E);
+  Matrix a = lu.solve(A), b = lu.solve(B), c = C;
+  nr = static_cast<int>(kOrder);
+  int iwarn = 0, info = 0;
+  const double tol = 0.0;
+  ab09ad_("C", "B", "N", "F", &n, &m, &p, &nr, a.data(), &n, b.data(), &n, c.data(), &p, hsv.data(),
+          &tol, iwork.data(), dwork.data(), &ldwork, &iwarn, &info, 1, 1, 1, 1);
+  benchmark::DoNotOptimize(a.data());
+  return info;
+}
+
 /// SLICOT AB09AD on the chain of BM_dense_bt: square-root BT to r = kOrder, all n HSVs.
 void BM_slicot_ab09ad(benchmark::State& state) {
   const SecondOrderSystem sys = rayleigh_chain(state.range(0));
   const SecondOrderLtiOperator op(sys);
   const Matrix E = dense_E(op), A = dense_A(op);
-  const int n = static_cast<int>(op.n()), m = static_cast<int>(op.B().cols()),
-            p = static_cast<int>(op.C().rows());
-  const int ldwork = n * (2 * n + std::max({n, m, p}) + 5) + n * (n + 1) / 2 + 64 * n;
-  std::vector<double> dwork(static_cast<std::size_t>(ldwork));
-  std::vector<int> iwork(1);
-  Vector hsv(n);
+  Vector hsv;
   int nr = 0, info = 0;
-  for (auto _ : state) {
-    const Eigen::PartialPivLU<Matrix> lu(E);
-    Matrix a = lu.solve(A), b = lu.solve(op.B()), c = op.C();
-    nr = static_cast<int>(kOrder);
-    int iwarn = 0;
-    const double tol = 0.0;
-    ab09ad_("C", "B", "N", "F", &n, &m, &p, &nr, a.data(), &n, b.data(), &n, c.data(), &p,
-            hsv.data(), &tol, iwork.data(), dwork.data(), &ldwork, &iwarn, &info, 1, 1, 1, 1);
-    benchmark::DoNotOptimize(a.data());
-  }
+  for (auto _ : state) info = run_ab09ad(E, A, op.B(), op.C(), hsv, nr);
   if (info != 0) state.SkipWithError(("AB09AD INFO = " + std::to_string(info)).c_str());
   state.counters["r"] = nr;
   state.counters["hsv_1"] = hsv(0);
+}
+
+/// The 1-minute load average (/proc/loadavg), -1 if unreadable.
+double load_average() {
+  std::ifstream f("/proc/loadavg");
+  double load = -1.0;
+  f >> load;
+  return f ? load : -1.0;
+}
+
+/// Dense BT by the sign function, by the Schur path, and AB09AD on the same chain, OpenBLAS on
+/// state.range(1) threads; the order of the three rotates from one iteration to the next.
+void BM_dense_bt_vs_ab09ad(benchmark::State& state) {
+  const SecondOrderSystem sys = rayleigh_chain(state.range(0));
+  const int threads_before = blas::threads();
+  blas::set_threads(static_cast<int>(state.range(1)));
+  state.counters["load_average"] = load_average();
+  double best[3] = {1e300, 1e300, 1e300};  // sign, schur, ab09ad
+  BtResult sign_result;
+  Vector hsv;
+  int nr = 0, info = 0;
+  Index rotation = 0;
+  for (auto _ : state) {
+    for (Index k = 0; k < 3; ++k) {
+      const Index which = (k + rotation) % 3;
+      const auto t0 = Clock::now();
+      if (which < 2) {
+        BtOptions o;
+        o.selection.order = kOrder;
+        o.gramians.method = GramianMethod::dense;
+        o.gramians.dense_solver =
+            which == 0 ? DenseLyapunovSolver::sign_function : DenseLyapunovSolver::schur;
+        SecondOrderLtiOperator op(sys);
+        BtResult res = balanced_truncation(op, o);
+        benchmark::DoNotOptimize(res.Ar.data());
+        if (which == 0) sign_result = std::move(res);
+      } else {
+        const SecondOrderLtiOperator op(sys);
+        info = run_ab09ad(dense_E(op), dense_A(op), op.B(), op.C(), hsv, nr);
+      }
+      best[which] = std::min(best[which], seconds_since(t0));
+    }
+    ++rotation;
+    state.SetIterationTime(best[0]);
+  }
+  blas::set_threads(threads_before);
+  if (info != 0) state.SkipWithError(("AB09AD INFO = " + std::to_string(info)).c_str());
+  state.counters["seconds_sign"] = best[0];
+  state.counters["seconds_schur"] = best[1];
+  state.counters["seconds_ab09ad"] = best[2];
+  state.counters["speedup_sign"] = best[2] / best[0];
+  state.counters["speedup_schur"] = best[2] / best[1];
+  state.counters["sign_steps"] = static_cast<double>(sign_result.gramians.sign_steps);
+  state.counters["rank_c"] = static_cast<double>(sign_result.gramians.rank_c);
+  state.counters["hsv_1"] = sign_result.hsv(0);
+  state.counters["hsv_1_ab09ad"] = hsv(0);
 }
 #endif
 
@@ -260,6 +335,12 @@ BENCHMARK(BM_slicot_ab09ad)
     ->Unit(benchmark::kMillisecond)
     ->Iterations(1)
     ->UseRealTime();
+BENCHMARK(BM_dense_bt_vs_ab09ad)
+    ->Args({1000, 1})
+    ->Args({1000, 2})
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(2)
+    ->UseManualTime();
 #endif
 BENCHMARK(BM_adi)
     ->RangeMultiplier(10)

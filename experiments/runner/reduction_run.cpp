@@ -41,6 +41,10 @@ void record_gramians(io::ResultsWriter& out, const GramianDiagnostics& g) {
   out.set_attribute(grp, "gramians_s", g.seconds);
   if (g.method == GramianMethod::low_rank)
     out.set_attribute(grp, "low_rank_solver", std::string(to_string(g.solver)));
+  if (g.method == GramianMethod::dense) {
+    out.set_attribute(grp, "dense_solver", std::string(to_string(g.dense_solver)));
+    out.set_attribute(grp, "sign_steps", static_cast<std::int64_t>(g.sign_steps));
+  }
   const std::pair<const char*, const std::optional<AdiResult>*> runs[] = {
       {"controllability", &g.low_rank_c}, {"observability", &g.low_rank_o}};
   for (const auto& [name, run] : runs) {

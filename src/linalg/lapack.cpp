@@ -25,6 +25,15 @@ void dgemm_(const char* transa, const char* transb, const int* m, const int* n, 
             std::size_t transb_len);
 void dgeqrf_(const int* m, const int* n, double* a, const int* lda, double* tau, double* work,
              const int* lwork, int* info);
+void dorgqr_(const int* m, const int* n, const int* k, double* a, const int* lda, const double* tau,
+             double* work, const int* lwork, int* info);
+void dgetrf_(const int* m, const int* n, double* a, const int* lda, int* ipiv, int* info);
+void dgetri_(const int* n, double* a, const int* lda, const int* ipiv, double* work,
+             const int* lwork, int* info);
+void dgecon_(const char* norm, const int* n, const double* a, const int* lda, const double* anorm,
+             double* rcond, double* work, int* iwork, int* info, std::size_t norm_len);
+void dgeqp3_(const int* m, const int* n, double* a, const int* lda, int* jpvt, double* tau,
+             double* work, const int* lwork, int* info);
 void dsyevd_(const char* jobz, const char* uplo, const int* n, double* a, const int* lda, double* w,
              double* work, const int* lwork, int* iwork, const int* liwork, int* info,
              std::size_t jobz_len, std::size_t uplo_len);
@@ -163,6 +172,82 @@ Matrix qr_r_factor(Matrix& X) {
   std::vector<double> work(static_cast<std::size_t>(lwork));
   dgeqrf_(&m, &n, X.data(), &lda, tau.data(), work.data(), &lwork, &info);
   if (info < 0) throw InvalidArgument(detail::concat("dgeqrf: argument ", -info, " is invalid"));
+  return X.topRows(k).triangularView<Eigen::Upper>();
+}
+
+void qr_q_factor(Matrix& X) {
+  const int m = fortran_int(X.rows(), "rows"), n = fortran_int(X.cols(), "columns");
+  require(n <= m, "QR: the matrix is ", m, "x", n, ", expected at least as many rows as columns");
+  if (n == 0) return;
+  const int lda = std::max(1, m);
+  std::vector<double> tau(static_cast<std::size_t>(n));
+  int info = 0, lwork = -1;
+  double query = 0.0, query2 = 0.0;
+  dgeqrf_(&m, &n, X.data(), &lda, tau.data(), &query, &lwork, &info);
+  dorgqr_(&m, &n, &n, X.data(), &lda, tau.data(), &query2, &lwork, &info);
+  lwork = std::max(workspace_size(query), workspace_size(query2));
+  std::vector<double> work(static_cast<std::size_t>(lwork));
+  dgeqrf_(&m, &n, X.data(), &lda, tau.data(), work.data(), &lwork, &info);
+  if (info < 0) throw InvalidArgument(detail::concat("dgeqrf: argument ", -info, " is invalid"));
+  dorgqr_(&m, &n, &n, X.data(), &lda, tau.data(), work.data(), &lwork, &info);
+  if (info < 0) throw InvalidArgument(detail::concat("dorgqr: argument ", -info, " is invalid"));
+}
+
+void invert(Matrix& X, double* rcond) {
+  const Index n = X.rows();
+  require(X.cols() == n, "matrix inverse: the matrix is ", X.rows(), "x", X.cols(),
+          ", expected square");
+  require(X.allFinite(), "matrix inverse: the matrix has a non-finite entry");
+  if (n == 0) {
+    if (rcond) *rcond = 1.0;
+    return;
+  }
+  const int nn = fortran_int(n, "n"), lda = std::max(1, nn);
+  const double norm1 = rcond ? X.cwiseAbs().colwise().sum().maxCoeff() : 0.0;
+  std::vector<int> ipiv(static_cast<std::size_t>(n));
+  int info = 0;
+  dgetrf_(&nn, &nn, X.data(), &lda, ipiv.data(), &info);
+  if (info < 0) throw InvalidArgument(detail::concat("dgetrf: argument ", -info, " is invalid"));
+  if (info > 0)
+    throw NumericalError(detail::concat("matrix inverse (", n, "x", n,
+                                        "): the matrix is singular (dgetrf: U(", info, ",", info,
+                                        ") = 0)"));
+  if (rcond) {
+    std::vector<double> work(4 * static_cast<std::size_t>(n));
+    std::vector<int> iwork(static_cast<std::size_t>(n));
+    dgecon_("1", &nn, X.data(), &lda, &norm1, rcond, work.data(), iwork.data(), &info, 1);
+    if (info < 0) throw InvalidArgument(detail::concat("dgecon: argument ", -info, " is invalid"));
+  }
+  int lwork = -1;
+  double query = 0.0;
+  dgetri_(&nn, X.data(), &lda, ipiv.data(), &query, &lwork, &info);
+  lwork = workspace_size(query);
+  std::vector<double> work(static_cast<std::size_t>(lwork));
+  dgetri_(&nn, X.data(), &lda, ipiv.data(), work.data(), &lwork, &info);
+  if (info < 0) throw InvalidArgument(detail::concat("dgetri: argument ", -info, " is invalid"));
+  if (info > 0)
+    throw NumericalError(detail::concat("matrix inverse (", n, "x", n,
+                                        "): the matrix is singular (dgetri INFO = ", info, ")"));
+}
+
+Matrix pivoted_qr_r_factor(Matrix& X, Eigen::VectorXi& perm) {
+  const int m = fortran_int(X.rows(), "rows"), n = fortran_int(X.cols(), "columns");
+  const int k = std::min(m, n);
+  perm.setZero(n);  // jpvt = 0: every column is free to move
+  if (k == 0) {
+    for (int j = 0; j < n; ++j) perm(j) = j;
+    return Matrix(0, n);
+  }
+  const int lda = std::max(1, m);
+  std::vector<double> tau(static_cast<std::size_t>(k));
+  int info = 0, lwork = -1;
+  double query = 0.0;
+  dgeqp3_(&m, &n, X.data(), &lda, perm.data(), tau.data(), &query, &lwork, &info);
+  lwork = workspace_size(query);
+  std::vector<double> work(static_cast<std::size_t>(lwork));
+  dgeqp3_(&m, &n, X.data(), &lda, perm.data(), tau.data(), work.data(), &lwork, &info);
+  if (info < 0) throw InvalidArgument(detail::concat("dgeqp3: argument ", -info, " is invalid"));
+  perm.array() -= 1;  // Fortran's 1-based indices
   return X.topRows(k).triangularView<Eigen::Upper>();
 }
 

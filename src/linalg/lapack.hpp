@@ -34,6 +34,24 @@ void gemm(bool transpose_a, bool transpose_b, double alpha, const Eigen::Ref<con
 /// by dgeqrf (blocked Householder); X is destroyed. Q is not formed.
 Matrix qr_r_factor(Matrix& X);
 
+/// The first c columns of the Q factor of X = Q R (X m x c, m >= c) in place, by dgeqrf and dorgqr
+/// (blocked Householder): an orthonormal basis of range(X) for X of full column rank.
+/// @throws InvalidArgument if X has more columns than rows.
+void qr_q_factor(Matrix& X);
+
+/// The inverse of the square matrix X in place by dgetrf (blocked LU with partial pivoting) and
+/// dgetri. If rcond is given, it receives LAPACK's estimate (dgecon) of the reciprocal
+/// 1-norm condition number of X, computed from the LU before the inversion (O(n^2)).
+/// @throws InvalidArgument if X is not square or has a non-finite entry; NumericalError if X is
+///         exactly singular (a zero pivot, dgetrf INFO > 0).
+void invert(Matrix& X, double* rcond = nullptr);
+
+/// QR decomposition with column pivoting X P = Q R by dgeqp3 (X m x n, k = min(m, n)): returns
+/// the k x n upper trapezoidal R and the permutation as 0-based indices, column j of X P being
+/// column perm[j] of X; the diagonal of R decreases in magnitude, which reveals the numerical
+/// rank. X is destroyed; Q is not formed.
+Matrix pivoted_qr_r_factor(Matrix& X, Eigen::VectorXi& perm);
+
 /// Eigenvalues of the symmetric matrix X (ascending) by dsyevd without vectors; only the upper
 /// triangle is read, X is destroyed.
 Vector symmetric_eigenvalues(Matrix& X);

@@ -13,6 +13,10 @@ namespace mor::experiments {
 inline constexpr Choice<GramianMethod> kGramianMethods[] = {{"automatic", GramianMethod::automatic},
                                                             {"dense", GramianMethod::dense},
                                                             {"low_rank", GramianMethod::low_rank}};
+inline constexpr Choice<DenseLyapunovSolver> kDenseLyapunovSolvers[] = {
+    {"automatic", DenseLyapunovSolver::automatic},
+    {"sign_function", DenseLyapunovSolver::sign_function},
+    {"schur", DenseLyapunovSolver::schur}};
 inline constexpr Choice<ShiftStrategy> kShiftStrategies[] = {
     {"automatic", ShiftStrategy::automatic},
     {"projection", ShiftStrategy::projection},
@@ -24,6 +28,7 @@ inline constexpr Choice<LowRankSolver> kLowRankSolvers[] = {{"adi", LowRankSolve
 struct GramianKeys {
   GramianMethod gramians = GramianMethod::automatic;
   Index dense_limit = 1500;
+  DenseLyapunovSolver dense_solver = DenseLyapunovSolver::automatic;
   double adi_tolerance = 1e-10;
   Index adi_max_iterations = 500;
   ShiftStrategy shifts = ShiftStrategy::automatic;
@@ -43,6 +48,7 @@ struct GramianKeys {
     GramianOptions g;
     g.method = gramians;
     g.dense_limit = dense_limit;
+    g.dense_solver = dense_solver;
     g.solver = low_rank_solver;
     g.adi = adi();
     g.rksm.tolerance = rksm_tolerance;
@@ -67,12 +73,19 @@ struct GramianKeys {
 
 template <class G, class V>
 void gramian_keys(G& g, V& v) {
-  v.choice(Key{"gramians", "",
-               "dense (Hammarling, O(n^3)), low_rank (LR-ADI or RKSM), or automatic: dense up "
-               "to dense_limit states"},
-           g.gramians, kGramianMethods);
+  v.choice(
+      Key{"gramians", "",
+          "dense (O(n^3), see dense_solver), low_rank (LR-ADI or RKSM), or automatic: dense up "
+          "to dense_limit states"},
+      g.gramians, kGramianMethods);
   v(Key{"dense_limit", "", "automatic: dense Gramians (and norms) up to this many states"},
     g.dense_limit);
+  v.choice(Key{"dense_solver", "",
+               "dense Gramians: sign_function (level-3 Newton iteration, factors of the numerical "
+               "rank), schur (Hammarling on one Schur form; ill-conditioned A, all n HSVs), or "
+               "automatic: the sign function from 400 states up unless rcond(E^-1 A) < 1e-9 or it "
+               "fails to converge"},
+           g.dense_solver, kDenseLyapunovSolvers);
   v(Key{"adi_tolerance", "", "LR-ADI: relative residual ||W^T W|| / ||B^T B|| to stop at"},
     g.adi_tolerance);
   v(Key{"adi_max_iterations", "", "LR-ADI: step limit"}, g.adi_max_iterations);

@@ -1,0 +1,35 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// Explicit CBLAS calls (OpenBLAS through Debian's libblas.so.3 / libopenblas.so) for the large
+// products of named kernels: POD's randomized SVD and method of snapshots, the dense Gramian
+// products. Eigen's own products stay everywhere else (a global EIGEN_USE_BLAS would also send
+// the reduced models' tiny products through BLAS's call overhead). Each function takes Eigen
+// matrices or blocks with unit inner stride (column-major), checks sizes and calls BLAS once.
+//
+// OpenBLAS runs a large call on its own threads, whose floating-point mode is the default one:
+// subnormal numbers are not flushed there even when the caller flushes them (see
+// detail::tall_product in reduction/low_rank_adi.hpp for the products where that matters).
+#pragma once
+
+#include "src/core/types.hpp"
+
+namespace mor::blas {
+
+/// C = alpha op(A) op(B) + beta C (cblas_dgemm), op(X) = X or X^T. C must have the product's
+/// size (any content when beta = 0). @throws InvalidArgument on a size mismatch or a dimension
+/// beyond 32-bit BLAS integers.
+void gemm(bool transpose_a, bool transpose_b, double alpha, const Eigen::Ref<const Matrix>& A,
+          const Eigen::Ref<const Matrix>& B, double beta, Eigen::Ref<Matrix> C);
+
+/// A B and A^T B as new matrices.
+Matrix product(const Eigen::Ref<const Matrix>& A, const Eigen::Ref<const Matrix>& B);
+Matrix transpose_product(const Eigen::Ref<const Matrix>& A, const Eigen::Ref<const Matrix>& B);
+
+/// alpha A^T A (k x k for A n x k) by cblas_dsyrk (half of gemm's flops), both triangles filled.
+Matrix gram(const Eigen::Ref<const Matrix>& A, double alpha = 1.0);
+
+/// The number of threads OpenBLAS uses for a large call (openblas_get_num_threads), and a way to
+/// set it (openblas_set_num_threads; process-wide), for benchmarks that compare thread counts.
+int threads();
+void set_threads(int n);
+
+}  // namespace mor::blas
