@@ -75,10 +75,25 @@ void check_weights(const Vector& w, Index n) {
 }
 
 /// The first Y.cols() columns of the Q factor of Y (n x c, n >= c), by LAPACK (blocked
-/// Householder, dgeqrf and dorgqr).
+/// Householder, dgeqrf and dorgqr) when OpenBLAS runs optimized kernels, else by Eigen.
 Matrix orthonormal_columns(Matrix Y) {
+  if (!blas::optimized()) {
+    Eigen::HouseholderQR<Matrix> qr(Y);
+    return qr.householderQ() * Matrix::Identity(Y.rows(), Y.cols());
+  }
   lapack::qr_q_factor(Y);
   return Y;
+}
+
+/// A B and A^T B on OpenBLAS (dgemm) when it runs optimized kernels (blas::optimized), else on
+/// Eigen.
+Matrix product(const Eigen::Ref<const Matrix>& A, const Eigen::Ref<const Matrix>& B) {
+  if (blas::optimized()) return blas::product(A, B);
+  return A * B;
+}
+Matrix transpose_product(const Eigen::Ref<const Matrix>& A, const Eigen::Ref<const Matrix>& B) {
+  if (blas::optimized()) return blas::transpose_product(A, B);
+  return A.transpose() * B;
 }
 
 /// The number of s_i > tolerance * s_1.
@@ -169,12 +184,17 @@ Modes snapshot_modes(const Matrix& A, const PodOptions& o, double total) {
   const Index k = A.cols();
   // C = A^T A / total (trace 1), so that Spectra's absolute floor eps^(2/3) is on C's scale.
   Matrix C = Matrix::Zero(k, k);
-  // In blocks of rows of about 10^8 flops each (dsyrk on each), polling between them.
+  // In blocks of rows of about 10^8 flops each (dsyrk on each where OpenBLAS runs optimized
+  // kernels), polling between them.
   const Index block =
       std::max<Index>(1, static_cast<Index>(1e8 / std::max<double>(1.0, double(k) * double(k))));
   for (Index i = 0; i < A.rows(); i += block) {
     throw_if_stop_requested("POD");
-    C += blas::gram(A.middleRows(i, std::min(block, A.rows() - i)), 1.0 / total);
+    const auto rows = A.middleRows(i, std::min(block, A.rows() - i));
+    if (blas::optimized())
+      C += blas::gram(rows, 1.0 / total);
+    else
+      C.selfadjointView<Eigen::Lower>().rankUpdate(rows.transpose(), 1.0 / total);
   }
   throw_if_stop_requested("POD");
   const Index wanted = o.order ? std::max(*o.order, o.basis_columns) : 0;
@@ -188,7 +208,7 @@ Modes snapshot_modes(const Matrix& A, const PodOptions& o, double total) {
   Modes m;
   m.s = s_all.head(resolved);
   m.r = select_order(o, m.s, resolved, total, tol);
-  const Matrix AY = blas::product(A, Y.leftCols(basis_width(o, m.r, resolved)));
+  const Matrix AY = product(A, Y.leftCols(basis_width(o, m.r, resolved)));
   m.U = orthonormal_columns(AY);
   align_signs(m.U, AY);
   return m;
@@ -213,14 +233,14 @@ Modes randomized_modes(const Matrix& A, const PodOptions& o, double total) {
   // Orthonormalizing between the products keeps the directions of small s_i, which the plain
   // power (A A^T)^q A Omega would lose to rounding (HMT Alg. 4.4). The tall products (n x k
   // times k x l, and transposed) are all of its O(n k l) work: dgemm.
-  Matrix Q = orthonormal_columns(blas::product(A, Omega));
+  Matrix Q = orthonormal_columns(product(A, Omega));
   for (Index pass = 0; pass < o.power_iterations; ++pass) {
     throw_if_stop_requested("POD");
-    const Matrix Qt = orthonormal_columns(blas::transpose_product(A, Q));
-    Q = orthonormal_columns(blas::product(A, Qt));
+    const Matrix Qt = orthonormal_columns(transpose_product(A, Q));
+    Q = orthonormal_columns(product(A, Qt));
   }
   throw_if_stop_requested("POD");
-  const auto svd = run_abandonable("POD", [B = blas::transpose_product(Q, A)] {
+  const auto svd = run_abandonable("POD", [B = transpose_product(Q, A)] {
     return Eigen::BDCSVD<Matrix>(B, Eigen::ComputeThinU);
   });
   const double tol = pod_rank_tolerance(n, k);
@@ -228,7 +248,7 @@ Modes randomized_modes(const Matrix& A, const PodOptions& o, double total) {
   m.s = svd.singularValues();
   const Index rank = numerical_rank(m.s, tol);
   m.r = select_order(o, m.s, rank, total, tol);
-  m.U = blas::product(Q, svd.matrixU().leftCols(basis_width(o, m.r, rank)));
+  m.U = product(Q, svd.matrixU().leftCols(basis_width(o, m.r, rank)));
   return m;
 }
 

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <string_view>
 
 #include "src/core/errors.hpp"
 
@@ -66,6 +67,11 @@ Matrix gram(const Eigen::Ref<const Matrix>& A, double alpha) {
   for (Index j = 1; j < k; ++j)
     for (Index i = 0; i < j; ++i) C(i, j) = C(j, i);
   return C;
+}
+
+bool optimized() {
+  static const bool fast = std::string_view(openblas_get_corename()) != "Prescott";
+  return fast;
 }
 
 int threads() {

@@ -27,6 +27,12 @@ Matrix transpose_product(const Eigen::Ref<const Matrix>& A, const Eigen::Ref<con
 /// alpha A^T A (k x k for A n x k) by cblas_dsyrk (half of gemm's flops), both triangles filled.
 Matrix gram(const Eigen::Ref<const Matrix>& A, double alpha = 1.0);
 
+/// False when OpenBLAS runs its generic SSE3 kernels ("Prescott", openblas_get_corename): its
+/// DYNAMIC_ARCH build (Debian's 0.3.21) falls back to them on CPUs it does not recognize, such as
+/// the AVX-512 Xeons of this project's machines, where dgemm then ran at 6-9 GFlop/s against
+/// Eigen's 7-25 (with OPENBLAS_CORETYPE=SkylakeX: 16-39). Callers keep Eigen's products then.
+bool optimized();
+
 /// The number of threads OpenBLAS uses for a large call (openblas_get_num_threads), and a way to
 /// set it (openblas_set_num_threads; process-wide), for benchmarks that compare thread counts.
 int threads();
