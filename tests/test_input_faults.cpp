@@ -210,6 +210,29 @@ TEST_F(InputFaults, ExportAboveTheMemoryLimitIsRefusedUpFront) {
   EXPECT_FALSE(fs::exists(dir_ / "x.mat"));
 }
 
+// A lattice is a matrix-built model: reading its file must not build it, so that --dry-run, the
+// memory guard and mor export refuse a lattice of 2.25e8 nodes before allocating (it was
+// killed by the OOM killer while the file was read).
+TEST_F(InputFaults, HugeLatticeIsRefusedBeforeItIsBuilt) {
+  const std::string file =
+      (mor::testing::source_dir() / "experiments/pod_deim_lattice.toml").string();
+  const Outcome dry = shell("ulimit -v 2097152; timeout -k 5 60 '" + mor_.string() + "' run '" +
+                            file + "' --dry-run --set model.nx=15000");
+  EXPECT_EQ(dry.exit_code, 0) << dry.output;
+  expect_contains(dry, "Model lattice of size 225000000");
+  const Outcome run = shell("ulimit -v 2097152; timeout -k 5 60 '" + mor_.string() + "' run '" +
+                            file + "' -o r.h5 --set model.nx=15000 --no-plots");
+  EXPECT_EQ(run.exit_code, 2) << run.output;
+  expect_contains(run, "the run needs about");
+  EXPECT_TRUE(nothing_written());
+  const Outcome exported =
+      shell("ulimit -v 2097152; timeout -k 5 60 '" + mor_.string() + "' export '" + file +
+            "' --set model.nx=15000 --format mat --out x.mat");
+  EXPECT_EQ(exported.exit_code, 2) << exported.output;
+  expect_contains(exported, "building the model needs about");
+  EXPECT_FALSE(fs::exists(dir_ / "x.mat"));
+}
+
 // Item 8: the undamped linear chain has omega_max ~ 2 (k = m = 1): rk4 is stable for
 // dt <= 2 sqrt(2) / omega_max ~ 1.418 (N = 20); dt = 1.5 stored |y| = 4.3e29 before.
 TEST_F(InputFaults, Rk4BeyondItsStabilityLimitIsRefusedBeforeTheRun) {

@@ -174,6 +174,8 @@ class ModelSpec {
   /// The nonlinear model as a network (linear part, G and phi), what `mor export` writes.
   /// @throws InvalidArgument naming the kind if it has no such form.
   virtual NonlinearNetwork network() const;
+  /// The keys that set the model's size ("model.N"), for the advice of a memory refusal.
+  virtual std::string size_keys() const { return "its size"; }
   /// What the summary calls one coordinate ("mass", "node"); empty: n coordinates or states.
   virtual std::string_view coordinate() const { return {}; }
   /// How to make the model linear, for the refusal of the linear methods.

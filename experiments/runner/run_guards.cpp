@@ -87,13 +87,14 @@ std::string check_memory(const ExperimentConfig& c, double need_mib, std::string
 
 std::string check_run_memory(const ExperimentConfig& c) {
   return check_memory(c, estimate_run_mib(c), "the run",
-                      "make the model (model.N) or what the run keeps (horizon, snapshots, "
-                      "training) smaller");
+                      concat("make the model (", c.model->size_keys(),
+                             ") or what the run keeps (horizon, "
+                             "snapshots, training) smaller"));
 }
 
 std::string check_model_memory(const ExperimentConfig& c) {
   return check_memory(c, estimate_model_mib(c), "building the model",
-                      "make the model (model.N) smaller");
+                      concat("make the model (", c.model->size_keys(), ") smaller"));
 }
 
 namespace {

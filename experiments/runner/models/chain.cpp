@@ -109,6 +109,7 @@ class ChainSpec final : public ModelSpec {
  public:
   explicit ChainSpec(ChainParameters p) : p_(std::move(p)) {}
   std::string_view kind() const override { return "mass_spring_chain"; }
+  std::string size_keys() const override { return "model.N"; }
   void write_toml(std::ostream& os) const override {
     KeyWriter w(os);
     chain_keys(p_, w);

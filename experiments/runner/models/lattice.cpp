@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // Model kind "lattice": an nx x ny lattice of masses with linear + cubic springs to the four
 // neighbours and to walls at the edges (models/lattice.hpp), a nonlinear network at any size.
+#include <mutex>
 #include <ostream>
 
 #include "experiments/runner/model_kind.hpp"
@@ -38,9 +39,12 @@ void lattice_keys(P& p, V& v) {
 
 class LatticeSpec final : public ModelSpec {
  public:
-  explicit LatticeSpec(LatticeParameters p)
-      : p_(std::move(p)), net_(std::make_shared<const NonlinearNetwork>(lattice_network(p_))) {}
+  // The network is built on first use, not when the file is read: `--dry-run`, the memory
+  // guards and the estimates need only the parameters (a lattice of 10^8 nodes is refused by
+  // the guard before anything of its size is allocated).
+  explicit LatticeSpec(LatticeParameters p) : p_(std::move(p)) {}
   std::string_view kind() const override { return "lattice"; }
+  std::string size_keys() const override { return "model.nx, model.ny"; }
   void write_toml(std::ostream& os) const override {
     KeyWriter w(os);
     lattice_keys(p_, w);
@@ -48,21 +52,21 @@ class LatticeSpec final : public ModelSpec {
   void record(io::ResultsWriter& out) const override {
     KeyRecorder rec(out, layout::kModel);
     lattice_keys(p_, rec);
-    out.set_attribute(layout::kModel, "n", static_cast<std::int64_t>(net_->n()));
+    out.set_attribute(layout::kModel, "n", static_cast<std::int64_t>(p_.size()));
     out.set_attribute(layout::kModel, "elements", static_cast<std::int64_t>(p_.elements()));
     out.set_attribute(layout::kModel, "convention",
                       std::string("M q'' + D q' + K q + G^T phi(G q) = B u, y = Cp q + Cv q'; "
                                   "K = k_l G^T G, phi(s) = k_n s^3, node (i, j) is coordinate "
                                   "i - 1 + nx (j - 1)"));
   }
-  Index size() const override { return net_->n(); }
-  bool is_linear() const override { return net_->is_linear(); }
+  Index size() const override { return p_.size(); }
+  bool is_linear() const override { return p_.k_n == 0.0; }
   LinearSystem linear_system() const override {
     require(is_linear(), "the lattice with k_n = ", p_.k_n,
             " is nonlinear and has no LTI form: set model.k_n = 0 for its linear part");
-    return net_->linear_system();
+    return net()->linear_system();
   }
-  NonlinearNetwork network() const override { return *net_; }
+  NonlinearNetwork network() const override { return *net(); }
   bool has_linearisation() const override { return true; }
   std::string_view coordinate() const override { return "node"; }
   std::string linear_hint() const override {
@@ -70,12 +74,19 @@ class LatticeSpec final : public ModelSpec {
   }
   bool projectable() const override { return true; }
   std::unique_ptr<FullModel> build(SparseBackend solver) const override {
-    return std::make_unique<NetworkFullModel>(net_, solver);
+    return std::make_unique<NetworkFullModel>(net(), solver);
   }
 
  private:
+  std::shared_ptr<const NonlinearNetwork> net() const {
+    std::call_once(
+        built_, [this] { net_ = std::make_shared<const NonlinearNetwork>(lattice_network(p_)); });
+    return net_;
+  }
+
   LatticeParameters p_;
-  std::shared_ptr<const NonlinearNetwork> net_;
+  mutable std::once_flag built_;
+  mutable std::shared_ptr<const NonlinearNetwork> net_;
 };
 
 std::unique_ptr<ModelSpec> read_lattice_model(TableReader& r, const std::string& source,
