@@ -251,6 +251,24 @@ TEST_F(InputFaults, Rk4BeyondItsStabilityLimitIsRefusedBeforeTheRun) {
   EXPECT_EQ(ok.exit_code, 0) << ok.output;
 }
 
+// The same for the nonlinear chain (hardening cubic springs): rk4 meets the linearisation about
+// rest as soon as rounding excites its top mode, so dt beyond that limit is refused up front too
+// (it ran into "the state is not finite" at exit 3 after part of the run before).
+TEST_F(InputFaults, Rk4BeyondTheLinearisationsLimitIsRefusedOnANonlinearModel) {
+  const Outcome o = bounded(
+      "run " +
+      chain_experiment("k_n = 1\nd = 0", "integrator = \"rk4\"\ndt = 1.5\nt_end = 150.0").string());
+  EXPECT_EQ(o.exit_code, 2) << o.output;
+  expect_contains(o,
+                  "rk4 with dt = 1.5 is unstable on this model: its stability limit is dt <= 1.41");
+  EXPECT_TRUE(nothing_written());
+  const Outcome ok = bounded(
+      "run " +
+      chain_experiment("k_n = 1\nd = 0", "integrator = \"rk4\"\ndt = 0.5\nt_end = 50.0").string() +
+      " -q");
+  EXPECT_EQ(ok.exit_code, 0) << ok.output;
+}
+
 // Item 7: dt = 1e-12 over t_end = 1 is 10^12 steps.
 TEST_F(InputFaults, StepCountAboveTheLimitIsRefusedUnlessTheFileSaysSo) {
   const Outcome o =

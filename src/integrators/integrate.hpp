@@ -102,7 +102,8 @@ inline constexpr double kExplodedState = 1e100;
 inline constexpr double kRk4ImaginaryLimit = 2.8284271247461903;
 inline constexpr double kRk4LargestLimit = 2.960;
 
-/// The largest frequency omega_max = sqrt(lambda_max(M^{-1} K)) of a linear model, from
+/// The largest frequency omega_max = sqrt(lambda_max(M^{-1} K)) of a linear model (of a
+/// nonlinear model's linearisation about rest, K = -dF/dq(0)), from
 /// `iterations` steps of Lanczos on K x = lambda M x in the M inner product (K x = -force(x, 0,
 /// 0); one force evaluation, one mass solve and one mass product a step). A Ritz value never
 /// exceeds lambda_max, so the estimate converges from below and the limit dt it gives is never
@@ -113,10 +114,12 @@ double estimate_max_frequency(const Model& model, typename Model::Workspace& ws,
                               int iterations = 40);
 
 /// Throws InvalidArgument naming dt, the limit and omega_max when rk4 with step dt is unstable
-/// on the linear model: dt omega_max > 2 sqrt(2) for an undamped model (D = 0: the eigenvalues
-/// are +-i omega, the bound is exact), > 2.960 for a damped one (modal damping gives |lambda| >=
-/// omega_max for the top mode, and 2.960 is the farthest the region reaches; a dt between
-/// 2.785 / omega_max and that may still diverge, which the state check while stepping catches).
+/// on the linear model (or on a nonlinear model's linearisation about rest, which rk4 meets as
+/// soon as rounding excites the top mode near rest): dt omega_max > 2 sqrt(2) for an undamped model
+/// (D = 0: the eigenvalues are +-i omega, the bound is exact), > 2.960 for a damped one (modal
+/// damping gives |lambda| >= omega_max for the top mode, and 2.960 is the farthest the region
+/// reaches; a dt between 2.785 / omega_max and that may still diverge, which the state check while
+/// stepping catches).
 template <SecondOrderModel Model>
 void require_rk4_stable(const Model& model, typename Model::Workspace& ws, double dt);
 
@@ -272,8 +275,7 @@ IntegrationStats integrate(const Model& model, typename Model::Workspace& ws, co
   input.evaluate(opt.t0, u);
   if (!detail::all_finite(q) || !detail::all_finite(v))
     detail::throw_diverged(opt.t0, 0, total, opt.scheme, h);
-  if (opt.scheme == Scheme::rk4 && opt.check_stability && model.is_linear())
-    require_rk4_stable(model, ws, h);
+  if (opt.scheme == Scheme::rk4 && opt.check_stability) require_rk4_stable(model, ws, h);
   observe(Index{0}, opt.t0, q, v, u);
   detail::SubnormalsFlushed flushed(opt.flush_subnormals);
 
@@ -506,9 +508,21 @@ double estimate_max_frequency(const Model& model, typename Model::Workspace& ws,
   x /= beta;
   std::vector<double> alpha, off;
   beta = 0.0;
+  // A nonlinear model's force is evaluated at a displacement scaled to 1e-6 at most and
+  // scaled back: its linearisation about rest, K = -dF/dq(0), to about 1e-6 relative (a
+  // quadratic law) or 1e-12 (a cubic one).
+  const bool linear = model.is_linear();
+  Vector scaled;
   for (int k = 0; k < k_max; ++k) {
-    model.force(x, zero, u, F);  // F = -K x
-    F = -F;
+    if (linear) {
+      model.force(x, zero, u, F);  // F = -K x
+      F = -F;
+    } else {
+      const double s = 1e-6 / std::max(x.cwiseAbs().maxCoeff(), 1e-300);
+      scaled = s * x;
+      model.force(scaled, zero, u, F);
+      F *= -1.0 / s;
+    }
     const double a = x.dot(F);  // x^T K x, x M-normalized
     if (!std::isfinite(a)) return 0.0;
     ws.solve_mass(F, w);  // M^{-1} K x
