@@ -1,0 +1,186 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""POD of a first-order LTI model file (reduction.method = "pod" on model.type = "file").
+
+Usage: /usr/bin/python3 tests/test_pod_lti.py MOR_BINARY
+(run by ctest as `pod_lti`; MOR_BINARY may also come from the environment variable MOR).
+
+1. Against an independent SciPy POD-Galerkin of the same snapshots: a first run of the rail
+   (n = 371, data/rail_371.mat) stores its state snapshots /snapshots/x; a POD run trains on that
+   file (reduction.training_files, pod_method = "svd", store_bases). Here SciPy's SVD of the same
+   snapshots gives the singular values and the basis, and the rail's matrices read by SciPy give
+   E_r = V^T E V, A_r = V^T A V, B_r = V^T B, C_r = C V: both sides sign-normalised, they must agree
+   to 1e-10 relative.
+2. A POD of the rail trained on a chirp ([[training]]) and tested on an unseen step: its relative
+   output error is reported, and it must fall as the order grows; the orders 2 and 4 built from
+   the nested basis of the r = 8 run (compare_orders, /error_vs_r) give the separate runs' errors.
+About 2 s of CPU (five small runs).
+"""
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+import h5py
+import numpy as np
+import scipy.io
+import scipy.linalg
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
+MOR = os.environ.get("MOR", "")
+RAIL = os.path.join(ROOT, "data", "rail_371.mat")
+# SciPy's LAPACK SVD and the program's (Eigen's BDCSVD) on the same snapshots: both backward
+# stable, so singular values agree to about max(n, k) eps s_1 and singular vectors of well
+# separated singular values to about eps s_1 / gap; the order below keeps s_r / s_1 > 1e-4.
+REFERENCE_RTOL = 1e-10
+ORDER = 5
+
+
+def mor(*args):
+    """Run the mor program; fail the test with its output if it fails."""
+    result = subprocess.run([MOR, *args], cwd=ROOT, capture_output=True, text=True)
+    if result.returncode != 0:
+        raise AssertionError(f"mor {' '.join(args)} exited with {result.returncode}:\n"
+                             f"{result.stdout}{result.stderr}")
+    return result.stdout
+
+
+def experiment(path, name, output, reduction, input_table, training=""):
+    with open(path, "w") as f:
+        f.write(f"""[experiment]
+name = "{name}"
+output = "{output}"
+[model]
+type = "file"
+path = "{RAIL}"
+[input]
+{input_table}
+[simulation]
+integrator = "implicit_midpoint"
+dt = 0.5
+t_end = 200.0
+[output]
+plots = false
+snapshot_stride = 2
+{training}
+[reduction]
+{reduction}
+[analysis]
+hinf = false
+bode_points = 0
+""")
+
+
+CHIRP = 'type = "chirp"\namplitude = 1.0\nf0 = 0.0\nf1 = 0.05\nt1 = 200.0'
+STEP = 'type = "step"\namplitude = 1.0'
+
+
+def sign_normalised(V):
+    """V with every column's largest entry (in magnitude) positive, and the signs applied."""
+    idx = np.argmax(np.abs(V), axis=0)
+    s = np.sign(V[idx, np.arange(V.shape[1])])
+    s[s == 0] = 1.0
+    return V * s, s
+
+
+class PodLti(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory(prefix="test_pod_lti.")
+        cls.dir = cls.tmp.name
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+    def assertClose(self, actual, expected, rtol, what):
+        actual, expected = np.asarray(actual, float), np.asarray(expected, float)
+        self.assertEqual(actual.shape, expected.shape, f"{what}: shapes")
+        scale = max(float(np.max(np.abs(expected), initial=0.0)), np.finfo(float).tiny)
+        err = float(np.max(np.abs(actual - expected), initial=0.0))
+        print(f"{what}: largest difference {err:.2e} (relative {err / scale:.2e})")
+        self.assertLessEqual(err, rtol * scale, f"{what}: largest difference {err:.3e} > "
+                             f"{rtol:g} x {scale:.3e}\nmor:   {actual.ravel()[:6]}\n"
+                             f"SciPy: {expected.ravel()[:6]}")
+
+    def test_pod_galerkin_matches_scipy_on_the_same_snapshots(self):
+        d = self.dir
+        snap = os.path.join(d, "snapshots.h5")
+        experiment(os.path.join(d, "snapshots.toml"), "snapshots", snap, 'method = "none"', CHIRP)
+        mor("run", os.path.join(d, "snapshots.toml"), "-q")
+        pod = os.path.join(d, "pod.h5")
+        experiment(os.path.join(d, "pod.toml"), "pod", pod,
+                   f'method = "pod"\norder = {ORDER}\npod_method = "svd"\n'
+                   f'training_files = ["{snap}"]\nstore_bases = true', STEP)
+        mor("run", os.path.join(d, "pod.toml"), "-q")
+
+        with h5py.File(snap, "r") as f:
+            X = np.asarray(f["/snapshots/x"]).T  # n x k, a column per snapshot
+        with h5py.File(pod, "r") as f:
+            red = f["/reduction"]
+            self.assertEqual(red.attrs["method"].decode() if isinstance(red.attrs["method"], bytes)
+                             else red.attrs["method"], "pod")
+            self.assertEqual(int(red.attrs["r"]), ORDER)
+            self.assertEqual(int(red.attrs["training_snapshots"]), X.shape[1])
+            sv = np.asarray(f["/reduction/pod_singular_values"])
+            V_mor = np.asarray(f["/reduction/V"])
+            reduced = {k: np.asarray(f["/reduction/reduced/" + k]) for k in "EABCD"}
+        self.assertEqual(X.shape[0], 371)
+
+        # The reference: SciPy's SVD of the same snapshots, the rail's matrices read by SciPy.
+        U, s, _ = scipy.linalg.svd(X, full_matrices=False)
+        self.assertGreater(s[ORDER - 1] / s[0], 1e-4, "the order's modes must be resolved")
+        self.assertClose(sv, s, REFERENCE_RTOL, "singular values (all computed)")
+        V_ref, _ = sign_normalised(U[:, :ORDER])
+        V_got, signs = sign_normalised(V_mor)
+        self.assertClose(V_got, V_ref, REFERENCE_RTOL, "POD basis V")
+
+        m = scipy.io.loadmat(RAIL)
+        E, A = m["E"].tocsr(), m["A"].tocsr()
+        B, C = np.asarray(m["B"]), np.asarray(m["C"])
+        expected = {"E": V_ref.T @ (E @ V_ref), "A": V_ref.T @ (A @ V_ref), "B": V_ref.T @ B,
+                    "C": C @ V_ref, "D": np.zeros((C.shape[0], B.shape[1]))}
+        # mor's reduced matrices belong to its own signs: V_got = V_mor diag(signs).
+        S = np.diag(signs)
+        got = {"E": S @ reduced["E"] @ S, "A": S @ reduced["A"] @ S, "B": S @ reduced["B"],
+               "C": reduced["C"] @ S, "D": reduced["D"]}
+        for k in "EABC":
+            self.assertClose(got[k], expected[k], REFERENCE_RTOL, f"{k}_r")
+        self.assertTrue(np.all(got["D"] == 0.0), "D_r = D = 0")
+
+    def test_output_error_on_an_unseen_input_falls_with_the_order(self):
+        d = self.dir
+        errors = []
+        for r in (2, 4, 8):
+            out = os.path.join(d, f"pod{r}.h5")
+            toml = os.path.join(d, f"pod{r}.toml")
+            # The last run also builds r = 2 and 4 from its nested basis (compare_orders).
+            compare = "\ncompare_orders = [2, 4]" if r == 8 else ""
+            experiment(toml, f"pod{r}", out,
+                       f'method = "pod"\norder = {r}\ntraining_stride = 2{compare}', STEP,
+                       training="[[training]]\n" + CHIRP)
+            mor("run", toml, "-q")
+            with h5py.File(out, "r") as f:
+                errors.append(float(f["/error"].attrs["relative_l2"]))
+                self.assertEqual(int(f["/reduction"].attrs["r"]), r)
+                self.assertEqual(int(f["/reduction"].attrs["training_runs"]), 1)
+                if compare:
+                    self.assertEqual(list(f["/error_vs_r/r"][:]), [2.0, 4.0, 8.0])
+                    nested = np.asarray(f["/error_vs_r/relative_l2"])
+        # The same training, POD and integrator: the separate runs and the nested orders of one
+        # run differ by rounding only.
+        self.assertClose(nested, errors, 1e-8, "/error_vs_r against the separate runs")
+        print("relative output error on the step (trained on a chirp), r = 2, 4, 8:",
+              ", ".join(f"{e:.3e}" for e in errors))
+        for i in range(1, len(errors)):
+            self.assertLess(errors[i], errors[i - 1], f"error at r index {i} did not fall: {errors}")
+        self.assertLess(errors[-1], 0.05, f"r = 8 relative output error {errors[-1]:.3e}")
+
+
+if __name__ == "__main__":
+    if len(sys.argv) > 1:
+        MOR = sys.argv.pop(1)
+    if not MOR:
+        sys.exit("usage: test_pod_lti.py MOR_BINARY (or set MOR)")
+    unittest.main(verbosity=2)
