@@ -15,7 +15,10 @@ Usage: /usr/bin/python3 tests/test_pod_lti.py MOR_BINARY
 2. A POD of the rail trained on a chirp ([[training]]) and tested on an unseen step: its relative
    output error is reported, and it must fall as the order grows; the orders 2 and 4 built from
    the nested basis of the r = 8 run (compare_orders, /error_vs_r) give the separate runs' errors.
-About 2 s of CPU (five small runs).
+3. The keys of a nonlinear force's hyper-reduction, position snapshots of a first-order model,
+   and empirical_bt / differential_balancing are refused on the rail with the reason, exit 2,
+   nothing written.
+About 2 s of CPU (small runs).
 """
 import os
 import subprocess
@@ -232,6 +235,31 @@ class PodLti(unittest.TestCase):
         for i in range(1, len(errors)):
             self.assertLess(errors[i], errors[i - 1], f"error at r index {i} did not fall: {errors}")
         self.assertLess(errors[-1], 0.05, f"r = 8 relative output error {errors[-1]:.3e}")
+
+
+class PodLtiRefusals(unittest.TestCase):
+    """Keys that mean nothing for an LTI model are refused by name, exit 2, nothing written."""
+
+    def test_hyper_reduction_keys_and_position_snapshots_are_refused_by_name(self):
+        with tempfile.TemporaryDirectory(prefix="test_pod_lti.") as d:
+            out = os.path.join(d, "refused.h5")
+            toml = os.path.join(d, "refused.toml")
+            experiment(toml, "refused", out, 'method = "pod"\norder = 4', STEP,
+                       training="[[training]]\n" + CHIRP)
+            cases = [("reduction.deim_order=4", ["deim_order", "linear"]),
+                     ("reduction.nonlinear=\"full\"", ["nonlinear", "linear"]),
+                     ('reduction.pod_snapshots=["p", "v"]', ["pod_snapshots", "state x"]),
+                     ('reduction.method="empirical_bt"', ["empirical_bt", "exact Gramians"]),
+                     ('reduction.method="differential_balancing"',
+                      ["differential_balancing", "Lyapunov Gramians"])]
+            for override, needles in cases:
+                result = subprocess.run([MOR, "run", toml, "-q", "--set", override], cwd=ROOT,
+                                        capture_output=True, text=True)
+                self.assertEqual(result.returncode, 2, f"{override}: {result.stderr}")
+                for needle in needles:
+                    self.assertIn(needle, result.stderr, override)
+                self.assertNotIn('model.type = "file"', result.stderr, override)
+                self.assertFalse(os.path.exists(out), override)
 
 
 if __name__ == "__main__":
