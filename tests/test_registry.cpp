@@ -5,8 +5,10 @@
 // linearisation about its rest state (the summary names the state, the error compares with the
 // nonlinear model), to a reduced model better than no model at all; a method that does not fit a
 // model must refuse it up front with a message naming the method and its mathematical reason, and
-// write nothing. A new method or kind is covered here without editing this file; a kind without a
-// small model below fails the test, so it gets one.
+// write nothing; refusing an LTI model, the message gives the mathematical reason, never the
+// model's kind. POD, trained on the [[training]] runs, must run on every LTI kind (first order:
+// E, A, B, C projected; second order: M, D, K, B, Cp, Cv). A new method or kind is covered here
+// without editing this file; a kind without a small model below fails the test, so it gets one.
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -62,10 +64,21 @@ fs::path small_network_file(const fs::path& dir) {
   return file;
 }
 
+/// The small linear chain written as a second-order model file (M, D, K, B, Cp, Cv).
+fs::path small_second_order_file(const fs::path& dir) {
+  ChainParameters p;
+  p.N = 12;
+  p.k_n = 0.0;
+  const fs::path file = dir / "second_order.mat";
+  io::export_model(file, MassSpringChain(p).linear_system(), io::ModelFileFormat::mat_v5);
+  return file;
+}
+
 /// The small models; every registered kind must have at least one.
 std::vector<SmallModel> small_models(const fs::path& dir) {
   const std::string rail = (source_dir() / "data/rail_371.mat").string();
   const std::string network = small_network_file(dir).string();
+  const std::string second_order = small_second_order_file(dir).string();
   return {
       {"linear chain", "type = \"mass_spring_chain\"\nN = 12\nk_n = 0.0\n",
        fixed_step("dt = 0.05\nt_end = 20.0\n"), 6},
@@ -73,6 +86,8 @@ std::vector<SmallModel> small_models(const fs::path& dir) {
        fixed_step("dt = 0.05\nt_end = 20.0\n"), 6},
       {"rail 371 (file, first order)", "type = \"file\"\npath = \"" + rail + "\"\n",
        fixed_step("dt = 0.5\nt_end = 50.0\n"), 10},
+      {"linear chain (file, second order)", "type = \"file\"\npath = \"" + second_order + "\"\n",
+       fixed_step("dt = 0.05\nt_end = 20.0\n"), 6},
       {"linearised A05 flyball", "type = \"linearised_multibody\"\nbenchmark = \"flyball\"\n",
        fixed_step("dt = 0.01\nt_end = 2.0\n"), 2},
       {"A01 pendulum (nonlinear)", "type = \"pendulum\"\n", multibody("5.0"), 1},
@@ -99,7 +114,10 @@ t1 = 20.0
 /// Keys a method needs on these small models beyond its defaults (a new method runs on its
 /// defaults): the differential Gramians exist on a region ||Delta q|| <= rho that must be small
 /// enough for the cubic springs' stiffening (docs/methods/differential_balancing.md).
-const std::map<std::string, std::string> kMethodKeys = {{"differential_balancing", "rho = 0.5\n"}};
+/// POD trains on every step of the short training run, so that the snapshots' rank exceeds the
+/// order.
+const std::map<std::string, std::string> kMethodKeys = {{"differential_balancing", "rho = 0.5\n"},
+                                                        {"pod", "training_stride = 1\n"}};
 
 std::string experiment_text(const SmallModel& m, const MethodInfo& method, bool training) {
   std::string text = "[experiment]\nname = \"registry\"\n[model]\n" + m.model +
@@ -119,6 +137,26 @@ std::string experiment_text(const SmallModel& m, const MethodInfo& method, bool 
 // of the rail at r = 10 is the weakest, 0.91 in output and 0.83 in H2, while BT and IRKA are at
 // 0.06-0.33).
 constexpr double kUsefulError = 1.0;
+
+/// A model's kind, as its [model] table names it.
+std::string kind_of(const SmallModel& m) {
+  const auto at = m.model.find('"') + 1;
+  return m.model.substr(at, m.model.find('"', at) - at);
+}
+
+/// A method refused on an LTI model says why in mathematics (first order, exact Gramians, ...),
+/// never by the model's kind.
+void expect_reason_not_name(const SmallModel& m, const std::string& refusal) {
+  if (m.label.find("nonlinear") != std::string::npos) return;
+  EXPECT_EQ(refusal.find("model.type = \"" + kind_of(m) + "\""), std::string::npos)
+      << "the refusal names the kind, not the reason: " << refusal;
+}
+
+/// The snapshot method every LTI kind must run (trained on [[training]] runs of the full model):
+/// POD, first order on E, A, B, C and second order on M, D, K, B, Cp, Cv.
+bool must_run(const SmallModel& m, std::string_view method) {
+  return method == "pod" && m.label.find("nonlinear") == std::string::npos;
+}
 
 TEST_F(Registry, EveryMethodOnEveryModelKindRunsOrRefusesByName) {
   const auto models = small_models(dir_);
@@ -153,11 +191,13 @@ TEST_F(Registry, EveryMethodOnEveryModelKindRunsOrRefusesByName) {
         // method is never refused a model for being nonlinear: it reduces the linearisation.
         EXPECT_NE(refusal.find(std::string(method.name)), std::string::npos) << refusal;
         EXPECT_EQ(refusal.find("is nonlinear"), std::string::npos) << refusal;
+        expect_reason_not_name(m, refusal);
+        EXPECT_FALSE(must_run(m, method.name)) << "refused: " << refusal;
         EXPECT_FALSE(fs::exists(out));
         ++refusals;
         continue;
       }
-      const auto family = config->reduction->family();
+      const auto family = config->reduction->family_for(*config->model);
       const bool linear_model = config->model->is_linear();
       // A linear method on a nonlinear model reduces its linearisation about its rest state.
       const bool linearised = family == ReductionMethod::Family::linear && !linear_model;
@@ -174,6 +214,7 @@ TEST_F(Registry, EveryMethodOnEveryModelKindRunsOrRefusesByName) {
         EXPECT_TRUE(family == ReductionMethod::Family::linear && !linear_model) << what;
         EXPECT_NE(what.find(std::string(method.name)), std::string::npos) << what;
         EXPECT_NE(what.find("not stable"), std::string::npos) << what;
+        EXPECT_FALSE(must_run(m, method.name)) << "refused: " << what;
         EXPECT_FALSE(fs::exists(out));
         std::printf("%-30s %-24s refused: %s\n", m.label.c_str(), std::string(method.name).c_str(),
                     what.c_str());
@@ -183,6 +224,8 @@ TEST_F(Registry, EveryMethodOnEveryModelKindRunsOrRefusesByName) {
         // Refused when the run meets the model (e.g. SOBT of a first-order system): by name.
         const std::string what = e.what();
         EXPECT_NE(what.find(std::string(method.name)), std::string::npos) << what;
+        expect_reason_not_name(m, what);
+        EXPECT_FALSE(must_run(m, method.name)) << "refused: " << what;
         EXPECT_FALSE(fs::exists(out));
         EXPECT_FALSE(family == ReductionMethod::Family::linear && !config->model->first_order())
             << "a linear method refused a second-order LTI model: " << what;

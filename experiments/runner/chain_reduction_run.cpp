@@ -9,6 +9,7 @@
 
 #include "reduction/deim.hpp"
 #include "reduction/empirical_gramians.hpp"
+#include "reduction/galerkin.hpp"
 #include "reduction/pod.hpp"
 #include "src/core/errors.hpp"
 #include "src/core/progress.hpp"
@@ -61,8 +62,10 @@ TrainingData collect_training(const ExperimentConfig& c, const ChainProjectionOp
   const bool with_v = std::find(fields.begin(), fields.end(), "v") != fields.end();
   SnapshotBuffer Q(keep_positions ? N : 0), G(nonlinear ? force_rows : 0);
   Vector g(force_rows);
+  // A first-order model's state x is v (q is its time integral): its snapshots are x alone.
+  const bool first_order = model.first_order();
   auto add = [&](const Vector& q) {
-    if (keep_positions && with_p) Q.append(q);
+    if (keep_positions && with_p && !first_order) Q.append(q);
     if (nonlinear) {
       if (elements)
         model.element_forces(q, g);
@@ -72,7 +75,7 @@ TrainingData collect_training(const ExperimentConfig& c, const ChainProjectionOp
     }
   };
   auto add_velocity = [&](const auto& v) {
-    if (keep_positions && with_v) Q.append(v);
+    if (keep_positions && (first_order || with_v)) Q.append(v);
   };
   if (!c.training.empty()) {
     // A model of its own (its own workspace and counts), as the experiment file describes it.
@@ -100,6 +103,16 @@ TrainingData collect_training(const ExperimentConfig& c, const ChainProjectionOp
   }
   for (const auto& file : red.training_files) {
     const io::ResultsReader reader(file);
+    if (first_order) {
+      require(reader.exists(layout::kSnapshotsX), "training file '", file.string(),
+              "' has no state snapshots /snapshots/x (run it with snapshot_fields = [\"x\"] "
+              "and snapshot_stride >= 1)");
+      const Matrix X = reader.read_rows_as_columns(layout::kSnapshotsX);
+      require(X.rows() == N, "training file '", file.string(),
+              "' holds snapshots of n = ", X.rows(), " states, the model has n = ", N);
+      for (Index j = 0; j < X.cols(); ++j) add_velocity(X.col(j));
+      continue;
+    }
     require(reader.exists(layout::kSnapshotsP), "training file '", file.string(),
             "' has no position snapshots /snapshots/p (run it with snapshot_fields "
             "containing \"p\")");
@@ -180,6 +193,47 @@ void write_deim(io::ResultsWriter& out, const std::string& grp, const HyperReduc
   out.write_vector(layout::kReductionDeimMasses, idx);
 }
 
+/// The POD basis of the snapshots Q as red asks (order or energy; at least compare_max
+/// columns, nested), with its record in /reduction: what was asked, the method used, the
+/// snapshot fields ("x": a first-order model's state), the energies and every singular value
+/// computed. seconds: the whole step.
+PodResult pod_basis_and_record(const ChainProjectionOptions& red, const Matrix& Q,
+                               Index compare_max, bool first_order, io::ResultsWriter& out) {
+  const auto t = Clock::now();
+  const std::string& grp = layout::kReduction;
+  PodOptions po;
+  po.method = parse_pod_method(red.pod_method);
+  if (red.order > 0)
+    po.order = red.order;
+  else
+    po.energy = red.energy;
+  PodResult pod_q = pod(Q, po);
+  if (compare_max > pod_q.V.cols()) {  // wider, nested: the leading r columns are the same
+    PodOptions wide = po;
+    wide.energy.reset();
+    wide.order = compare_max;
+    try {
+      pod_q.V = pod(Q, wide).V;
+    } catch (const InvalidArgument& e) {
+      throw InvalidArgument(concat("reduction.compare_orders: ", e.what()));
+    }
+  }
+  if (red.order > 0)
+    out.set_attribute(grp, "order_requested", static_cast<std::int64_t>(red.order));
+  else
+    out.set_attribute(grp, "energy_requested", red.energy);
+  out.set_attribute(grp, "pod_method", std::string(to_string(pod_q.method_used)));
+  std::string fields = first_order ? "x" : "";
+  if (!first_order)
+    for (const auto& f : red.pod_snapshots) fields += (fields.empty() ? "" : ",") + f;
+  out.set_attribute(grp, "pod_snapshots", fields);
+  out.set_attribute(grp, "captured_energy", pod_q.captured_energy);
+  out.set_attribute(grp, "discarded_energy", pod_q.discarded_energy);
+  out.write_vector(layout::kReductionPodSv, pod_q.singular_values);
+  pod_q.seconds = seconds_since(t);
+  return pod_q;
+}
+
 }  // namespace
 
 ChainReduction reduce_chain_and_record(const ExperimentConfig& c, const ChainProjectionOptions& red,
@@ -219,39 +273,11 @@ ChainReduction reduce_chain_and_record(const ExperimentConfig& c, const ChainPro
   Matrix V, W;
   Index r_main = 0;
   if (pod_method) {
-    const auto t = Clock::now();
-    PodOptions po;
-    po.method = pm;
-    if (red.order > 0)
-      po.order = red.order;
-    else
-      po.energy = red.energy;
-    PodResult pod_q = pod(training.Q, po);
+    PodResult pod_q = pod_basis_and_record(red, training.Q, compare_max, false, out);
     r_main = pod_q.r;
-    if (compare_max > pod_q.V.cols()) {  // wider, nested: the leading r columns are the same
-      PodOptions wide = po;
-      wide.energy.reset();
-      wide.order = compare_max;
-      try {
-        pod_q.V = pod(training.Q, wide).V;
-      } catch (const InvalidArgument& e) {
-        throw InvalidArgument(concat("reduction.compare_orders: ", e.what()));
-      }
-    }
     V = std::move(pod_q.V);
     training.Q.resize(0, 0);
-    result.stages.emplace_back("pod_s", seconds_since(t));
-    if (red.order > 0)
-      out.set_attribute(grp, "order_requested", static_cast<std::int64_t>(red.order));
-    else
-      out.set_attribute(grp, "energy_requested", red.energy);
-    out.set_attribute(grp, "pod_method", std::string(to_string(pod_q.method_used)));
-    std::string fields;
-    for (const auto& f : red.pod_snapshots) fields += (fields.empty() ? "" : ",") + f;
-    out.set_attribute(grp, "pod_snapshots", fields);
-    out.set_attribute(grp, "captured_energy", pod_q.captured_energy);
-    out.set_attribute(grp, "discarded_energy", pod_q.discarded_energy);
-    out.write_vector(layout::kReductionPodSv, pod_q.singular_values);
+    result.stages.emplace_back("pod_s", pod_q.seconds);
   } else {
     EmpiricalBalancingOptions eo;
     eo.gramians.amplitudes = red.amplitudes;
@@ -343,6 +369,77 @@ ChainReduction reduce_chain_and_record(const ExperimentConfig& c, const ChainPro
     if (W.size() > 0) out.write_matrix(layout::kReductionW, Matrix(W.leftCols(r_main)));
   }
   return result;
+}
+
+}  // namespace mor::experiments
+
+namespace mor::experiments {
+
+ReducedModel reduce_linear_by_pod(const ExperimentConfig& c, const ChainProjectionOptions& red,
+                                  const FullModel& model, LtiOperator& full,
+                                  const SecondOrderSystem* second_order, io::ResultsWriter& out,
+                                  const std::atomic<bool>* stop) {
+  const auto t_start = Clock::now();
+  ReducedModel reduced;
+  // 1. Snapshots of the state x (first order) or of q (and v) (second order).
+  TrainingData training = collect_training(c, red, model, true, DeimSampling::nodes, stop);
+  require(training.Q.cols() > 0, "reduction.method = \"pod\": the training data hold no snapshots");
+  reduced.stages.emplace_back("snapshots_s", training.seconds);
+
+  const std::string& grp = layout::kReduction;
+  out.create_group(grp);
+  out.set_attribute(grp, "method", std::string("pod"));
+  // 2. The POD basis, wide enough for every order of compare_orders (nested).
+  const Index compare_max =
+      red.compare_orders.empty()
+          ? 0
+          : *std::max_element(red.compare_orders.begin(), red.compare_orders.end());
+  const PodResult basis =
+      pod_basis_and_record(red, training.Q, compare_max, model.first_order(), out);
+  reduced.stages.emplace_back("pod_s", basis.seconds);
+  const Index snapshots = training.Q.cols();
+  training.Q.resize(0, 0);
+
+  // 3. The Galerkin projection of the system's matrices.
+  const auto t = Clock::now();
+  reduced.r = basis.r;
+  const Matrix V = basis.V.leftCols(basis.r);
+  if (second_order != nullptr) {
+    reduced.second_order = galerkin_second_order(*second_order, V);
+    reduced.first_order.reset(new DenseLtiOperator(to_first_order(reduced.second_order)));
+    record_reduced_second_order(out, reduced.second_order);
+  } else {
+    DenseFirstOrderSystem r = galerkin_first_order(full, V);
+    reduced.second_order = from_first_order(r.E, r.A, r.B, r.C, r.D);
+    record_reduced_first_order(out, r.E, r.A, r.B, r.C, r.D);
+    reduced.first_order = std::make_unique<DenseLtiOperator>(
+        std::move(r.E), std::move(r.A), std::move(r.B), std::move(r.C), std::move(r.D));
+  }
+  reduced.spectral_abscissa = reduced.first_order->poles().real().maxCoeff();
+  const std::vector<Index> orders = orders_to_build(reduced.r, red.compare_orders);
+  for (std::size_t i = 1; i < orders.size(); ++i) {
+    const Matrix Vo = basis.V.leftCols(orders[i]);
+    if (second_order != nullptr) {
+      reduced.others.emplace_back(orders[i], galerkin_second_order(*second_order, Vo));
+    } else {
+      const DenseFirstOrderSystem r = galerkin_first_order(full, Vo);
+      reduced.others.emplace_back(orders[i], from_first_order(r.E, r.A, r.B, r.C, r.D));
+    }
+  }
+  reduced.stages.emplace_back("projection_s", seconds_since(t));
+  reduced.seconds = seconds_since(t_start);
+
+  out.set_attribute(grp, "r", static_cast<std::int64_t>(reduced.r));
+  out.set_attribute(grp, "projection", std::string("galerkin"));
+  out.set_attribute(grp, "spectral_abscissa", reduced.spectral_abscissa);
+  out.set_attribute(grp, "training_runs", static_cast<std::int64_t>(c.training.size()));
+  out.set_attribute(grp, "training_files", static_cast<std::int64_t>(red.training_files.size()));
+  out.set_attribute(grp, "training_snapshots", static_cast<std::int64_t>(snapshots));
+  out.set_attribute(grp, "training_stride", static_cast<std::int64_t>(red.training_stride));
+  for (const auto& [stage, seconds] : reduced.stages) out.set_attribute(grp, stage, seconds);
+  out.set_attribute(grp, "seconds", reduced.seconds);
+  if (red.store_bases) out.write_matrix(layout::kReductionV, V);
+  return reduced;
 }
 
 }  // namespace mor::experiments

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "experiments/runner/experiment.hpp"
+#include "experiments/runner/reduction_run.hpp"
 #include "reduction/projected_model.hpp"
 #include "src/io/results.hpp"
 
@@ -54,5 +55,19 @@ struct ChainReduction {
 ChainReduction reduce_chain_and_record(const ExperimentConfig& c, const ChainProjectionOptions& red,
                                        const FullModel& model, io::ResultsWriter& out,
                                        const std::atomic<bool>* stop);
+
+/// POD of a linear model that has no projection seam (model files, the linearised multibody
+/// benchmarks): snapshots of the state x (first order; of q, and of v if red.pod_snapshots has
+/// "v", for a second-order model) from the [[training]] runs of `model` and red's training
+/// files, the POD basis V (order or energy), and the Galerkin projection (reduction/galerkin.hpp)
+/// of `full` (first order: E, A, B, C, D) or of second_order (M, D, K, B, Cp, Cv): an LTI
+/// reduced model of order r = the columns of V. Writes /reduction (method, r, the POD record,
+/// the reduced matrices, the training counts and stage times, V if red.store_bases).
+/// @throws InvalidArgument for unusable training data (no snapshots, another n, an order above
+///         the snapshot rank); NumericalError if a training run diverges; Interrupted.
+ReducedModel reduce_linear_by_pod(const ExperimentConfig& c, const ChainProjectionOptions& red,
+                                  const FullModel& model, LtiOperator& full,
+                                  const SecondOrderSystem* second_order, io::ResultsWriter& out,
+                                  const std::atomic<bool>* stop);
 
 }  // namespace mor::experiments

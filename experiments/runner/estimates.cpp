@@ -14,7 +14,7 @@ double estimate_run_seconds(const ExperimentConfig& c) {
   const bool explicit_scheme = c.integrator.scheme == Scheme::rk4;
   const double full = steps * N * (explicit_scheme ? 6e-9 : c.model->is_linear() ? 1.5e-8 : 4e-8);
   double reduction = c.reduction ? c.reduction->estimate_seconds(c, full) : 0.0;
-  if (c.reduction && c.reduction->family() == ReductionMethod::Family::linear) {
+  if (c.reduction && c.reduction->family_for(*c.model) == ReductionMethod::Family::linear) {
     const AnalysisSpec& a = c.analysis;
     reduction += (a.h2 ? 1.5e-5 * N : 0.0) + 1.3e-7 * N * static_cast<double>(a.bode_points) +
                  (a.hinf ? 2e-7 * N * 40.0 : 0.0);  // about 40 solves (subspace method)

@@ -149,23 +149,27 @@ void write_output_errors(io::ResultsWriter& out, const std::vector<double>& y_fu
                                 "over all samples and outputs"));
 }
 
+/// One reduced model's run for /error_vs_r: its order, DEIM samples (0: none) and trajectory.
+struct OrderRun {
+  Index r = 0, m = 0;
+  const ReducedTrajectory* traj = nullptr;
+};
+
 /// /error_vs_r: the output error and the reduced cost per step of every order of
 /// reduction.compare_orders (and the main one), ascending in r.
 void write_error_against_order(io::ResultsWriter& out, const std::string& method,
-                               const std::vector<double>& y_full, const ChainReduction& reduction,
-                               const ReducedTrajectory& main,
-                               const std::vector<ReducedTrajectory>& others, Index steps) {
+                               const std::vector<double>& y_full, const std::vector<OrderRun>& runs,
+                               Index steps) {
   struct Row {
     Index r, m;
     OutputError e;
     double step_s;
   };
   const double per_step = 1.0 / static_cast<double>(std::max<Index>(1, steps));
-  std::vector<Row> rows{{reduction.main.r, reduction.main.m, output_error(y_full, main.y),
-                         main.stats.seconds * per_step}};
-  for (std::size_t i = 0; i < others.size(); ++i)
-    rows.push_back({reduction.others[i].r, reduction.others[i].m, output_error(y_full, others[i].y),
-                    others[i].stats.seconds * per_step});
+  std::vector<Row> rows;
+  for (const OrderRun& run : runs)
+    rows.push_back(
+        {run.r, run.m, output_error(y_full, run.traj->y), run.traj->stats.seconds * per_step});
   std::sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) { return a.r < b.r; });
   const auto n = static_cast<Index>(rows.size());
   Vector r(n), m(n), rel(n), max_abs(n), step(n);
@@ -290,7 +294,9 @@ LinearFamilyRun reduce_linear_family(const Run& run) {
                            : ", the linearisation about " + run.summary.linearisation,
                        ") ..."));
   try {
-    lin.reduced = c.reduction->reduce_linear(*lin.full, run.model.second_order_system(), run.out);
+    lin.reduced =
+        c.reduction->reduce_linear_in_run(c, run.model, *lin.full, run.model.second_order_system(),
+                                          run.out, run.options.stop_requested);
   } catch (const NumericalError& e) {
     // e.g. no Gramians of an undamped linearisation: say which method met which system.
     throw NumericalError(concat("reduction.method = \"", c.reduction->name(), "\" of ",
@@ -333,11 +339,30 @@ std::vector<double> finish_linear_family(const Run& run, LinearFamilyRun& lin,
                             0, run.options, label);
   }
   write_output_errors(run.out, y_full, traj, run.model.n_outputs(), lin.reduced.r, run.summary);
+  if (!lin.reduced.others.empty()) {
+    // The further orders of one nested basis (pod's compare_orders), run the same way.
+    std::vector<ReducedTrajectory> others;
+    for (const auto& [r, system] : lin.reduced.others) {
+      ReducedTrajectory& t = others.emplace_back();
+      const bool by_model = run.model.simulate_reduced_linear(
+          system, run.input, c.integrator,
+          [&](Index k, double, const Vector& y) {
+            if (k % stride == 0 || k == steps) t.y.insert(t.y.end(), y.begin(), y.end());
+          },
+          t.stats);
+      if (!by_model)
+        t = simulate_reduced(DenseSecondOrderModel(system), system.D_ff, run.input, c.integrator, 0,
+                             run.options, concat("r = ", r));
+    }
+    std::vector<OrderRun> runs{{lin.reduced.r, 0, &traj}};
+    for (std::size_t i = 0; i < others.size(); ++i)
+      runs.push_back({lin.reduced.others[i].first, 0, &others[i]});
+    write_error_against_order(run.out, std::string(c.reduction->name()), y_full, runs, steps);
+  }
   run.stage("analysis");
   progress_note(concat(
       c.name, ": frequency analysis of full and reduced model (", c.analysis.h2 ? "H2 norms, " : "",
-      c.analysis.hinf ? "H-infinity norms, " : "",
-      c.analysis.bode_points, " Bode points) ..."));
+      c.analysis.hinf ? "H-infinity norms, " : "", c.analysis.bode_points, " Bode points) ..."));
   const AnalysisOutcome a =
       analyse_and_record(c.analysis, c.reduction->norm_options(), *lin.full, lin.reduced, run.out);
   run.summary.h2_error_relative = a.h2_error_relative;
@@ -370,8 +395,7 @@ void reduce_projection_family(const Run& run, ProjectionFamilyRun& proj) {
   const ExperimentConfig& c = run.c;
   const std::string method(c.reduction->name());
   proj.state_stride = c.snapshot_stride > 0 ? c.snapshot_stride : 10 * c.integrator.observe_stride;
-  proj.reduced =
-      c.reduction->reduce_projection(c, run.model, run.out, run.options.stop_requested);
+  proj.reduced = c.reduction->reduce_projection(c, run.model, run.out, run.options.stop_requested);
   run.summary.reduced_order = proj.reduced.main.r;
   run.summary.deim_samples = proj.reduced.main.m;
   run.summary.reduction_seconds = proj.reduced.seconds;
@@ -390,9 +414,12 @@ void finish_projection_family(const Run& run, ProjectionFamilyRun& proj,
   io::ResultsWriter& out = run.out;
   write_output_errors(out, y_full, proj.main, run.model.n_outputs(), proj.reduced.main.r,
                       run.summary);
-  if (!proj.others.empty())
-    write_error_against_order(out, std::string(run.c.reduction->name()), y_full, proj.reduced,
-                              proj.main, proj.others, run.steps);
+  if (!proj.others.empty()) {
+    std::vector<OrderRun> runs{{proj.reduced.main.r, proj.reduced.main.m, &proj.main}};
+    for (std::size_t i = 0; i < proj.others.size(); ++i)
+      runs.push_back({proj.reduced.others[i].r, proj.reduced.others[i].m, &proj.others[i]});
+    write_error_against_order(out, std::string(run.c.reduction->name()), y_full, runs, run.steps);
+  }
   run.summary.state_error_relative = proj.state_ref2 > 0.0
                                          ? std::sqrt(proj.state_err2 / proj.state_ref2)
                                          : std::sqrt(proj.state_err2);
@@ -497,7 +524,7 @@ void record_timings(const Run& run) {
                     static_cast<std::int64_t>(summary.stats.newton_iterations));
   out.set_attribute(layout::kTimings, "factorizations",
                     static_cast<std::int64_t>(run.model.factorizations()));
-  if (run.c.reduction->family() != ReductionMethod::Family::none) {
+  if (run.c.reduction->family_for(*run.c.model) != ReductionMethod::Family::none) {
     out.set_attribute(layout::kTimings, "reduction_s", summary.reduction_seconds);
     out.set_attribute(layout::kTimings, "reduced_integration_s", summary.reduced_stats.seconds);
     // Full stepping time per step over the reduced model's (same integrator and options; the
@@ -526,7 +553,7 @@ RunSummary run_experiment(const ExperimentConfig& c, const RunOptions& options) 
 
   // Reduce first: a reduction that fails (bad order, unconverged ADI) costs no simulation.
   using Family = ReductionMethod::Family;
-  const Family family = c.reduction->family();
+  const Family family = c.reduction->family_for(*c.model);
   if (family != Family::none) run.stage("reduction");
   std::optional<LinearFamilyRun> linear;
   std::optional<ProjectionFamilyRun> projection;

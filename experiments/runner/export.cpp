@@ -101,7 +101,8 @@ io::StagedFiles stage_results_export(const std::filesystem::path& results, Expor
   const io::ResultsReader r(results);
   const std::string& grp = layout::kReductionReduced;
   require(r.exists(grp), results.string(), " holds no reduced linear model (no ", grp,
-          "): export needs a run with reduction.method = \"bt\" or \"sobt\"");
+          "): export needs a run whose reduced model is linear: reduction.method = \"bt\", "
+          "\"sobt\", \"modal\", \"irka\", or \"pod\" of an LTI model");
   std::vector<io::NamedMatrix> vars;
   // The reduced matrices in the order their form lists them, then the bases and the values.
   for (const char* name : {"E", "A", "M", "D", "K", "B", "C", "Cp", "Cv"})

@@ -24,6 +24,7 @@ namespace mor::experiments {
 /// The projected chains of the chain_projection family (chain_reduction_run.hpp).
 struct ChainReduction;
 class FullModel;
+class ModelSpec;
 
 class ReductionMethod {
  public:
@@ -38,6 +39,13 @@ class ReductionMethod {
   /// The name [reduction] method spells.
   virtual std::string_view name() const = 0;
   virtual Family family() const = 0;
+  /// The family of a run of this method on `model`: family(), unless the method reduces some
+  /// models differently (pod of an LTI model without a projection seam, a model file or a
+  /// linearised benchmark, gives an LTI reduced model: Family::linear).
+  virtual Family family_for(const ModelSpec& model) const {
+    (void)model;
+    return family();
+  }
   /// The effective [reduction] keys after method = "...", as TOML lines.
   virtual void write_toml(std::ostream& os) const = 0;
   /// The requested order r (0: chosen by a tolerance or an energy).
@@ -65,6 +73,17 @@ class ReductionMethod {
   ///         NumericalError as the algorithms.
   virtual ReducedModel reduce_linear(LtiOperator& full, const SecondOrderSystem* second_order,
                                      io::ResultsWriter& out) const;
+  /// Family linear, as the runner calls it: reduce_linear, except for the methods that learn
+  /// from simulations of the full model `model` (pod: the training runs of c).
+  /// @throws as reduce_linear; NumericalError if a training run diverges; Interrupted.
+  virtual ReducedModel reduce_linear_in_run(const ExperimentConfig& c, const FullModel& model,
+                                            LtiOperator& full,
+                                            const SecondOrderSystem* second_order,
+                                            io::ResultsWriter& out,
+                                            const std::atomic<bool>* stop) const {
+    (void)c, (void)model, (void)stop;
+    return reduce_linear(full, second_order, out);
+  }
   /// Family chain_projection: projects the full model (through its snapshot-method seam,
   /// experiments/runner/model_kind.hpp; training runs from c) and writes /reduction.
   virtual ChainReduction reduce_projection(const ExperimentConfig& c, const FullModel& model,

@@ -30,6 +30,10 @@ struct ReducedModel {
   double error_bound = -1;
   /// ||G||_H2 of the full model if the reduction computed it (BT: ||C Z_c||_F); < 0: not known.
   double h2_full = -1;
+  /// Reduced models of further orders from the same nested basis (pod's
+  /// reduction.compare_orders), ascending in r, main's order not repeated: simulated too, for
+  /// the output error against r (/error_vs_r).
+  std::vector<std::pair<Index, DenseSecondOrderSystem>> others;
 };
 
 /// Writes the Gramian diagnostics of a balanced truncation into /reduction (method, ranks,

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "experiments/runner/summary.hpp"
 
+#include <algorithm>
 #include <string>
 
 #include "experiments/runner/estimates.hpp"
@@ -63,8 +64,19 @@ void print_run_summary(const ExperimentConfig& c, const RunSummary& s,
       std::fprintf(out, "%s%s %.3g s", sep, stage_name(stage).c_str(), seconds);
       sep = ", ";
     }
+    // Whether the test input is one of the training inputs (then the error is a training error).
+    const bool trained_on_input =
+        std::any_of(c.training.begin(), c.training.end(), [&](const InputSpec& t) {
+          const InputSpec& i = c.input;
+          return t.type == i.type && t.amplitude == i.amplitude && t.frequency == i.frequency &&
+                 t.phase == i.phase && t.offset == i.offset && t.t_on == i.t_on && t.f0 == i.f0 &&
+                 t.f1 == i.f1 && t.t1 == i.t1 && t.frequencies == i.frequencies &&
+                 t.seed == i.seed && t.file == i.file;
+        });
     std::fprintf(out, "\n  error     relative output error %.3g%s%s", s.output_error_relative,
-                 c.training.empty() ? "" : " (input not seen in training)",
+                 c.training.empty() ? ""
+                 : trained_on_input ? " (on an input of the training)"
+                                    : " (input not seen in training)",
                  s.linearisation.empty() ? "" : " (against the nonlinear model)");
     if (s.state_error_relative >= 0)
       std::fprintf(out, ", relative state error %.3g", s.state_error_relative);

@@ -33,8 +33,8 @@ void hyper_reduction_keys(O& o, V& v) {
     o.deim_sampling);
   v(Key{"training_stride", "", "steps between training snapshots"}, o.training_stride);
   v(Key{"training_files", "",
-        "results files whose /snapshots/p are training data too (relative to the experiment "
-        "file)"},
+        "results files whose /snapshots/p (a first-order model's /snapshots/x) are training "
+        "data too (relative to the experiment file)"},
     o.training_files);
 }
 
@@ -62,14 +62,22 @@ class ChainProjectionMethod : public ReductionMethod {
   Family family() const override { return Family::chain_projection; }
   Index order() const override { return o_.order; }
   void check(const ExperimentConfig& c, const std::string& where) const override {
-    if (o_.empirical)
+    if (o_.empirical && c.model->is_linear())
+      require(c.model->simulation_balancing(), where, ": reduction.method = \"", name(),
+              "\": the empirical Gramians of a linear model are its exact Gramians (Lall, "
+              "Marsden & Glavaski 2002), which \"bt\" (or \"sobt\" for a second-order "
+              "model) computes without simulating: use it, or \"pod\" for a reduction from "
+              "simulations");
+    else if (o_.empirical)
       require(c.model->simulation_balancing(), where, ": reduction.method = \"", name(),
               "\" balances empirical Gramians of the chain's structure; model.type = \"",
               c.model->kind(), "\" has none: use \"pod\", \"bt\" or \"sobt\"");
     else
       require(c.model->projectable(), where, ": reduction.method = \"", name(),
-              "\" projects a second-order model; model.type = \"", c.model->kind(),
-              "\" has no second-order form: use \"bt\"");
+              "\" projects the matrices of a linear model or the force of a second-order "
+              "network; this model's equations are nonlinear and first order, x' = f(t, x, u), "
+              "with neither: use \"bt\", \"modal\" or \"irka\" (they reduce its "
+              "linearisation about its rest state)");
     if (parse_nonlinear_treatment(o_.nonlinear) == NonlinearTreatment::tensor)
       require(c.model->reduced_tensor() || c.model->is_linear(), where,
               ": reduction.nonlinear = \"tensor\" is the chain's exact reduced cubic; model.type "

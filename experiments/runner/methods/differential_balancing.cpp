@@ -89,6 +89,13 @@ class DifferentialBalancingMethod final : public ReductionMethod {
     dbal_keys(o_, w);
   }
   void check(const ExperimentConfig& c, const std::string& where) const override {
+    if (c.model->is_linear())
+      require(c.model->simulation_balancing(), where,
+              ": reduction.method = \"differential_balancing\": the differential Gramians of a "
+              "linear model are its generalized Gramians (solutions of the Lyapunov "
+              "inequalities), the smallest of which are the Lyapunov Gramians that \"bt\" (or "
+              "\"sobt\" for a second-order model) balances "
+              "directly, without the SDPs: use it");
     require(c.model->simulation_balancing(), where,
             ": reduction.method = \"differential_balancing\" balances the nonlinear chain; "
             "model.type = \"",

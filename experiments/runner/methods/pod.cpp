@@ -1,6 +1,12 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// Method "pod": POD-Galerkin of the (nonlinear) chain from the snapshots of [[training]] runs
-// (and of earlier results files), its cubic force hyper-reduced by DEIM / Q-DEIM.
+// Method "pod": POD-Galerkin from the snapshots of [[training]] runs (and of earlier results
+// files). A second-order model with a projection seam (the chain, network files, the lattice) is
+// projected through it, its nonlinear force hyper-reduced by DEIM / Q-DEIM; an LTI model
+// without one (a model file, first or second order; a linearised benchmark) by the Galerkin
+// projection of its matrices, to an LTI reduced model the linear family simulates and analyses
+// (chain_reduction_run.hpp: reduce_linear_by_pod).
+#include <algorithm>
+
 #include "experiments/runner/methods/chain_projection.hpp"
 #include "experiments/runner/results_layout.hpp"
 
@@ -15,21 +21,80 @@ void pod_keys(O& o, V& v) {
   hyper_reduction_keys(o, v);
   v(Key{"pod_snapshots", "",
         "the snapshots of the basis: [\"p\"] positions, [\"p\", \"v\"] positions and "
-        "velocities side by side"},
+        "velocities side by side; a first-order model's are its state x (default or [\"x\"])"},
     o.pod_snapshots);
   v(Key{"compare_orders", "", "further orders from the same nested basis, for /error_vs_r"},
     o.compare_orders);
   v(Key{"store_bases", "", "write V (N x r) to the results file"}, o.store_bases);
 }
 
+/// The keys that tune the hyper-reduction of a nonlinear force: a linear model has none.
+constexpr const char* kNonlinearKeys[] = {"nonlinear", "deim_method", "deim_order",
+                                          "deim_sampling"};
+
 class PodMethod final : public ChainProjectionMethod {
  public:
-  using ChainProjectionMethod::ChainProjectionMethod;
+  PodMethod(ChainProjectionOptions o, std::vector<std::string> nonlinear_keys_given,
+            bool snapshots_given)
+      : ChainProjectionMethod(std::move(o)),
+        nonlinear_keys_given_(std::move(nonlinear_keys_given)),
+        snapshots_given_(snapshots_given) {}
   std::string_view name() const override { return "pod"; }
   void write_toml(std::ostream& os) const override {
     KeyWriter w(os);
     pod_keys(o_, w);
   }
+  /// An LTI model without a projection seam (a model file, a linearised benchmark) is reduced
+  /// to an LTI model by the Galerkin projection of its matrices; the chain, network and lattice
+  /// kinds (linear or not) by their projection seam.
+  Family family_for(const ModelSpec& model) const override {
+    return projects_matrices(model) ? Family::linear : Family::chain_projection;
+  }
+  void check(const ExperimentConfig& c, const std::string& where) const override {
+    const ModelSpec& m = *c.model;
+    const bool first_order = m.first_order();
+    const bool x_asked =
+        std::find(o_.pod_snapshots.begin(), o_.pod_snapshots.end(), "x") != o_.pod_snapshots.end();
+    if (first_order)
+      require(!snapshots_given_ || (o_.pod_snapshots.size() == 1 && x_asked), where,
+              ": reduction.pod_snapshots: a first-order model's snapshots are of its state x "
+              "(positions and velocities belong to a second-order model): leave it out or set "
+              "[\"x\"]");
+    else
+      require(!x_asked, where,
+              ": reduction.pod_snapshots = \"x\" is the state of a first-order model; a "
+              "second-order model's snapshots are \"p\" (positions) and \"v\" (velocities)");
+    if (!projects_matrices(m)) {
+      ChainProjectionMethod::check(c, where);
+      return;
+    }
+    for (const auto& key : nonlinear_keys_given_)
+      throw InvalidArgument(detail::concat(
+          where, ": reduction.", key,
+          " tunes the hyper-reduction of a nonlinear force, and this model is linear: its "
+          "matrices are projected as they are, with no force to interpolate; leave it out"));
+    const Index n = c.model_size();
+    for (Index order : o_.compare_orders)
+      require(order >= 1 && order <= n, where,
+              ": reduction.compare_orders entries must be in [1, n = ", n, "], got ", order);
+    require(!c.training.empty() || !o_.training_files.empty(), where,
+            ": reduction.method = \"pod\" needs training data: [[training]] inputs or "
+            "reduction.training_files");
+  }
+  ReducedModel reduce_linear_in_run(const ExperimentConfig& c, const FullModel& model,
+                                    LtiOperator& full, const SecondOrderSystem* second_order,
+                                    io::ResultsWriter& out,
+                                    const std::atomic<bool>* stop) const override {
+    return reduce_linear_by_pod(c, o_, model, full, second_order, out, stop);
+  }
+
+ private:
+  /// A linear model whose kind has no projection seam: its matrices are projected.
+  static bool projects_matrices(const ModelSpec& model) {
+    return model.is_linear() && !model.projectable();
+  }
+  std::vector<std::string> nonlinear_keys_given_;
+  bool snapshots_given_ = false;
 };
 
 std::unique_ptr<ReductionMethod> read_pod(TableReader& r, const std::string& source,
@@ -46,11 +111,19 @@ std::unique_ptr<ReductionMethod> read_pod(TableReader& r, const std::string& sou
   require(o.energy <= 1.0, r.where("energy"), ": reduction.energy must be in (0, 1], got ",
           o.energy);
   require(!o.pod_snapshots.empty(), r.where("pod_snapshots"),
-          ": reduction.pod_snapshots must name \"p\", \"v\" or both");
+          ": reduction.pod_snapshots must name \"p\", \"v\" or both (\"x\" for a first-order "
+          "model)");
   for (const auto& f : o.pod_snapshots)
-    require(f == "p" || f == "v", r.where("pod_snapshots"), ": reduction.pod_snapshots entry '", f,
-            "' must be \"p\" (positions) or \"v\" (velocities)");
-  return std::make_unique<PodMethod>(std::move(o));
+    require(f == "p" || f == "v" || f == "x", r.where("pod_snapshots"),
+            ": reduction.pod_snapshots entry '", f,
+            "' must be \"p\" (positions) or \"v\" (velocities), or \"x\" (the state of a "
+            "first-order model)");
+  std::vector<std::string> nonlinear_keys_given;
+  for (const char* key : kNonlinearKeys)
+    if (r.given(key)) nonlinear_keys_given.emplace_back(key);
+  const bool snapshots_given = r.given("pod_snapshots");
+  return std::make_unique<PodMethod>(std::move(o), std::move(nonlinear_keys_given),
+                                     snapshots_given);
 }
 
 void pod_method_keys(std::vector<KeyDoc>& rows) {
@@ -63,8 +136,8 @@ void pod_method_keys(std::vector<KeyDoc>& rows) {
 
 extern const MethodInfo kPodMethod{
     "pod",
-    "POD-Galerkin of the nonlinear chain from training runs, the cubic force hyper-reduced by "
-    "DEIM or Q-DEIM",
+    "POD-Galerkin from training runs: of an LTI model's matrices (E, A, B, C or M, D, K, B, Cp, "
+    "Cv), or of a second-order network with its nonlinear force hyper-reduced by DEIM or Q-DEIM",
     &read_pod, &pod_method_keys, &order_from_stored<layout::kReductionPodSv, order_for_energy>};
 
 }  // namespace mor::experiments

@@ -62,9 +62,9 @@ class SobtMethod final : public ReductionMethod {
   void check(const ExperimentConfig& c, const std::string& where) const override {
     require_linear_model(c, where, name());
     require(!c.model->linear_first_order(), where,
-            ": reduction.method = \"sobt\" needs a second-order "
-            "model; model.type = \"",
-            c.model->kind(), "\" is first order: use \"bt\"");
+            ": reduction.method = \"sobt\" balances the positions and velocities of a "
+            "second-order model M q'' + D q' + K q = B u; this model is first order, E x' = A x "
+            "+ B u, with no such split: use \"bt\"");
   }
   double estimate_seconds(const ExperimentConfig& c, double) const override {
     return linear_estimate_seconds(c, o_.gramians);
