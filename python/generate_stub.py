@@ -60,6 +60,8 @@ def main(out):
         "    timings: dict[str, float] | None",
         "    V: np.ndarray | None",
         "    W: np.ndarray | None",
+        "    deim_points: np.ndarray | None",
+        "    deim_basis: np.ndarray | None",
     ]
     for name in ("E", "A", "B", "C", "D", "M", "K", "Cp", "Cv"):
         lines.append(f"    {name}: scipy.sparse.csc_matrix | np.ndarray")
@@ -90,7 +92,8 @@ def main(out):
     lines += [
         "def simulate(model: Model, u: Input, t_end: float, dt: float, "
         "integrator: Literal['implicit_midpoint', 'rk4', 'generalized_alpha'] = "
-        "'implicit_midpoint', t0: float = 0.0, stride: int = 1) -> tuple[np.ndarray, np.ndarray]: ...",
+        "'implicit_midpoint', t0: float = 0.0, stride: int = 1, snapshots: bool = False) -> "
+        "tuple[np.ndarray, np.ndarray] | tuple[np.ndarray, np.ndarray, np.ndarray]: ...",
         "def h2_norm(model: Model, dense_limit: int = 1500) -> float: ...",
         "def h2_error(model: Model, rom: Model, dense_limit: int = 1500) -> float: ...",
         "def hinf_norm(model: Model, dense_limit: int = 400, w_min: float = 1e-4, "

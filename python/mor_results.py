@@ -77,6 +77,7 @@ PATHS = {
     "reduction.empirical_singular_values": "/reduction/empirical_singular_values",
     "reduction.subspace_singular_values": "/reduction/subspace_singular_values",
     "reduction.deim_masses": "/reduction/deim_masses",  # 1-based
+    "reduction.deim_basis": "/reduction/deim_basis",
     "reduction.omega": "/reduction/omega",  # modal
     "reduction.eigenvalues": "/reduction/eigenvalues",  # modal, first-order models
     "reduction.dominance": "/reduction/dominance",  # modal

@@ -15,6 +15,7 @@ extern "C" {
 }
 
 #include "src/core/errors.hpp"
+#include "src/core/interrupt.hpp"
 #include "src/core/timing.hpp"
 
 namespace mor {
@@ -317,7 +318,18 @@ GramianSolve solve_gramian_lmis(const LmiFamily& family, const Matrix& G,
   DsdpSolver::check(DSDPSetGapTolerance(d, o.gap_tolerance), "DSDPSetGapTolerance");
   DsdpSolver::check(DSDPSetMaxIts(d, o.max_iterations), "DSDPSetMaxIts");
   DsdpSolver::check(DSDPSetup(d), "DSDPSetup");
+  // Polled once per interior-point iteration: a stop request ends DSDP with
+  // DSDP_USER_TERMINATION, and the solve is then abandoned with Interrupted.
+  DsdpSolver::check(DSDPSetMonitor(
+                        d,
+                        [](DSDP dsdp, void*) -> int {
+                          if (stop_requested()) DSDPSetConvergenceFlag(dsdp, DSDP_USER_TERMINATION);
+                          return 0;
+                        },
+                        nullptr),
+                    "DSDPSetMonitor");
   const int solve_info = DSDPSolve(d);
+  throw_if_stop_requested("differential balancing (DSDP)");
   DSDPTerminationReason reason = DSDP_CONVERGED;
   DSDPSolutionType type = DSDP_PDUNKNOWN;
   DSDPStopReason(d, &reason);

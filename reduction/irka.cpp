@@ -15,6 +15,7 @@
 #include "reduction/low_rank_adi.hpp"
 #include "reduction/system_norms.hpp"
 #include "src/core/errors.hpp"
+#include "src/core/interrupt.hpp"
 #include "src/core/timing.hpp"
 #include "src/integrators/integrate.hpp"
 
@@ -38,6 +39,8 @@ std::string_view to_string(IrkaStatus s) {
       return "max_iterations";
     case IrkaStatus::unstable:
       return "unstable";
+    case IrkaStatus::cycling:
+      return "cycling";
   }
   return "?";
 }
@@ -502,9 +505,11 @@ void solve_point(LtiOperator& sys, Point& pt, std::size_t i, Index k, bool with_
 /// With a `helper` operator (a solver_copy of sys: its own factor cache and scratch), the
 /// points are solved on two threads, pairs first, each thread taking the next unsolved point;
 /// every point's columns are those a single thread computes (same factorization, same
-/// operations), whichever thread solves it.
+/// operations), whichever thread solves it. The stop request (`stop` and the process-wide flag)
+/// is polled before each point: Interrupted("<what> interrupted in iteration <it>").
 void raw_bases(LtiOperator& sys, LtiOperator* helper, std::vector<Point>& pts, bool with_W,
-               RawBases& out) {
+               RawBases& out, const std::atomic<bool>* stop = nullptr, const char* what = "IRKA",
+               Index it = 0) {
   const Index n = sys.n();
   Index r = 0;
   for (const Point& p : pts) r += p.columns();
@@ -525,9 +530,14 @@ void raw_bases(LtiOperator& sys, LtiOperator* helper, std::vector<Point>& pts, b
     k += pts[i].columns();
   }
   out.solves = static_cast<Index>(pts.size());
+  auto poll_stop = [&] {
+    if (stop_requested(stop)) throw Interrupted(concat(what, " interrupted in iteration ", it));
+  };
   if (!helper) {
-    for (std::size_t i = 0; i < pts.size(); ++i)
+    for (std::size_t i = 0; i < pts.size(); ++i) {
+      poll_stop();
       solve_point(sys, pts[i], i, first[i], with_W, out, out.ws[0]);
+    }
     return;
   }
   // A pair's complex factorization and solves cost about three real ones: pairs go first, so
@@ -537,8 +547,10 @@ void raw_bases(LtiOperator& sys, LtiOperator* helper, std::vector<Point>& pts, b
   std::stable_partition(order.begin(), order.end(), [&](std::size_t i) { return !pts[i].real(); });
   std::atomic<std::size_t> next{0};
   auto work = [&](LtiOperator& op, SolveWorkspace& ws) {
-    for (std::size_t j = next++; j < order.size(); j = next++)
+    for (std::size_t j = next++; j < order.size(); j = next++) {
+      poll_stop();
       solve_point(op, pts[order[j]], order[j], first[order[j]], with_W, out, ws);
+    }
   };
   std::exception_ptr error;
   std::thread second([&] {
@@ -1058,6 +1070,7 @@ std::string status_message(IrkaStatus status, Index iterations, double change, d
       return concat("converged: ", iterations, " iterations, ", what, change, " <= tolerance ",
                     tol);
     case IrkaStatus::max_iterations:
+    case IrkaStatus::cycling:  // (SO-IRKA writes its own message for a cycle)
       return concat("not converged: max_iterations = ", max_iterations, " reached with ", what,
                     change, " > tolerance ", tol);
     case IrkaStatus::unstable:
@@ -1068,14 +1081,19 @@ std::string status_message(IrkaStatus status, Index iterations, double change, d
   return "";
 }
 
+/// SO-IRKA looks for cycles of at most this many iterations.
+constexpr Index kMaxCyclePeriod = 10;
+
 void check_common(Index r, Index n, double tol, Index max_iterations, const char* what) {
   require(r >= 1 && r <= n, what, ": order r must be in [1, ", n, "], got ", r);
   require(tol > 0.0 && std::isfinite(tol), what, ": tolerance must be > 0, got ", tol);
   require(max_iterations >= 1, what, ": max_iterations must be >= 1, got ", max_iterations);
 }
 
+/// The options' flag and the process-wide one (src/core/interrupt.hpp: SIGINT in `mor run`,
+/// Ctrl-C in Python, neither of which hands a flag to the reduction).
 void poll(const std::atomic<bool>* stop, const char* what, Index it) {
-  if (stop && stop->load()) throw Interrupted(concat(what, " interrupted at iteration ", it));
+  if (stop_requested(stop)) throw Interrupted(concat(what, " interrupted at iteration ", it));
 }
 
 }  // namespace
@@ -1125,7 +1143,7 @@ IrkaResult irka(LtiOperator& sys, const IrkaOptions& o) {
     const auto ti = Clock::now();
     IrkaIteration h;
     h.shifts = all_shifts(pts);
-    raw_bases(sys, helper.get(), pts, true, raw);
+    raw_bases(sys, helper.get(), pts, true, raw, o.stop_requested, "IRKA", it);
     res.shifted_solves += raw.solves;
     fill_history(h, pts, raw, prev, o.full_h2_norm);
     // The poles and residues of this iteration's model from the Loewner pencil of the solves'
@@ -1217,6 +1235,7 @@ IrkaResult irka(LtiOperator& sys, const IrkaOptions& o) {
             all_directions(next, in.b, in.c);
             in.solve_threads = 1;
             in.surrogate = false;  // plain IRKA on the small surrogate
+            in.stop_requested = o.stop_requested;
             const IrkaResult ir = irka(s, in);
             if (ir.status != IrkaStatus::unstable) {
               next = given_points(ir.shifts, ir.b, ir.c, r, sys.n_inputs(), sys.n_outputs());
@@ -1289,6 +1308,8 @@ SoIrkaResult second_order_irka(const SecondOrderSystem& sys, const SoIrkaOptions
   check_common(r, nq, o.tolerance, o.max_iterations, "SO-IRKA");
   require(o.inner_max_iterations >= 1, "SO-IRKA: inner_max_iterations must be >= 1, got ",
           o.inner_max_iterations);
+  require(o.cycle_ratio >= 0.0 && std::isfinite(o.cycle_ratio),
+          "SO-IRKA: cycle_ratio must be >= 0, got ", o.cycle_ratio);
   SecondOrderLtiOperator op(sys);
   SoIrkaResult res;
   std::vector<Point> pts =
@@ -1302,6 +1323,20 @@ SoIrkaResult second_order_irka(const SecondOrderSystem& sys, const SoIrkaOptions
   double change = std::numeric_limits<double>::infinity();
   bool converged = false;
   RawBases raw;
+  // The iterate of the smallest shift change so far (what a cycle returns) and the recurrence
+  // of the shift set (see SoIrkaOptions::cycle_ratio).
+  struct Iterate {
+    Index iteration = 0;
+    double shift_change = std::numeric_limits<double>::infinity();
+    DenseSecondOrderSystem reduced;
+    Matrix V, W;
+    double spectral_abscissa = 0.0;
+    std::vector<Point> next;
+    std::vector<Complex> next_shifts;
+  } best;
+  Index period = 0, repeats = 0, recurs_to = 0;
+  double cycle_distance = 0.0;
+  bool cycling = false;
   for (Index it = 1; it <= o.max_iterations; ++it) {
     poll(o.stop_requested, "SO-IRKA", it);
     const auto ti = Clock::now();
@@ -1310,7 +1345,7 @@ SoIrkaResult second_order_irka(const SecondOrderSystem& sys, const SoIrkaOptions
     // The operator's state is x = [q; v]: a solve with B = [0; B] has q-block -S(sigma)^{-1} B b,
     // a transposed solve with C^T = [Cp^T; Cv^T] has v-block -S(sigma)^{-T} (Cp + sigma Cv)^T c
     // (see SecondOrderLtiOperator): the second-order bases up to sign.
-    raw_bases(op, nullptr, pts, two_sided, raw);
+    raw_bases(op, nullptr, pts, two_sided, raw, o.stop_requested, "SO-IRKA", it);
     res.shifted_solves += raw.solves;
     fill_history(h, pts, raw, prev, 0.0);
     Matrix X = raw.V.topRows(nq);
@@ -1345,6 +1380,7 @@ SoIrkaResult second_order_irka(const SecondOrderSystem& sys, const SoIrkaOptions
     inner.tolerance = o.tolerance;
     inner.max_iterations = o.inner_max_iterations;
     inner.surrogate = false;  // (2r states: the solves cost no more than a surrogate's)
+    inner.stop_requested = o.stop_requested;
     inner.initial = IrkaInitialShifts::given;
     inner.shifts = h.shifts;
     all_directions(pts, inner.b, inner.c);
@@ -1362,8 +1398,42 @@ SoIrkaResult second_order_irka(const SecondOrderSystem& sys, const SoIrkaOptions
     h.model_change = model_change(prev, E1, first.A(), first.B(), first.C());
     change = o.criterion == IrkaCriterion::shifts ? h.shift_change : h.model_change;
     h.seconds = seconds_since(ti);
+    // A cycle: the next shift set comes back to the set of an iteration p >= 2 back, closer
+    // than cycle_ratio times the step it just made, for p iterations in a row (a whole period
+    // repeated). A converging sequence does not: monotone, the set p back is farther than one
+    // step; oscillating with contraction q, the ratio is (1 - q) / q.
+    Index p_found = 0;
+    double d_found = 0.0;
+    if (!(change <= o.tolerance) && o.cycle_ratio > 0.0) {
+      const Index max_p = std::min<Index>(it, kMaxCyclePeriod);
+      for (Index p = 2; p <= max_p && p_found == 0; ++p) {
+        const double d =
+            shift_distance(next_shifts, res.history[static_cast<std::size_t>(it - p)].shifts);
+        if (d <= o.cycle_ratio * h.shift_change) {
+          p_found = p;
+          d_found = d;
+        }
+      }
+    }
+    repeats = p_found == 0 ? 0 : p_found == period ? repeats + 1 : 1;
+    period = p_found;
+    if (p_found != 0) {
+      cycle_distance = d_found;
+      recurs_to = it + 1 - p_found;
+    }
+    if (h.shift_change < best.shift_change) {
+      best.iteration = it;
+      best.shift_change = h.shift_change;
+      best.reduced = res.reduced;
+      best.V = res.V;
+      best.W = res.W;
+      best.spectral_abscissa = res.spectral_abscissa;
+      best.next = next;
+      best.next_shifts = next_shifts;
+    }
     res.history.push_back(std::move(h));
     res.iterations = it;
+    res.returned_iteration = it;
     prev = Previous{true, E1, first.A(), first.B(), first.C()};
     pts = std::move(next);
     res.shifts = next_shifts;
@@ -1371,14 +1441,37 @@ SoIrkaResult second_order_irka(const SecondOrderSystem& sys, const SoIrkaOptions
       converged = true;
       break;
     }
+    if (period != 0 && repeats >= period) {
+      cycling = true;
+      break;
+    }
   }
+  if (cycling && best.iteration != res.returned_iteration) {
+    res.reduced = std::move(best.reduced);
+    res.V = std::move(best.V);
+    res.W = std::move(best.W);
+    res.spectral_abscissa = best.spectral_abscissa;
+    pts = std::move(best.next);
+    res.shifts = std::move(best.next_shifts);
+    res.returned_iteration = best.iteration;
+  }
+  res.cycle_period = cycling ? period : 0;
   all_directions(pts, res.b, res.c);
   res.r = r;
   res.status = !(res.spectral_abscissa < 0.0) ? IrkaStatus::unstable
                : converged                    ? IrkaStatus::converged
+               : cycling                      ? IrkaStatus::cycling
                                               : IrkaStatus::max_iterations;
-  res.message = status_message(res.status, res.iterations, change, o.tolerance,
-                               res.spectral_abscissa, o.max_iterations, converged, o.criterion);
+  if (res.status == IrkaStatus::cycling)
+    res.message =
+        concat("not converged: the shift set cycles with period ", period, " (after iteration ",
+               res.iterations, " it came back to that of iteration ", recurs_to, " within ",
+               cycle_distance, ", relative, for a whole period; shift change ", change,
+               " > tolerance ", o.tolerance, "); returned the iterate of iteration ",
+               res.returned_iteration, ", the smallest shift change (", best.shift_change, ")");
+  else
+    res.message = status_message(res.status, res.iterations, change, o.tolerance,
+                                 res.spectral_abscissa, o.max_iterations, converged, o.criterion);
   res.seconds = seconds_since(t0);
   return res;
 }

@@ -41,8 +41,9 @@
 // chain runs on the same integrators. With projection = galerkin (W = V) symmetric definite
 // M, D, K stay symmetric definite and the reduced model stays stable. On the Rayleigh-damped
 // chain the shift set cycles (the inner IRKA finds a different local optimum each time): the
-// status says max_iterations, and the last model is still the exact structured interpolant of
-// the shifts that built it (docs/methods/irka.md has the figures).
+// cycle is detected (status cycling, SoIrkaOptions::cycle_ratio) and the iterate of the
+// smallest shift change returned, still the exact structured interpolant of the shifts that
+// built it (docs/methods/irka.md has the figures).
 #pragma once
 
 #include <atomic>
@@ -86,6 +87,9 @@ enum class IrkaStatus {
   converged,       ///< shift change below tolerance, reduced model stable
   max_iterations,  ///< the limit was reached first; the last model is returned, stable
   unstable,        ///< the returned reduced model has a pole with Re lambda >= 0
+  /// (SO-IRKA) the shift set returns to an earlier one instead of converging (see
+  /// SoIrkaOptions::cycle_ratio); the iterate of the smallest shift change is returned
+  cycling,
 };
 std::string_view to_string(IrkaStatus s);
 
@@ -241,6 +245,11 @@ struct SoIrkaOptions {
   std::vector<Complex> shifts;       ///< as IrkaOptions
   ComplexMatrix b, c;                ///< as IrkaOptions
   Index inner_max_iterations = 200;  ///< the first-order IRKA on the 2r-state reduced model
+  /// Cycle detection: the iteration stops with status cycling when, for p consecutive
+  /// iterations (2 <= p <= 10), the next shift set lies within cycle_ratio times the iteration's
+  /// own shift change of the set p iterations back (it returns to where it was instead of
+  /// settling), and returns the iterate of the smallest shift change. 0: no detection.
+  double cycle_ratio = 1e-2;
   const std::atomic<bool>* stop_requested = nullptr;
 };
 
@@ -257,7 +266,11 @@ struct SoIrkaResult {
   /// second-order model interpolates at the shifts that built it); h2_error is NaN.
   std::vector<IrkaIteration> history;
   std::vector<Index> inner_iterations;  ///< of each iteration's first-order IRKA
-  double spectral_abscissa = 0.0;       ///< max Re of the 2r poles (< 0: stable)
+  /// The iteration whose model is returned (1-based; its shifts are history[it - 1].shifts):
+  /// the last, or after a cycle the one of the smallest shift change.
+  Index returned_iteration = 0;
+  Index cycle_period = 0;          ///< status cycling: the period detected
+  double spectral_abscissa = 0.0;  ///< max Re of the 2r poles (< 0: stable)
   Index shifted_solves = 0;
   double seconds = 0.0;
   double initial_seconds = 0.0;

@@ -372,6 +372,7 @@ std::vector<Complex> detail::pencil_ritz_estimates(LtiOperator& sys, Index arnol
       s = 100.0 * std::max(rho, std::sqrt(rho));
       if (!(s > 0.0) || !std::isfinite(s)) s = 1.0;
       map.apply = [&sys, s](const Vector& x, Vector& y) {
+        throw_if_stop_requested("Ritz values");
         Matrix Ax, X;
         sys.apply_A(x, Ax);
         sys.solve_shifted(-s, Ax, X);
@@ -383,6 +384,7 @@ std::vector<Complex> detail::pencil_ritz_estimates(LtiOperator& sys, Index arnol
   }
   if (inverse_arnoldi_steps > 0) {
     ArnoldiMap map{n, [&sys](const Vector& x, Vector& y) {
+                     throw_if_stop_requested("Ritz values");  // one solve per step
                      Matrix Ex, X;
                      sys.apply_E(x, Ex);
                      sys.solve_shifted(0.0, Ex, X);

@@ -8,6 +8,7 @@
 #include <numeric>
 
 #include "src/core/errors.hpp"
+#include "src/core/interrupt.hpp"
 #include "src/core/timing.hpp"
 
 namespace mor {
@@ -64,14 +65,19 @@ ModalResult modal_truncation(const SecondOrderSystem& sys, const ModalOptions& o
   require(asymmetry(K) <= kSymmetryTol, "modal truncation: K is not symmetric (relative ",
           asymmetry(K), ")");
   {
-    const Eigen::SelfAdjointEigenSolver<Matrix> em(M, Eigen::EigenvaluesOnly);
+    const auto em = run_abandonable("modal truncation", [M] {
+      return Eigen::SelfAdjointEigenSolver<Matrix>(M, Eigen::EigenvaluesOnly);
+    });
     require(em.eigenvalues()(0) > 0.0,
             "modal truncation: M is not positive definite (smallest eigenvalue ",
             em.eigenvalues()(0), ")");
   }
   // K phi = lambda M phi via the Cholesky factor of M (Eigen's generalized solver): ascending
   // lambda, Phi^T M Phi = I.
-  const Eigen::GeneralizedSelfAdjointEigenSolver<Matrix> es(K, M);
+  // (seconds at a few thousand states, in a call that cannot poll: abandoned on a stop request)
+  const auto es = run_abandonable("modal truncation", [K, M] {
+    return Eigen::GeneralizedSelfAdjointEigenSolver<Matrix>(K, M);
+  });
   if (es.info() != Eigen::Success)
     throw NumericalError("modal truncation: the generalized eigenproblem K phi = w^2 M phi failed");
   const Vector lambda = es.eigenvalues();
@@ -134,13 +140,17 @@ ModalFirstOrderResult modal_truncation(const LtiOperator& sys, const ModalOption
             name, " is not symmetric (relative asymmetry ", asymmetry(*X),
             "); use bt or irka for this model");
   {
-    const Eigen::SelfAdjointEigenSolver<Matrix> ee(E, Eigen::EigenvaluesOnly);
+    const auto ee = run_abandonable("modal truncation", [E] {
+      return Eigen::SelfAdjointEigenSolver<Matrix>(E, Eigen::EigenvaluesOnly);
+    });
     require(ee.eigenvalues()(0) > 0.0,
             "modal truncation: E is not positive definite (smallest eigenvalue ",
             ee.eigenvalues()(0), ")");
   }
   // -A phi = mu E phi, ascending mu = -lambda (slowest first), Phi^T E Phi = I.
-  const Eigen::GeneralizedSelfAdjointEigenSolver<Matrix> es(Matrix(-A), E);
+  const auto es = run_abandonable("modal truncation", [A = Matrix(-A), E] {
+    return Eigen::GeneralizedSelfAdjointEigenSolver<Matrix>(A, E);
+  });
   if (es.info() != Eigen::Success)
     throw NumericalError(
         "modal truncation: the generalized eigenproblem A phi = lambda E phi "

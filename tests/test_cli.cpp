@@ -368,7 +368,16 @@ INSTANTIATE_TEST_SUITE_P(
         LongLoop{"pod_training", "pod_deim_chain.toml",
                  "--set model.N=20000 --set simulation.t_end=1000", "interrupted at t = "},
         LongLoop{"empirical_training", "empirical_bt_chain.toml",
-                 "--set model.N=500 --set simulation.t_end=20000", "interrupted at t = "}),
+                 "--set model.N=500 --set simulation.t_end=20000", "interrupted at t = "},
+        // IRKA (MF-IRKA, the default) with a tolerance it cannot reach: its iterations, each
+        // r = 20 shifted solves at N = 10^5, poll the process-wide flag per shift (no H2 norm
+        // first, whose LR-ADI would meet the signal instead).
+        LongLoop{"irka", "compare_chain_linear.toml",
+                 "--set model.N=100000 --set reduction.method=irka --set reduction.order=20 "
+                 "--set reduction.tolerance=1e-300 --set reduction.max_iterations=100000 "
+                 "--set reduction.allow_unconverged=true --set reduction.h2_history=false "
+                 "--set simulation.t_end=1",
+                 "IRKA interrupted"}),
     [](const ::testing::TestParamInfo<LongLoop>& info) { return std::string(info.param.name); });
 
 // ---------------------------------------------------------------------------------------------

@@ -14,12 +14,14 @@
 #include <iostream>
 #include <random>
 #include <sstream>
+#include <thread>
 
 #include "models/mass_spring_chain.hpp"
 #include "reduction/balanced_truncation.hpp"
 #include "reduction/irka.hpp"
 #include "reduction/system_norms.hpp"
 #include "src/core/errors.hpp"
+#include "src/core/interrupt.hpp"
 #include "src/io/results.hpp"
 #include "support/compare.hpp"
 #include "support/mor_cli.hpp"
@@ -274,6 +276,8 @@ TEST(SecondOrderIrka, KeepsTheStructureInterpolatesAndIsStable) {
       EXPECT_GT(res.history.back().shift_change, o.tolerance);
     }
     EXPECT_EQ(res.iterations, static_cast<Index>(res.history.size()));
+    ASSERT_GE(res.returned_iteration, 1);
+    ASSERT_LE(res.returned_iteration, res.iterations);
     const DenseSecondOrderSystem& s = res.reduced;
     ASSERT_EQ(s.M.rows(), 6);
     // Interpolation at the shifts that built the final model (exact by construction, whether
@@ -283,7 +287,7 @@ TEST(SecondOrderIrka, KeepsTheStructureInterpolatesAndIsStable) {
     DenseLtiOperator red = to_first_order(s);
     const DenseTransfer full_t(op), red_t(dense_E(red), dense_A(red), red.B(), red.C());
     double worst = 0, worst_d = 0;
-    for (Complex sigma : res.history.back().shifts) {
+    for (Complex sigma : res.history[static_cast<std::size_t>(res.returned_iteration - 1)].shifts) {
       const ComplexMatrix G = full_t.G(sigma), Gr = red_t.G(sigma);
       worst = std::max(worst, (G - Gr).norm() / G.norm());
       const ComplexMatrix d = full_t.dG(sigma), dr = red_t.dG(sigma);
@@ -308,6 +312,102 @@ TEST(SecondOrderIrka, KeepsTheStructureInterpolatesAndIsStable) {
       }
     }
   }
+}
+
+// SOR-IRKA on the Rayleigh-damped chain cycles (docs/methods/irka.md): the cycle is detected
+// within a few periods, said in the status and message, and the iterate of the smallest shift
+// change is returned, still the exact structured interpolant of the shifts that built it. With
+// detection off the same run goes on to max_iterations; a converging run is not stopped.
+TEST(SecondOrderIrka, DetectsACycleAndReturnsTheBestIterate) {
+  const MassSpringChain chain = rayleigh_chain(100);
+  const SecondOrderSystem so = chain.linear_system();
+  SoIrkaOptions o;
+  o.order = 10;
+  o.max_iterations = 40;
+  const SoIrkaResult res = second_order_irka(so, o);
+  std::ostringstream trace;
+  for (std::size_t i = 0; i < res.history.size(); ++i)
+    trace << "\n  iteration " << i + 1 << ": shift change " << res.history[i].shift_change;
+  std::cout << "SOR-IRKA N = 100, r = 10: " << res.message << trace.str() << "\n";
+  ASSERT_EQ(res.status, IrkaStatus::cycling) << res.message << trace.str();
+  EXPECT_LT(res.iterations, o.max_iterations);
+  EXPECT_GE(res.cycle_period, 2);
+  EXPECT_NE(res.message.find("cycles with period"), std::string::npos) << res.message;
+  // The returned iterate is the one of the smallest shift change.
+  double smallest = std::numeric_limits<double>::infinity();
+  for (const IrkaIteration& h : res.history) smallest = std::min(smallest, h.shift_change);
+  const IrkaIteration& kept = res.history[static_cast<std::size_t>(res.returned_iteration - 1)];
+  EXPECT_EQ(kept.shift_change, smallest);
+  EXPECT_LT(res.spectral_abscissa, 0.0);
+  // ... and it interpolates at the shifts that built it (SISO, collocated: W spans V).
+  SecondOrderLtiOperator op(so);
+  DenseLtiOperator red = to_first_order(res.reduced);
+  const DenseTransfer full_t(op), red_t(dense_E(red), dense_A(red), red.B(), red.C());
+  double worst = 0;
+  for (Complex sigma : kept.shifts)
+    worst = std::max(worst, (full_t.G(sigma) - red_t.G(sigma)).norm() / full_t.G(sigma).norm());
+  constexpr double kProjectionInterpolationTol = 1e-8;  // as in the test above
+  EXPECT_LE(worst, kProjectionInterpolationTol);
+
+  SoIrkaOptions off = o;
+  off.cycle_ratio = 0.0;
+  off.max_iterations = 12;
+  const SoIrkaResult plain = second_order_irka(so, off);
+  EXPECT_EQ(plain.status, IrkaStatus::max_iterations) << plain.message;
+  EXPECT_EQ(plain.iterations, 12);
+}
+
+constexpr Index kConvergingOrder = 2;
+
+TEST(SecondOrderIrka, ConvergingRunIsNotTakenForACycle) {
+  // Galerkin SOR-IRKA of a lightly reduced Rayleigh chain converges (shift change below the
+  // tolerance): with and without cycle detection the same iterations and status.
+  const MassSpringChain chain = rayleigh_chain(60);
+  const SecondOrderSystem so = chain.linear_system();
+  SoIrkaOptions o;
+  o.order = kConvergingOrder;
+  o.tolerance = 1e-6;
+  o.max_iterations = 60;
+  o.projection = SoIrkaProjection::galerkin;
+  const SoIrkaResult res = second_order_irka(so, o);
+  std::ostringstream trace;
+  for (std::size_t i = 0; i < res.history.size(); ++i)
+    trace << "\n  iteration " << i + 1 << ": shift change " << res.history[i].shift_change;
+  ASSERT_EQ(res.status, IrkaStatus::converged) << res.message << trace.str();
+  SoIrkaOptions off = o;
+  off.cycle_ratio = 0.0;
+  const SoIrkaResult plain = second_order_irka(so, off);
+  EXPECT_EQ(plain.status, IrkaStatus::converged) << plain.message;
+  EXPECT_EQ(plain.iterations, res.iterations);
+  EXPECT_EQ(res.returned_iteration, res.iterations);
+}
+
+// The process-wide stop request (SIGINT in `mor run`, Ctrl-C in Python) stops IRKA and SOR-IRKA
+// although their options hand no flag down.
+TEST(Irka, StopsOnTheProcessWideStopRequest) {
+  const MassSpringChain chain = rayleigh_chain(200);
+  const SecondOrderSystem so = chain.linear_system();
+  SecondOrderLtiOperator op(so);
+  g_stop_requested.store(true);
+  EXPECT_THROW(irka(op, irka_order(6)), Interrupted);
+  SoIrkaOptions o;
+  o.order = 4;
+  EXPECT_THROW(second_order_irka(so, o), Interrupted);
+  g_stop_requested.store(false);
+  // A flag of the options alone, set from another thread mid-run, stops it within iterations.
+  std::atomic<bool> stop{false};
+  IrkaOptions io = irka_order(6, 1e-300);
+  io.max_iterations = 1000000;
+  io.stop_requested = &stop;
+  std::thread setter([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    stop.store(true);
+  });
+  const auto t0 = std::chrono::steady_clock::now();
+  EXPECT_THROW(irka(op, io), Interrupted);
+  setter.join();
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_LE(s, 5.0) << "IRKA took " << s << " s to stop";
 }
 
 TEST(Irka, TheH2CriterionStopsOnTheModelNotOnItsShifts) {

@@ -365,6 +365,7 @@ ChainReduction reduce_chain_and_record(const ExperimentConfig& c, const ChainPro
     out.set_attribute(grp, "deim_sampling", std::string(to_string(ro.sampling)));
   }
   if (red.store_bases) {
+    if (hyper) out.write_matrix(layout::kReductionDeimBasis, hyper->deim.front().U);
     out.write_matrix(layout::kReductionV, Matrix(V.leftCols(r_main)));
     if (W.size() > 0) out.write_matrix(layout::kReductionW, Matrix(W.leftCols(r_main)));
   }

@@ -61,6 +61,8 @@ namespace mor::experiments::layout {
     "empirical_bt: singular values of the position subspace")                                      \
   X(kReductionDeimMasses, "reduction.deim_masses", "/reduction/deim_masses", "dataset",            \
     "DEIM: the 1-based masses whose forces are evaluated")                                         \
+  X(kReductionDeimBasis, "reduction.deim_basis", "/reduction/deim_basis", "dataset",               \
+    "DEIM, with store_bases: the force basis U (a row per mass or element, m columns)")            \
   X(kReductionOmega, "reduction.omega", "/reduction/omega", "dataset",                             \
     "modal, second-order models: undamped natural frequencies of every mode (rad/s)")              \
   X(kReductionEigenvalues, "reduction.eigenvalues", "/reduction/eigenvalues", "dataset",           \

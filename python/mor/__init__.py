@@ -69,15 +69,20 @@ def reduce(model, method, *, experiment=None, **keys):
     return _mor.reduce(model, method, keys, experiment or {})
 
 
-def simulate(model, u, t_end, dt, integrator="implicit_midpoint", t0=0.0, stride=1):
-    """Simulates the model from rest: returns t (k,) and y (k, p) at t0 and every stride-th step.
+def simulate(model, u, t_end, dt, integrator="implicit_midpoint", t0=0.0, stride=1,
+             snapshots=False):
+    """Simulates the model from rest: returns t (k,) and y (k, p) at t0 and every stride-th step,
+    and with snapshots=True also x (k, n_x), the state at the same times: x of a first-order
+    model, [q, v] (positions, then velocities) of a second-order one, the reduced coordinates
+    [q_r, v_r] of a projected chain (rom.V @ q_r lifts them).
 
     u is a callable u(t) (a number or an array of the model's m inputs), an array of samples on
     the time grid t0, t0 + dt, ..., t_end (k rows of m columns, or 1-D for one input or the same
     signal on every input; linearly interpolated between samples), or a constant. integrator is
     "implicit_midpoint", "rk4" or "generalized_alpha". t_end - t0 must be a whole number of steps.
     """
-    return _mor.simulate(model, u, float(t_end), float(dt), integrator, float(t0), int(stride))
+    return _mor.simulate(model, u, float(t_end), float(dt), integrator, float(t0), int(stride),
+                         bool(snapshots))
 
 
 def h2_norm(model, dense_limit=1500):
@@ -187,8 +192,32 @@ Model.error_bound = property(
 Model.timings = property(lambda self: (self.info or {}).get("timings"),
                          doc="seconds per stage of the reduction, and total_s")
 Model.r = property(lambda self: (self.info or {}).get("r", self.n), doc="the reduced order")
-Model.V = _record("V", "the right basis (n x r), with store_bases=True")
-Model.W = _record("W", "the left basis (n x r), with store_bases=True")
+def _basis(name, doc):
+    def get(self):
+        recorded = (self.records or {}).get(name)
+        if recorded is not None or not self.is_reduced or self.is_linear:
+            return recorded
+        return self.matrix(name)  # a projected chain keeps its bases
+
+    return property(get, doc=doc)
+
+
+Model.V = _basis("V", "the right basis (n x r): with store_bases=True; always for the projection "
+                      "methods (pod, empirical_bt, differential_balancing)")
+Model.W = _basis("W", "the left basis (n x r), as V (W = V for Galerkin projections)")
+
+
+def _deim_points(self):
+    masses = (self.records or {}).get("deim_masses")
+    return None if masses is None else masses.astype(int) - 1
+
+
+Model.deim_points = property(
+    _deim_points, doc="DEIM: the 0-based masses (or elements, deim_sampling) whose forces the "
+                      "reduced model evaluates, in the order selected; None without DEIM")
+Model.deim_basis = _record(
+    "deim_basis", "DEIM, with store_bases=True: the force basis U (a row per mass or element, "
+                  "one column per DEIM point)")
 Model.__repr__ = lambda self: (
     f"<mor.Model {self.kind}, n = {self.n}"
     + (f", reduced by {self.method}" if self.is_reduced else "") + ">")

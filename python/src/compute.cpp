@@ -309,7 +309,7 @@ class PythonSignal final : public Signal {
 }  // namespace
 
 py::tuple simulate(const std::shared_ptr<Model>& model, py::object u, double t_end, double dt,
-                   const std::string& integrator, double t0, Index stride) {
+                   const std::string& integrator, double t0, Index stride, bool snapshots) {
   IntegratorOptions o;
   o.scheme = parse_scheme(integrator);
   o.t0 = t0;
@@ -339,14 +339,21 @@ py::tuple simulate(const std::shared_ptr<Model>& model, py::object u, double t_e
             m, " input(s)");
     input = std::make_unique<PythonSignal>(m, std::move(t), std::move(samples));
   }
-  std::vector<double> ts, ys;
-  Index p = 0;
+  // A first-order model runs in its second-order embedding with x = v (src/systems/lti.hpp).
+  const bool first_order = model->first_order();
+  std::vector<double> ts, ys, xs;
+  Index p = 0, nx = 0;
   run_released([&] {
     auto observe = [&](auto& out_model, Index, double t, const Vector& q, const Vector& v,
                        const Vector& uu, Vector& y) {
       out_model(q, v, uu, y);
       ts.push_back(t);
       ys.insert(ys.end(), y.data(), y.data() + y.size());
+      if (snapshots) {
+        if (!first_order) xs.insert(xs.end(), q.data(), q.data() + q.size());
+        xs.insert(xs.end(), v.data(), v.data() + v.size());
+        nx = first_order ? v.size() : q.size() + v.size();
+      }
     };
     if (full) {
       p = full->n_outputs();
@@ -379,7 +386,10 @@ py::tuple simulate(const std::shared_ptr<Model>& model, py::object u, double t_e
   std::copy(ts.begin(), ts.end(), t.mutable_data());
   py::array_t<double> y({static_cast<py::ssize_t>(ts.size()), static_cast<py::ssize_t>(p)});
   std::copy(ys.begin(), ys.end(), y.mutable_data());
-  return py::make_tuple(t, y);
+  if (!snapshots) return py::make_tuple(t, y);
+  py::array_t<double> x({static_cast<py::ssize_t>(ts.size()), static_cast<py::ssize_t>(nx)});
+  std::copy(xs.begin(), xs.end(), x.mutable_data());
+  return py::make_tuple(t, y, x);
 }
 
 // --- experiments ---------------------------------------------------------------------------

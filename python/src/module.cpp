@@ -170,7 +170,23 @@ py::object matrix(py::object self, const std::string& name) {
     if (name == "B") return dense_view(d.B, self);
     if (name == "Cp") return dense_view(d.Cp, self);
     if (name == "Cv") return dense_view(d.Cv, self);
-  } else if (!m.chain_rom) {
+  } else if (m.chain_rom) {
+    // A projected model (pod, empirical_bt, differential_balancing): its reduced matrices.
+    const ProjectedModel& pm = *m.chain_rom->main.model;
+    auto pick = [&](const auto& rm) -> const Matrix* {
+      if (name == "M") return &rm.M_r();
+      if (name == "D") return &rm.D_r();
+      if (name == "K") return &rm.K_r();
+      if (name == "B") return &rm.B_r();
+      if (name == "Cp") return &rm.Cp_r();
+      if (name == "Cv") return &rm.Cv_r();
+      if (name == "V") return &rm.V();
+      if (name == "W") return &rm.W();
+      return nullptr;
+    };
+    const Matrix* X = pm.chain_model() ? pick(*pm.chain_model()) : pick(*pm.network_model());
+    if (X) return dense_view(*X, self);
+  } else {
     const auto sys = m.linear_system();
     if (const auto* d = std::get_if<DescriptorSystem>(sys.get())) {
       if (name == "E") return sparse_view(d->E, self);
@@ -264,7 +280,7 @@ reduced ones.)")
   mod.def("sigma", &sigma, py::arg("model"), py::arg("omega"));
   mod.def("transfer_function", &transfer, py::arg("model"), py::arg("s"));
   mod.def("simulate", &simulate, py::arg("model"), py::arg("u"), py::arg("t_end"), py::arg("dt"),
-          py::arg("integrator"), py::arg("t0"), py::arg("stride"));
+          py::arg("integrator"), py::arg("t0"), py::arg("stride"), py::arg("snapshots"));
   mod.def("run", &run_file, py::arg("path"), py::arg("overrides"), py::arg("output"),
           py::arg("progress"));
   mod.def("sweep", &sweep_file, py::arg("path"), py::arg("overrides"), py::arg("jobs"),
