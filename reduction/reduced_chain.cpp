@@ -187,10 +187,13 @@ ReducedChainModel::ReducedChainModel(const MassSpringChain& chain, const Matrix&
     E_ << EL_, ER_;
   }
   const bool deim = treatment_ == NonlinearTreatment::deim && k_n_ != 0.0;
-  DKG_.resize(r_, 2 * r_ + (deim ? G_.cols() : 0));
-  DKG_.leftCols(r_) = D_r_;
-  DKG_.middleCols(r_, r_) = K_r_;
-  if (deim) DKG_.rightCols(G_.cols()) = G_;
+  const Index nu = B_r_.cols();
+  DKG_.resize(r_, 2 * r_ + nu + (deim ? G_.cols() : 0));
+  DKG_.leftCols(r_) = -D_r_;
+  DKG_.middleCols(r_, r_) = -K_r_;
+  DKG_.middleCols(2 * r_, nu) = B_r_;
+  if (deim) DKG_.rightCols(G_.cols()) = -G_;
+  observes_velocity_ = !Cv_r_.isZero(0.0);
 }
 
 Index ReducedChainModel::nonlinear_storage() const {

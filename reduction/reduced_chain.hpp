@@ -106,8 +106,10 @@ class ReducedChainModel {
              Vector& F) const;
   /// y = Cp_r q + Cv_r v.
   void output(const Vector& q, const Vector& v, Vector& y) const {
-    y.noalias() = Cp_r_ * q;
-    y.noalias() += Cv_r_ * v;
+    // A dot product per output (a GEMV call costs more than the r multiplications of one).
+    y.resize(Cp_r_.rows());
+    for (Index i = 0; i < Cp_r_.rows(); ++i)
+      y[i] = Cp_r_.row(i).dot(q) + (observes_velocity_ ? Cv_r_.row(i).dot(v) : 0.0);
   }
   /// out = M_r x.
   void mass(const Vector& x, Vector& out) const { out.noalias() = M_r_ * x; }
@@ -182,7 +184,8 @@ class ReducedChainModel {
   std::vector<Index> deim_rows_;
   Matrix EL_, ER_, G_;
   Matrix E_;    // deim: [EL; ER], 2m x r
-  Matrix DKG_;  // [D_r K_r G] (deim) or [D_r K_r]: r x (2 r + m) or r x 2 r
+  Matrix DKG_;  // [-D_r -K_r B_r -G] (deim) or [-D_r -K_r B_r]: the force's one product
+  bool observes_velocity_ = true;  // Cv_r != 0
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -190,25 +193,25 @@ class ReducedChainModel {
 template <class Q, class Vq>
 void ReducedChainModel::force(const Eigen::MatrixBase<Q>& q, const Eigen::MatrixBase<Vq>& v,
                               const Vector& u, Vector& F) const {
-  // z = [v; q; g_P] (deim) or [v; q], each lazy expression evaluated once into it; then one
-  // product with the stacked [D_r K_r G] (deim) or [D_r K_r].
-  const Index r = r_, m = deim_samples();
+  // z = [v; q; u; g_P] (deim) or [v; q; u], each lazy expression evaluated once into it; then
+  // F = [-D_r -K_r B_r -G] z (deim) or [-D_r -K_r B_r] z, one product.
+  const Index r = r_, m = deim_samples(), nu = B_r_.cols();
   const bool deim = treatment_ == NonlinearTreatment::deim && k_n_ != 0.0;
-  SmallScratch scratch(2 * r + (deim ? 3 * m : 0));
-  auto z = scratch.vector(0, 2 * r + (deim ? m : 0));
+  const Index nz = 2 * r + nu + (deim ? m : 0);
+  SmallScratch scratch(nz + (deim ? 2 * m : 0));
+  auto z = scratch.vector(0, nz);
   z.head(r) = v;
   z.segment(r, r) = q;
+  z.segment(2 * r, nu) = u;
   F.resize(r);
-  F.noalias() = B_r_ * u;
   if (deim) {
     // e = [el; er] = E q, g_P = k_n (el^3 + er^3) (the chain's spring law at the samples).
-    auto e = scratch.vector(2 * r + m, 2 * m);
+    auto e = scratch.vector(nz, 2 * m);
     e.noalias() = E_ * z.segment(r, r);
     z.tail(m) = k_n_ * (e.head(m).array().cube() + e.tail(m).array().cube()).matrix();
-    F.noalias() -= DKG_ * z;
-    return;
   }
-  F.noalias() -= DKG_ * z;
+  F.noalias() = DKG_ * z;
+  if (deim) return;
   if (k_n_ != 0.0) {
     Vector g;
     nonlinear_force(z.segment(r, r), g);
