@@ -183,7 +183,17 @@ ReducedChainModel::ReducedChainModel(const MassSpringChain& chain, const Matrix&
     }
     const Matrix WtU = Wt.transpose() * d.U;
     G_ = WtU * d.PtU_inv;
+    E_.resize(2 * m, r_);
+    E_ << EL_, ER_;
   }
+  const bool deim = treatment_ == NonlinearTreatment::deim && k_n_ != 0.0;
+  const Index nu = B_r_.cols();
+  DKG_.resize(r_, 2 * r_ + nu + (deim ? G_.cols() : 0));
+  DKG_.leftCols(r_) = -D_r_;
+  DKG_.middleCols(r_, r_) = -K_r_;
+  DKG_.middleCols(2 * r_, nu) = B_r_;
+  if (deim) DKG_.rightCols(G_.cols()) = -G_;
+  observes_velocity_ = !Cv_r_.isZero(0.0);
 }
 
 Index ReducedChainModel::nonlinear_storage() const {
@@ -278,6 +288,27 @@ Matrix ReducedChainModel::nonlinear_jacobian(const Eigen::Ref<const Vector>& q) 
     }
   }
   return J;
+}
+
+void ReducedChainModel::add_nonlinear_jacobian(const Vector& q, double c, Matrix& S,
+                                               Matrix& scratch) const {
+  require(q.size() == r_ && S.rows() == r_ && S.cols() == r_, "reduced chain: q_r has size ",
+          q.size(), " and S is ", S.rows(), " x ", S.cols(), ", expected r = ", r_);
+  if (k_n_ == 0.0) return;
+  if (treatment_ != NonlinearTreatment::deim) {
+    S.noalias() += c * nonlinear_jacobian(q);
+    return;
+  }
+  // c G J_P V, J_P V = 3 k_n (diag(el^2) EL + diag(er^2) ER), c folded into the weights.
+  const Index m = deim_samples();
+  SmallScratch s(2 * m);
+  auto e = s.vector(0, 2 * m);
+  e.noalias() = E_ * q;
+  const double w = 3.0 * k_n_ * c;
+  scratch.resize(m, r_);
+  scratch.noalias() = (w * e.head(m).array().square()).matrix().asDiagonal() * EL_;
+  scratch.noalias() += (w * e.tail(m).array().square()).matrix().asDiagonal() * ER_;
+  S.noalias() += G_ * scratch;
 }
 
 Vector ReducedChainModel::project(const Eigen::Ref<const Vector>& q) const {

@@ -106,8 +106,10 @@ class ReducedChainModel {
              Vector& F) const;
   /// y = Cp_r q + Cv_r v.
   void output(const Vector& q, const Vector& v, Vector& y) const {
-    y.noalias() = Cp_r_ * q;
-    y.noalias() += Cv_r_ * v;
+    // A dot product per output (a GEMV call costs more than the r multiplications of one).
+    y.resize(Cp_r_.rows());
+    for (Index i = 0; i < Cp_r_.rows(); ++i)
+      y[i] = Cp_r_.row(i).dot(q) + (observes_velocity_ ? Cv_r_.row(i).dot(v) : 0.0);
   }
   /// out = M_r x.
   void mass(const Vector& x, Vector& out) const { out.noalias() = M_r_ * x; }
@@ -121,12 +123,22 @@ class ReducedChainModel {
   void nonlinear_force(const Eigen::Ref<const Vector>& q_r, Vector& g_r) const;
   /// dg_r/dq_r (q_r), r x r dense, by the chosen treatment (see the file comment for costs).
   Matrix nonlinear_jacobian(const Eigen::Ref<const Vector>& q_r) const;
+  /// S += c dg_r/dq_r (q_r) for the iteration matrix (S: r x r); scratch is resized as needed
+  /// and reused between calls (deim: m x r, no other allocation).
+  void add_nonlinear_jacobian(const Vector& q_r, double c, Matrix& S, Matrix& scratch) const;
   NonlinearTreatment treatment() const { return treatment_; }
   /// Doubles read by one evaluation of g_r besides q_r: full 2 N r (V and W; N r for Galerkin),
   /// tensor r C(r+2, 3), deim 3 m r. Independent of N for tensor and deim.
   Index nonlinear_storage() const;
   /// m, the number of DEIM samples (0 for the other treatments).
   Index deim_samples() const { return deim_rows_.size(); }
+  /// deim: the elongation rows E = [EL; ER] (2 m x r): e = E q_r holds el = q_p - q_{p-1} over
+  /// er = q_p - q_{p+1} at the m samples p, so that g_P = k_n (el^3 + er^3).
+  const Matrix& deim_elongations() const { return E_; }
+  /// deim: G = W^T U (P^T U)^{-1} (r x m), g_r ~ G g_P.
+  const Matrix& deim_interpolation() const { return G_; }
+  /// k_n, the cubic spring coefficient.
+  double cubic_coefficient() const { return k_n_; }
 
   // --- States -----------------------------------------------------------------------------------
   Index full_size() const { return N_; }
@@ -171,6 +183,9 @@ class ReducedChainModel {
   // G = W^T U (P^T U)^{-1}, r x m.
   std::vector<Index> deim_rows_;
   Matrix EL_, ER_, G_;
+  Matrix E_;    // deim: [EL; ER], 2m x r
+  Matrix DKG_;  // [-D_r -K_r B_r -G] (deim) or [-D_r -K_r B_r]: the force's one product
+  bool observes_velocity_ = true;  // Cv_r != 0
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -178,16 +193,28 @@ class ReducedChainModel {
 template <class Q, class Vq>
 void ReducedChainModel::force(const Eigen::MatrixBase<Q>& q, const Eigen::MatrixBase<Vq>& v,
                               const Vector& u, Vector& F) const {
-  // Ref evaluates a lazy expression once into its own storage and references a plain Vector.
-  const Eigen::Ref<const Vector> qr(q.derived());
-  const Eigen::Ref<const Vector> vr(v.derived());
-  F.resize(r_);
-  F.noalias() = B_r_ * u;
-  F.noalias() -= D_r_ * vr;
-  F.noalias() -= K_r_ * qr;
+  // z = [v; q; u; g_P] (deim) or [v; q; u], each lazy expression evaluated once into it; then
+  // F = [-D_r -K_r B_r -G] z (deim) or [-D_r -K_r B_r] z, one product.
+  const Index r = r_, m = deim_samples(), nu = B_r_.cols();
+  const bool deim = treatment_ == NonlinearTreatment::deim && k_n_ != 0.0;
+  const Index nz = 2 * r + nu + (deim ? m : 0);
+  SmallScratch scratch(nz + (deim ? 2 * m : 0));
+  auto z = scratch.vector(0, nz);
+  z.head(r) = v;
+  z.segment(r, r) = q;
+  z.segment(2 * r, nu) = u;
+  F.resize(r);
+  if (deim) {
+    // e = [el; er] = E q, g_P = k_n (el^3 + er^3) (the chain's spring law at the samples).
+    auto e = scratch.vector(nz, 2 * m);
+    e.noalias() = E_ * z.segment(r, r);
+    z.tail(m) = k_n_ * (e.head(m).array().cube() + e.tail(m).array().cube()).matrix();
+  }
+  F.noalias() = DKG_ * z;
+  if (deim) return;
   if (k_n_ != 0.0) {
     Vector g;
-    nonlinear_force(qr, g);
+    nonlinear_force(z.segment(r, r), g);
     F -= g;
   }
 }

@@ -96,7 +96,16 @@ ReducedNetworkModel::ReducedNetworkModel(const NonlinearNetwork& net, const Matr
   const double deviation = (M_r_ - mu * Matrix::Identity(r_, r_)).cwiseAbs().maxCoeff();
   if (mu > 0.0 && deviation <= kUniformMassTolerance * mu) uniform_mass_ = mu;
 
-  if (linear_) return;
+  if (!linear_) build_nonlinearity(net, options);
+  DKP_.resize(r_, 2 * r_ + P_.cols());
+  DKP_.leftCols(r_) = D_r_;
+  DKP_.middleCols(r_, r_) = K_r_;
+  if (P_.cols() > 0) DKP_.rightCols(P_.cols()) = P_;
+}
+
+void ReducedNetworkModel::build_nonlinearity(const NonlinearNetwork& net,
+                                             const ReducedNetworkOptions& options) {
+  const Matrix& Wt = this->W();
   if (!options.deim) {
     E_ = net.G() * V_;
     C_ = net.coefficients();
@@ -149,6 +158,27 @@ Matrix ReducedNetworkModel::nonlinear_jacobian(const Eigen::Ref<const Vector>& q
   }
   const Matrix WE = w.asDiagonal() * E_;
   return P_ * WE;
+}
+
+void ReducedNetworkModel::add_nonlinear_jacobian(const Vector& q, double c, Matrix& S,
+                                                 Matrix& scratch) const {
+  require(q.size() == r_ && S.rows() == r_ && S.cols() == r_, "reduced network: q_r has size ",
+          q.size(), " and S is ", S.rows(), " x ", S.cols(), ", expected r = ", r_);
+  if (linear_) return;
+  // c P diag(phi'(E q)) E, c folded into the weights.
+  const Index k = E_.rows();
+  SmallScratch s(k);
+  auto w = s.vector(0, k);
+  w.noalias() = E_ * q;
+  for (Index e = 0; e < k; ++e) {
+    const double coef[4] = {C_(e, 0), C_(e, 1), C_(e, 2), C_(e, 3)};
+    double phi, dphi;
+    element_law(coef, w[e], phi, dphi);
+    w[e] = c * dphi;
+  }
+  scratch.resize(k, r_);
+  scratch.noalias() = w.asDiagonal() * E_;
+  S.noalias() += P_ * scratch;
 }
 
 Vector ReducedNetworkModel::project(const Eigen::Ref<const Vector>& q) const {

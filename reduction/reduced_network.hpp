@@ -80,6 +80,8 @@ class ReducedNetworkModel {
   // --- The reduced nonlinearity ---------------------------------------------------------------
   void nonlinear_force(const Eigen::Ref<const Vector>& q_r, Vector& g_r) const;
   Matrix nonlinear_jacobian(const Eigen::Ref<const Vector>& q_r) const;
+  /// S += c dg_r/dq_r (q_r) (S: r x r); scratch (k x r) is resized as needed and reused.
+  void add_nonlinear_jacobian(const Vector& q_r, double c, Matrix& S, Matrix& scratch) const;
   /// k, the elements evaluated online (every element for the full treatment).
   Index sampled_elements() const { return E_.rows(); }
   /// m, the DEIM samples (0 for the full treatment).
@@ -104,15 +106,19 @@ class ReducedNetworkModel {
   static constexpr const char* kWhat = "reduced network";
 
  private:
+  /// E_, C_, P_ of a nonlinear network (the constructor's last part).
+  void build_nonlinearity(const NonlinearNetwork& net, const ReducedNetworkOptions& options);
+
   Index n_full_, r_;
   bool galerkin_, linear_;
   Matrix V_, W_;
   Eigen::PartialPivLU<Matrix> WtV_lu_;
   Matrix M_r_, D_r_, K_r_, B_r_, Cp_r_, Cv_r_;
   std::optional<double> uniform_mass_;
-  Matrix E_;  // k x r: rows of G V of the elements evaluated online
-  Matrix C_;  // k x 4: their coefficients
-  Matrix P_;  // r x k: the offline assembly and interpolation
+  Matrix E_;    // k x r: rows of G V of the elements evaluated online
+  Matrix C_;    // k x 4: their coefficients
+  Matrix P_;    // r x k: the offline assembly and interpolation
+  Matrix DKP_;  // [D_r K_r P]: r x (2 r + k), the force's one product
   Index deim_samples_ = 0;
 };
 
@@ -121,17 +127,25 @@ class ReducedNetworkModel {
 template <class Q, class Vq>
 void ReducedNetworkModel::force(const Eigen::MatrixBase<Q>& q, const Eigen::MatrixBase<Vq>& v,
                                 const Vector& u, Vector& F) const {
-  const Eigen::Ref<const Vector> qr(q.derived());
-  const Eigen::Ref<const Vector> vr(v.derived());
-  F.resize(r_);
-  F.noalias() = B_r_ * u;
-  F.noalias() -= D_r_ * vr;
-  F.noalias() -= K_r_ * qr;
-  if (!linear_) {
-    Vector g;
-    nonlinear_force(qr, g);
-    F -= g;
+  // z = [v; q; phi(E q)], each lazy expression evaluated once into it; then one product with
+  // the stacked [D_r K_r P] (the last block absent for a linear model).
+  const Index r = r_, k = linear_ ? 0 : E_.rows();
+  SmallScratch scratch(2 * r + k);
+  auto z = scratch.vector(0, 2 * r + k);
+  z.head(r) = v;
+  z.segment(r, r) = q;
+  if (k > 0) {
+    auto f = z.tail(k);
+    f.noalias() = E_ * z.segment(r, r);
+    for (Index e = 0; e < k; ++e) {
+      const double c[4] = {C_(e, 0), C_(e, 1), C_(e, 2), C_(e, 3)};
+      double dphi;
+      element_law(c, f[e], f[e], dphi);
+    }
   }
+  F.resize(r);
+  F.noalias() = B_r_ * u;
+  F.noalias() -= DKP_ * z;
 }
 
 }  // namespace mor

@@ -2,10 +2,19 @@
 // The integrator workspace of the projected second-order models (reduction/reduced_chain.hpp,
 // reduction/reduced_network.hpp): dense LUs of M_r and of the r x r iteration matrices
 // S = a M_r + b D_r + c (K_r + dg_r/dq_r), as src/integrators/integrate.hpp asks of a workspace.
+//
+// The reduced step is a few products of matrices of 20 to 100 rows, where allocations, repeated
+// passes and triangular solves cost as much as the flops: S is built in preallocated storage,
+// LU-factorized and explicitly inverted once per factorization (r^3 flops, reused over the
+// Newton iterations and, with reuse_jacobian, the steps that keep it), so that each Newton
+// solve is one r x r product; and the models' force evaluations keep their scratch in
+// SmallScratch, on the stack.
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <limits>
+#include <memory>
 
 #include <Eigen/LU>
 
@@ -26,8 +35,30 @@ inline double lu_reciprocal_condition(const Eigen::PartialPivLU<Matrix>& lu) {
 /// Below this reciprocal condition number a reduced matrix counts as singular.
 inline constexpr double kReducedSingularRcond = 1e2 * std::numeric_limits<double>::epsilon();
 
+/// n doubles of scratch for one call: on the stack up to kInline (4 KiB), on the heap beyond,
+/// so that a reduced force evaluation of moderate size allocates nothing and stays reentrant
+/// (the models are constant and may be shared between threads).
+class SmallScratch {
+ public:
+  static constexpr Index kInline = 512;
+  explicit SmallScratch(Index n) {
+    if (n > kInline) heap_ = std::make_unique<double[]>(static_cast<std::size_t>(n));
+    data_ = heap_ ? heap_.get() : inline_.data();
+  }
+  SmallScratch(const SmallScratch&) = delete;
+  SmallScratch& operator=(const SmallScratch&) = delete;
+  /// The n doubles from offset on, as an Eigen vector (uninitialized).
+  Eigen::Map<Vector> vector(Index offset, Index n) { return {data_ + offset, n}; }
+
+ private:
+  alignas(64) std::array<double, kInline> inline_;
+  std::unique_ptr<double[]> heap_;
+  double* data_;
+};
+
 /// Model offers M_r(), D_r(), K_r() (r x r), is_linear(), uniform_mass() (std::optional<double>),
-/// nonlinear_jacobian(q_r) (r x r) and `static constexpr const char* kWhat` naming it in messages.
+/// add_nonlinear_jacobian(q_r, c, S, scratch) (S += c dg_r/dq_r(q_r), scratch a Matrix it may
+/// resize) and `static constexpr const char* kWhat` naming it in messages.
 /// The model must outlive the workspace.
 template <class Model>
 class DenseReducedWorkspace {
@@ -55,10 +86,22 @@ class DenseReducedWorkspace {
   void factorize_iteration(double a, double b, double c, const Vector& q) {
     const bool linear = model_.is_linear();
     if (linear && a == a_ && b == b_ && c == c_) return;
-    Matrix S = a * model_.M_r() + b * model_.D_r() + c * model_.K_r();
-    if (!linear) S.noalias() += c * model_.nonlinear_jacobian(q);
-    iteration_lu_.compute(S);
-    const double rcond = lu_reciprocal_condition(iteration_lu_);
+    if (a != part_a_ || b != part_b_ || c != part_c_) {
+      linear_part_ = a * model_.M_r() + b * model_.D_r() + c * model_.K_r();
+      part_a_ = a;
+      part_b_ = b;
+      part_c_ = c;
+    }
+    S_ = linear_part_;
+    if (!linear) model_.add_nonlinear_jacobian(q, c, S_, jacobian_scratch_);
+    iteration_lu_.compute(S_);
+    inverse_ = iteration_lu_.inverse();
+    // The exact 1-norm condition number from the inverse (a NaN or Inf from a zero pivot fails
+    // the test), and the pivot ratio, as lu_reciprocal_condition does.
+    const auto pivots = iteration_lu_.matrixLU().diagonal().cwiseAbs();
+    const double rcond = std::min(1.0 / (S_.cwiseAbs().colwise().sum().maxCoeff() *
+                                         inverse_.cwiseAbs().colwise().sum().maxCoeff()),
+                                  pivots.minCoeff() / pivots.maxCoeff());
     if (!(rcond > kReducedSingularRcond))
       throw NumericalError(detail::concat(
           Model::kWhat, ": the iteration matrix a M_r + b D_r + c (K_r + dg_r/dq_r) with a = ", a,
@@ -68,13 +111,19 @@ class DenseReducedWorkspace {
     b_ = b;
     c_ = c;
   }
-  void solve_iteration(const Vector& r, Vector& x) const { x = iteration_lu_.solve(r); }
+  /// x = S^{-1} r by the explicit inverse: one r x r product.
+  void solve_iteration(const Vector& r, Vector& x) const {
+    x.resize(inverse_.rows());
+    x.noalias() = inverse_ * r;
+  }
   Index factorizations() const { return factorizations_; }
 
  private:
   const Model& model_;
   Eigen::PartialPivLU<Matrix> mass_lu_, iteration_lu_;
-  double a_ = -1, b_ = -1, c_ = -1;
+  Matrix linear_part_, S_, inverse_, jacobian_scratch_;
+  double a_ = -1, b_ = -1, c_ = -1;                 // of the last factorization
+  double part_a_ = -1, part_b_ = -1, part_c_ = -1;  // of linear_part_
   Index factorizations_ = 0;
 };
 

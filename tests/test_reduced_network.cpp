@@ -111,6 +111,23 @@ TEST(ReducedNetwork, ChainAsNetworkGivesTheReducedChain) {
   EXPECT_TRUE(matrices_near(rn.nonlinear_jacobian(q), rc.nonlinear_jacobian(q), kSameForceTol,
                             Compare::relative));
   EXPECT_TRUE(matrices_near(rn.K_r(), rc.K_r(), 0.0));
+  // The integrator's view: the whole force (the chain's stacked [D K G] against the network's
+  // [D K P]) and the Newton solve of each workspace (the chain's Jacobian from its stencil rows,
+  // the network's from its restricted elements), at the same state.
+  const Vector v = 0.2 * testing::random_normal(8, 1, gen), u = Vector::Constant(1, 0.7);
+  Vector Fc, Fn;
+  rc.force(q, v, u, Fc);
+  rn.force(q, v, u, Fn);
+  EXPECT_TRUE(matrices_near(Fn, Fc, kSameForceTol, Compare::relative));
+  ReducedChainModel::Workspace wc(rc);
+  ReducedNetworkModel::Workspace wn(rn);
+  wc.factorize_iteration(1.0, 0.025, 6.25e-4, q);
+  wn.factorize_iteration(1.0, 0.025, 6.25e-4, q);
+  const Vector rhs = testing::random_normal(8, 1, gen);
+  Vector xc, xn;
+  wc.solve_iteration(rhs, xc);
+  wn.solve_iteration(rhs, xn);
+  EXPECT_TRUE(matrices_near(xn, xc, kSameForceTol, Compare::relative));
   // Node p needs the springs p and p + 1: at most 2 m elements, whatever N.
   EXPECT_LE(rn.sampled_elements(), 2 * rn.deim_samples());
 
@@ -215,6 +232,11 @@ TEST(ReducedNetwork, JacobianMatchesFiniteDifferences) {
     Jfd.col(j) = (gp - gm) / (2 * h);
   }
   EXPECT_TRUE(matrices_near(J, Jfd, kFiniteDifferenceTol, Compare::relative));
+  // The workspace's in-place form S += c J, with c folded into the element weights.
+  Matrix S = Matrix::Identity(5, 5), scratch;
+  model.add_nonlinear_jacobian(q, 0.5, S, scratch);
+  EXPECT_TRUE(matrices_near(S, Matrix(Matrix::Identity(5, 5) + 0.5 * Jfd), kFiniteDifferenceTol,
+                            Compare::relative));
 }
 
 TEST(ReducedNetwork, BadInputIsNamed) {

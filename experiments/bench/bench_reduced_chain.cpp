@@ -46,6 +46,24 @@
 //   deim_s, model_s          per r: Q-DEIM on the leading m force modes; the projection
 //   peak_rss_MiB             the process's peak resident memory so far (VmHWM)
 //
+// The default experiment's reduced model (experiments/default.toml, model.N overridden), built by
+// the runner's own reduction (reduce_projection: the same training runs, POD, Q-DEIM and
+// projection as `mor run`, so r = 20 with its m = 38 Q-DEIM points), integrated as `mor run`
+// integrates it (ProjectedModel and its workspace, the experiment's integrator options, from
+// rest over the test horizon, an output every step):
+//   BM_default_reduced_step/<N>   integrate() over the 2000 steps of the test run
+//   BM_default_fused_floor/<N>    the same steps as fused dense kernels on the model's matrices
+//                                 and nothing else: per Newton iteration one product for the
+//                                 DEIM elongations [EL; ER], one for [D_r K_r G], one with the
+//                                 explicit inverse of the Newton matrix; the same lagged-Jacobian
+//                                 rule and Newton tolerance. No checks, no observer: the floor a
+//                                 general step can approach. Counter floor_ratio: the model's
+//                                 cpu_us_per_step over the floor's, when both ran in this
+//                                 process (alternated: model, floor, model, floor per N).
+//   Counters us_per_step (wall) and cpu_us_per_step (the thread's CPU time: on a shared machine
+//   the wall time also counts the waits for a core).
+//   Counter state_difference (floor): ||q_floor - q_model||_inf / ||q_model||_inf at the end.
+//
 // Quick run at small N (about 15 s; JSON in results/bench/filtered/, README left alone):
 //   MOR_BENCH_FILTER='/(1000|10000)(/|$)' bash scripts/run_benchmarks.sh reduced_chain
 // Whole suite, JSON and README tables (about 14 min, 10.8 GB at N = 10^6):
@@ -55,7 +73,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <ctime>
 #include <exception>
+#include <filesystem>
 #include <iostream>
 #include <map>
 #include <memory>
@@ -64,10 +84,14 @@
 #include <vector>
 
 #include "experiments/bench/bench_main.hpp"
+#include "experiments/runner/chain_reduction_run.hpp"
 #include "experiments/runner/experiment.hpp"
+#include "experiments/runner/method.hpp"
+#include "experiments/runner/model_kind.hpp"
 #include "models/mass_spring_chain.hpp"
 #include "reduction/deim.hpp"
 #include "reduction/pod.hpp"
+#include "reduction/projected_model.hpp"
 #include "reduction/reduced_chain.hpp"
 #include "src/core/errors.hpp"
 #include "src/core/timing.hpp"
@@ -377,7 +401,263 @@ void BM_reduced_step(benchmark::State& state) {
   }
 }
 
+// --- The default experiment's reduced model ---------------------------------------------------
+
+#ifndef MOR_SOURCE_DIR
+#define MOR_SOURCE_DIR "."
+#endif
+
+/// experiments/default.toml at N masses, reduced by the runner (the reduction's results file is
+/// written to a temporary name and discarded), and what its test run needs.
+class DefaultExperiment {
+ public:
+  explicit DefaultExperiment(Index N)
+      : config_(
+            experiments::load_experiment(std::string(MOR_SOURCE_DIR) + "/experiments/default.toml",
+                                         {concat("model.N=", N), "output.plots=false"})) {
+    full_ = config_.model->build(config_.solver);
+    const auto scratch =
+        std::filesystem::temp_directory_path() / concat("bench_reduced_chain_default_", N, ".h5");
+    io::ResultsWriter out(scratch);  // never committed: removed on destruction
+    const auto start = Clock::now();
+    reduction_ = config_.reduction->reduce_projection(config_, *full_, out, nullptr);
+    offline_s = seconds_since(start);
+    input_ = experiments::make_signal(config_.input, full_->n_inputs());
+    ws_ = std::make_unique<ProjectedModel::Workspace>(model());
+  }
+  static DefaultExperiment& get(Index N) {
+    static std::map<Index, std::unique_ptr<DefaultExperiment>> cache;
+    auto& slot = cache[N];
+    if (!slot) slot = std::make_unique<DefaultExperiment>(N);
+    return *slot;
+  }
+  const ProjectedModel& model() const { return *reduction_.main.model; }
+  ProjectedModel::Workspace& workspace() { return *ws_; }
+  const Signal& input() const { return *input_; }
+  const IntegratorOptions& integrator() const { return config_.integrator; }
+  Index m() const { return reduction_.main.m; }
+  double offline_s = 0;
+  std::optional<double> model_us, floor_us;  // per step, once measured
+  Vector q_end;                              // the model's final positions
+
+ private:
+  experiments::ExperimentConfig config_;
+  std::unique_ptr<experiments::FullModel> full_;
+  experiments::ChainReduction reduction_;
+  std::unique_ptr<Signal> input_;
+  std::unique_ptr<ProjectedModel::Workspace> ws_;
+};
+
+/// The fused floor of the default reduced model's implicit midpoint step (see the file comment).
+/// Requires the chain kind's DEIM model with a uniform mass.
+class FusedMidpointFloor {
+ public:
+  FusedMidpointFloor(const ReducedChainModel& model, const IntegratorOptions& opt)
+      : r_(model.n()),
+        m_(model.deim_samples()),
+        k_n_(model.cubic_coefficient()),
+        h_(opt.dt),
+        opt_(opt),
+        E_(model.deim_elongations()),
+        G_(model.deim_interpolation()),
+        B_(model.B_r()) {
+    require(m_ > 0 && model.uniform_mass(),
+            "fused floor: needs the DEIM chain model with M_r = mu I");
+    mu_ = *model.uniform_mass();
+    A_.resize(r_, 2 * r_ + m_);
+    A_ << model.D_r(), model.K_r(), G_;
+    S0_ =
+        mu_ * Matrix::Identity(r_, r_) + (0.5 * h_) * model.D_r() + (0.25 * h_ * h_) * model.K_r();
+    S_.resize(r_, r_);
+    Sinv_.resize(r_, r_);
+    JPV_.resize(m_, r_);
+    z_.resize(2 * r_ + m_);
+    e_.resize(2 * m_);
+    F_.resize(r_);
+    x_.resize(r_);
+    delta_.resize(r_);
+    u_.resize(B_.cols());
+  }
+
+  /// Integrates steps of dt from (q, v) at t0 with the input; returns the Newton iterations.
+  Index run(const Signal& input, double t0, Index steps, Vector& q, Vector& v) {
+    detail::SubnormalsFlushed flushed(opt_.flush_subnormals);
+    Index newton = 0;
+    bool stale = true;
+    x_ = v;
+    for (Index k = 1; k <= steps; ++k) {
+      input.evaluate(t0 + (static_cast<double>(k - 1) + 0.5) * h_, u_);
+      if (stale) {
+        refresh(q, v);
+        stale = false;
+      }
+      bool refreshed = false;
+      double previous = 0.0;
+      int it = 0;
+      for (;;) {
+        ++it;
+        ++newton;
+        // z = [v_s; q_s; g_P], e = E q_s, F = B u - [D K G] z.
+        z_.head(r_) = 0.5 * (v + x_);
+        z_.segment(r_, r_) = q + (0.5 * h_) * z_.head(r_);
+        e_.noalias() = E_ * z_.segment(r_, r_);
+        z_.tail(m_) = k_n_ * (e_.head(m_).array().cube() + e_.tail(m_).array().cube()).matrix();
+        F_.noalias() = B_ * u_;
+        F_.noalias() -= A_ * z_;
+        F_ = mu_ * (x_ - v) - h_ * F_;
+        delta_.noalias() = Sinv_ * F_;
+        const detail::Norms norms = detail::subtract_with_norms(r_, x_.data(), delta_.data());
+        if (norms.delta <= opt_.newton_rtol * norms.x + opt_.newton_atol) break;
+        require(it < opt_.newton_max_iterations && std::isfinite(norms.delta),
+                "fused floor: Newton failed at step ", k);
+        if (it >= 2 && norms.delta > 0.5 * previous && !refreshed) {
+          refresh_at(z_.segment(r_, r_));
+          refreshed = true;
+        }
+        previous = norms.delta;
+      }
+      if (refreshed || it > opt_.reuse_max_iterations) stale = true;
+      detail::midpoint_accept(r_, 0.5 * h_, q.data(), v.data(), x_.data());
+    }
+    return newton;
+  }
+
+ private:
+  /// The Newton matrix at the stage state of the predictor x.
+  void refresh(const Vector& q, const Vector& v) {
+    z_.head(r_) = 0.5 * (v + x_);
+    z_.segment(r_, r_) = q + (0.5 * h_) * z_.head(r_);
+    refresh_at(z_.segment(r_, r_));
+  }
+  /// S = S0 + h^2/4 G (diag(3 k_n el^2) EL + diag(3 k_n er^2) ER), inverted.
+  template <class Q>
+  void refresh_at(const Q& qs) {
+    e_.noalias() = E_ * qs;
+    const double s = 0.75 * h_ * h_ * k_n_;
+    JPV_ = (s * e_.head(m_).array().square()).matrix().asDiagonal() * E_.topRows(m_);
+    JPV_ += (s * e_.tail(m_).array().square()).matrix().asDiagonal() * E_.bottomRows(m_);
+    S_ = S0_;
+    S_.noalias() += G_ * JPV_;
+    lu_.compute(S_);
+    Sinv_ = lu_.inverse();
+  }
+
+  Index r_, m_;
+  double k_n_, h_, mu_ = 1.0;
+  IntegratorOptions opt_;
+  Matrix E_, G_, B_, A_, S0_, S_, Sinv_, JPV_;
+  Vector z_, e_, F_, x_, delta_, u_;
+  Eigen::PartialPivLU<Matrix> lu_;
+};
+
+const std::vector<Index> kDefaultSizes = {1'000, 10'000, 50'000, 100'000};
+
+/// CPU seconds of the calling thread: on a shared machine the wall time also holds the time the
+/// thread waited for a core, which this does not.
+double thread_cpu_seconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+}
+
+void BM_default_reduced_step(benchmark::State& state) {
+  const Index N = state.range(0);
+  try {
+    DefaultExperiment& fx = DefaultExperiment::get(N);
+    const ProjectedModel& model = fx.model();
+    const IntegratorOptions& opt = fx.integrator();
+    const Index steps = step_count(opt);
+    Vector q(model.n()), v(model.n()), y(model.n_outputs());
+    double seconds = 0, cpu = 0;
+    Index newton = 0, factorizations = 0;
+    for (auto _ : state) {
+      q.setZero();
+      v.setZero();
+      const double cpu_start = thread_cpu_seconds();
+      const auto start = Clock::now();
+      // As the runner observes a reduced run: the output at every output step.
+      const IntegrationStats stats =
+          integrate(model, fx.workspace(), fx.input(), opt, q, v,
+                    [&](Index, double, const Vector& qk, const Vector& vk, const Vector&) {
+                      model.output(qk, vk, y);
+                      benchmark::DoNotOptimize(y.data());
+                    });
+      const double elapsed = seconds_since(start);
+      cpu += thread_cpu_seconds() - cpu_start;
+      state.SetIterationTime(elapsed);
+      seconds += elapsed;
+      newton += stats.newton_iterations;
+      factorizations += stats.factorizations;
+    }
+    const double total = static_cast<double>(state.iterations() * steps);
+    fx.model_us = 1e6 * cpu / total;
+    fx.q_end = q;
+    state.counters["us_per_step"] = 1e6 * seconds / total;
+    state.counters["cpu_us_per_step"] = *fx.model_us;
+    state.counters["newton_per_step"] = static_cast<double>(newton) / total;
+    state.counters["factorizations_per_step"] = static_cast<double>(factorizations) / total;
+    state.counters["r"] = static_cast<double>(model.n());
+    state.counters["m"] = static_cast<double>(fx.m());
+    state.counters["offline_s"] = fx.offline_s;
+    if (fx.floor_us) state.counters["floor_ratio"] = *fx.model_us / *fx.floor_us;
+  } catch (const std::exception& e) {
+    state.SkipWithError(e.what());
+  }
+}
+
+void BM_default_fused_floor(benchmark::State& state) {
+  const Index N = state.range(0);
+  try {
+    DefaultExperiment& fx = DefaultExperiment::get(N);
+    const ReducedChainModel* chain = fx.model().chain_model();
+    require(chain != nullptr, "the default experiment's reduced model is not a reduced chain");
+    const IntegratorOptions& opt = fx.integrator();
+    const Index steps = step_count(opt);
+    FusedMidpointFloor floor(*chain, opt);
+    Vector q(chain->n()), v(chain->n());
+    double seconds = 0, cpu = 0;
+    Index newton = 0;
+    for (auto _ : state) {
+      q.setZero();
+      v.setZero();
+      const double cpu_start = thread_cpu_seconds();
+      const auto start = Clock::now();
+      newton += floor.run(fx.input(), opt.t0, steps, q, v);
+      const double elapsed = seconds_since(start);
+      cpu += thread_cpu_seconds() - cpu_start;
+      state.SetIterationTime(elapsed);
+      seconds += elapsed;
+      benchmark::DoNotOptimize(q.data());
+    }
+    const double total = static_cast<double>(state.iterations() * steps);
+    fx.floor_us = 1e6 * cpu / total;
+    state.counters["us_per_step"] = 1e6 * seconds / total;
+    state.counters["cpu_us_per_step"] = *fx.floor_us;
+    state.counters["newton_per_step"] = static_cast<double>(newton) / total;
+    if (fx.model_us) state.counters["floor_ratio"] = *fx.model_us / *fx.floor_us;
+    if (fx.q_end.size() == q.size())
+      state.counters["state_difference"] =
+          (q - fx.q_end).cwiseAbs().maxCoeff() / fx.q_end.cwiseAbs().maxCoeff();
+  } catch (const std::exception& e) {
+    state.SkipWithError(e.what());
+  }
+}
+
 void register_benchmarks() {
+  // The default experiment's model first (quick), alternated with its floor.
+  for (Index N : kDefaultSizes)
+    for (int round = 0; round < 2; ++round) {
+      benchmark::RegisterBenchmark("BM_default_reduced_step", BM_default_reduced_step)
+          ->Arg(N)
+          ->Unit(benchmark::kMicrosecond)
+          ->UseManualTime()
+          ->MinTime(kMinTime);
+      benchmark::RegisterBenchmark("BM_default_fused_floor", BM_default_fused_floor)
+          ->Arg(N)
+          ->Unit(benchmark::kMicrosecond)
+          ->UseManualTime()
+          ->MinTime(kMinTime);
+    }
   // N by N, the full step first: its time gives the speed-up counter, and the training data of
   // one N are built once and used by every r.
   for (Index N : kSizes) {
