@@ -30,6 +30,14 @@ struct ReducedModel {
   double error_bound = -1;
   /// ||G||_H2 of the full model if the reduction computed it (BT: ||C Z_c||_F); < 0: not known.
   double h2_full = -1;
+  /// What the analysis reuses from the reduction (BT): a more accurate model of G with its Hinf
+  /// bound, and the controllability LR-ADI's C Z_c with the shifts of its steps (see
+  /// FrequencyAnalysisOptions); null / empty when the method has none.
+  std::unique_ptr<DenseLtiOperator> reference;
+  double reference_bound = -1;
+  Matrix CZc;
+  std::vector<Complex> adi_shifts;
+  double adi_residual = -1;
 };
 
 /// Writes the Gramian diagnostics of a balanced truncation into /reduction (method, ranks,
