@@ -182,7 +182,10 @@ HinfResult hinf_error_with_reference(LtiOperator& sys, DenseLtiOperator& reduced
 /// system with the same shifts produces the factor [Z_c; Z_r], Z_r from the same steps on the
 /// small model alone, so ||G - G_r||_H2 ~ ||C Z_c - C_r Z_r||_F, a sum of squares of the
 /// error's own outputs (no cancellation of ||G||^2 - 2 <G, G_r> + ||G_r||^2) at the cost of the
-/// small dense solves. residual: the error ADI's relative residual ||W_e^T W_e||_2 /
+/// small dense solves. The reduced part, under shifts chosen for the full pencil, may converge
+/// more slowly: it continues alone with the same cycle of shifts (at most 20 cycles) until its
+/// residual is as small as the full run's, the full part's further columns (of the size of its
+/// final residual) left out. residual: the error ADI's relative residual ||W_e^T W_e||_2 /
 /// ||B_e^T B_e||_2, bounded from the full run's final relative residual (full_residual) and the
 /// small run's exact one.
 struct ErrorH2 {
