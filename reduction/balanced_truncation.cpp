@@ -339,34 +339,90 @@ BtResult balanced_truncation(LtiOperator& sys, const BtOptions& options) {
   res.r = r;
   res.error_bound = 2.0 * res.hsv.tail(res.hsv.size() - r).sum();
   // ||G||_H2 = ||C Z_c||_F (p x k products): the analysis reuses it instead of another LR-ADI.
-  if (!f.dense && f.Zc.size() != 0 && (sys.D_ff().size() == 0 || sys.D_ff().isZero(0.0)))
-    res.h2_norm = (sys.C() * f.Zc).norm();
+  if (!f.dense && f.Zc.size() != 0 && (sys.D_ff().size() == 0 || sys.D_ff().isZero(0.0))) {
+    Matrix CZc = sys.C() * f.Zc;
+    res.h2_norm = CZc.norm();
+    if (f.diagnostics.low_rank_c.has_value() && f.diagnostics.solver == LowRankSolver::adi)
+      res.CZc = std::move(CZc);
+  }
+
+  // The reference model's order q (0: none): see BtOptions::reference_extra_order.
+  Index q = 0;
+  if (options.reference_extra_order > 0 && r < s.s.size()) {
+    const double threshold = rank_threshold(n) * s.s(0);
+    Index usable = r;
+    while (usable < s.s.size() && s.s(usable) > threshold) ++usable;
+    const Index cap = std::min(usable, r + options.reference_extra_order);
+    if (cap > r) {
+      const double target = 1e-3 * s.s(r);
+      q = cap;
+      double tail = 2.0 * res.hsv.tail(res.hsv.size() - cap).sum();
+      while (q > r + 1 && tail + 2.0 * res.hsv(q - 1) <= target) {
+        tail += 2.0 * res.hsv(q - 1);
+        --q;
+      }
+      res.q = q;
+      res.reference_bound = 2.0 * res.hsv.tail(res.hsv.size() - q).sum();
+    }
+  }
+  // Square-root bases of order q (the reference's; their leading r columns are the reduced
+  // model's square-root bases).
+  Matrix Vq, Wq;
+  const Vector scale_q = res.hsv.head(std::max(q, r))
+                             .cwiseMax(std::numeric_limits<double>::min())
+                             .cwiseSqrt()
+                             .cwiseInverse();
 
   if (options.projection == BtProjection::square_root) {
     require_rank(res.hsv, r, n, what);
-    const Vector scale = res.hsv.head(r).cwiseSqrt().cwiseInverse();
-    res.V = f.controllability_times(s.Y.leftCols(r) * scale.asDiagonal());
+    const Index cols = std::max(q, r);
+    Matrix V = f.controllability_times(s.Y.leftCols(cols) * scale_q.head(cols).asDiagonal());
     f.Zc = Matrix();  // each factor is released once used: at N = 10^6 each is 1.5 GB
-    res.W = f.observability_times(s.U.leftCols(r) * scale.asDiagonal());
+    Matrix W = f.observability_times(s.U.leftCols(cols) * scale_q.head(cols).asDiagonal());
+    if (q > 0) {
+      res.V = V.leftCols(r);
+      res.W = W.leftCols(r);
+      Vq = std::move(V);
+      Wq = std::move(W);
+    } else {
+      res.V = std::move(V);
+      res.W = std::move(W);
+    }
   } else {
     res.V = orthonormal_basis(f.controllability_times(s.Y.leftCols(r)));
+    if (q > 0) Vq = f.controllability_times(s.Y.leftCols(q) * scale_q.head(q).asDiagonal());
     f.Zc = Matrix();
     res.W = orthonormal_basis(f.observability_times(s.U.leftCols(r)));
+    if (q > 0) Wq = f.observability_times(s.U.leftCols(q) * scale_q.head(q).asDiagonal());
   }
   res.gramians = std::move(f.diagnostics);
   f = Factors{};  // release the factors before the projected products
 
   Matrix X;
-  sys.apply_A(res.V, X);
-  res.Ar = product(true, res.W, X);
-  if (options.projection == BtProjection::square_root) {
-    res.Er = Matrix::Identity(r, r);  // W^T E V = I_r by construction
-  } else {
-    sys.apply_E(res.V, X);
-    res.Er = product(true, res.W, X);
+  if (q > 0) {
+    sys.apply_A(Vq, X);
+    res.Aref = product(true, Wq, X);
+    res.Bref = product(true, Wq, sys.B());
+    res.Cref = sys.C() * Vq;
   }
-  res.Br = product(true, res.W, sys.B());
-  res.Cr = sys.C() * res.V;
+  if (q > 0 && options.projection == BtProjection::square_root) {
+    // The reduced model is the reference's leading block (same products).
+    res.Ar = res.Aref.topLeftCorner(r, r);
+    res.Br = res.Bref.topRows(r);
+    res.Cr = res.Cref.leftCols(r);
+    res.Er = Matrix::Identity(r, r);
+  } else {
+    sys.apply_A(res.V, X);
+    res.Ar = product(true, res.W, X);
+    if (options.projection == BtProjection::square_root) {
+      res.Er = Matrix::Identity(r, r);  // W^T E V = I_r by construction
+    } else {
+      sys.apply_E(res.V, X);
+      res.Er = product(true, res.W, X);
+    }
+    res.Br = product(true, res.W, sys.B());
+    res.Cr = sys.C() * res.V;
+  }
   res.Dr = sys.D_ff();
   res.spectral_abscissa =
       DenseLtiOperator(res.Er, res.Ar, res.Br, res.Cr, res.Dr).poles().real().maxCoeff();

@@ -74,6 +74,12 @@ struct BtOptions {
   OrderSelection selection;
   BtProjection projection = BtProjection::square_root;
   GramianOptions gramians;
+  /// If > 0: also the square-root BT model of order q, r <= q <= r + reference_extra_order, from
+  /// the same factors (BtResult::reference), q the smallest with 2 sum_{i>q} sigma_i <=
+  /// 1e-3 sigma_{r+1} (a thousandth of the lower bound of ||G - G_r||_Hinf) among the HSVs
+  /// above the numerical rank threshold: a surrogate of G accurate enough to locate the peak of
+  /// G - G_r (reduction/system_norms.hpp, hinf_error_with_reference). 0: none.
+  Index reference_extra_order = 0;
 };
 
 /// Diagnostics shared by first- and second-order BT.
@@ -107,6 +113,16 @@ struct BtResult {
   /// Low-rank Gramians and D_ff = 0: ||G||_H2 = ||C Z_c||_F from the controllability factor
   /// (accurate to about its relative Lyapunov residual); -1 otherwise.
   double h2_norm = -1.0;
+  /// Low-rank ADI Gramians (solver adi): C Z_c (p x k), the controllability factor's outputs,
+  /// column for column as LR-ADI produced them (its shifts: gramians.low_rank_c->shifts), for
+  /// the H2 norm of G - G_r without another large solve (h2_error_from_adi_factor); else empty.
+  Matrix CZc;
+  /// With BtOptions::reference_extra_order: the square-root BT model of order q (E = I, D =
+  /// D_ff) and its bound 2 sum_{i>q} sigma_i over the computed HSVs; q = 0 when none was formed
+  /// (r equals the number of usable HSVs).
+  Matrix Aref, Bref, Cref;
+  Index q = 0;
+  double reference_bound = -1.0;
 };
 
 /// First-order BT of the stable system `sys`.

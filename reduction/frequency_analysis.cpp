@@ -286,8 +286,22 @@ NormReport hinf_report(LtiOperator& full, DenseLtiOperator* reduced, const Vecto
           std::max(h.relative_accuracy, check.sigma > 0 ? check.error_estimate / check.sigma : 0.0);
     }
   } else {
-    const HinfResult h = hinf_norm_subspace(full, starts, reduced);
-    rep.method = "subspace";
+    HinfResult h;
+    Index earlier = 0;
+    if (reduced != nullptr && o.reference != nullptr && o.reference_bound >= 0.0) {
+      // The reference model locates the peak without large solves; its climb on the full
+      // system is kept when the full system agrees with the bound, else the subspace method.
+      h = hinf_error_with_reference(full, *reduced, *o.reference, o.reference_bound);
+      earlier = h.evaluations;
+    }
+    if (h.method == "reference model" && h.converged) {
+      rep.method = concat("reference model (BT of order ", h.subspace_dimension, ", bound ",
+                          sci(o.reference_bound), ") and Brent's climb");
+    } else {
+      h = hinf_norm_subspace(full, starts, reduced);
+      h.evaluations += earlier;
+      rep.method = earlier > 0 ? "subspace (the reference model's bound did not hold)" : "subspace";
+    }
     rep.evaluations = h.evaluations;
     rep.value = h.norm;
     rep.omega = h.omega;
@@ -390,11 +404,25 @@ FrequencyAnalysis analyse_frequency_response(LtiOperator& full, DenseLtiOperator
         out.h2_full.value = dense   ? h2_norm_dense(full)
                             : known ? o.h2_full
                                     : h2_norm_low_rank(full, o.adi).norm;
-        out.h2_error.value = dense ? h2_norm_dense(err) : h2_norm_low_rank(err, o.adi).norm;
+        const bool from_factor = !dense && o.CZc.size() != 0 && !o.adi_shifts.empty();
+        double residual = -1.0;
+        if (from_factor) {
+          const ErrorH2 e =
+              h2_error_from_adi_factor(o.CZc, o.adi_shifts, o.adi_residual, full.B(), reduced);
+          out.h2_error.value = e.norm;
+          residual = e.residual;
+        } else {
+          out.h2_error.value = dense ? h2_norm_dense(err) : h2_norm_low_rank(err, o.adi).norm;
+        }
         out.h2_full.computed = out.h2_error.computed = true;
-        out.h2_error.method = dense ? "dense" : "low_rank";
+        out.h2_error.method = dense         ? "dense"
+                              : from_factor ? "reduction's ADI factor, same shifts on G_r"
+                                            : "low_rank";
         out.h2_full.method = dense ? "dense" : known ? "reduction's Gramian factor" : "low_rank";
         out.h2_error.status = out.h2_full.status = "ok";
+        if (residual > 10.0 * o.adi.tolerance)
+          out.h2_error.status = concat("warning: the error system's ADI residual ", sci(residual),
+                                       " exceeds 10 times the tolerance ", sci(o.adi.tolerance));
       } catch (const NumericalError& e) {
         out.h2_error.status = concat("not computed: ", e.what());
       }

@@ -47,6 +47,19 @@ struct FrequencyAnalysisOptions {
   double error_bound = -1.0;  ///< the reduction's a priori Hinf error bound; < 0: none
   /// ||G||_H2 if the reduction knows it (BT's low-rank factor: ||C Z_c||_F); < 0: computed here.
   double h2_full = -1.0;
+  /// A more accurate model of G from the reduction (BT of a larger order q from the same
+  /// Gramian factors) and a bound on ||G - reference||_Hinf: for large models the Hinf error is
+  /// then located on reference - G_r by the level set and climbed on the full model
+  /// (hinf_error_with_reference). null: the subspace method alone.
+  const DenseLtiOperator* reference = nullptr;
+  double reference_bound = -1.0;
+  /// The reduction's controllability LR-ADI: C Z_c (p x k) column for column, the shift of each
+  /// step and its final relative residual. For large models the H2 error is then
+  /// ||C Z_c - C_r Z_r||_F with Z_r from the same shifts on the reduced model
+  /// (h2_error_from_adi_factor), no large solve. Empty: LR-ADI on the error system.
+  Matrix CZc;
+  std::vector<Complex> adi_shifts;
+  double adi_residual = -1.0;
   int threads = 2;
 };
 

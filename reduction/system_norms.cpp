@@ -920,3 +920,251 @@ HinfResult hinf_norm_subspace(LtiOperator& sys, const Vector& start_frequencies,
 }
 
 }  // namespace mor
+
+// ---------------------------------------------------------------------------------------------
+// The error's H-infinity norm from a reference model, and its H2 norm from the ADI factor
+
+namespace mor {
+
+namespace {
+
+/// sigma_max of a symmetric positive semidefinite matrix (its largest eigenvalue).
+double spd_norm(const Matrix& S) {
+  if (S.size() == 0) return 0.0;
+  return Eigen::SelfAdjointEigenSolver<Matrix>(S, Eigen::EigenvaluesOnly).eigenvalues().maxCoeff();
+}
+
+Matrix feedthrough(const LtiOperator& sys) {
+  return sys.D_ff().size() == 0 ? Matrix(Matrix::Zero(sys.n_outputs(), sys.n_inputs()))
+                                : sys.D_ff();
+}
+
+}  // namespace
+
+HinfResult hinf_error_with_reference(LtiOperator& sys, DenseLtiOperator& reduced,
+                                     const DenseLtiOperator& reference, double reference_bound) {
+  const Index m = sys.n_inputs(), p = sys.n_outputs();
+  require(reduced.n_inputs() == m && reduced.n_outputs() == p && reference.n_inputs() == m &&
+              reference.n_outputs() == p,
+          "H-infinity error from a reference model: the full system has ", m, " inputs and ", p,
+          " outputs, the reduced model ", reduced.n_inputs(), " and ", reduced.n_outputs(),
+          ", the reference ", reference.n_inputs(), " and ", reference.n_outputs());
+  require(std::isfinite(reference_bound) && reference_bound >= 0.0,
+          "H-infinity error from a reference model: reference_bound = ", reference_bound,
+          ", expected finite and >= 0");
+  const double beta = reference_bound;
+  const Index q = reference.n(), r = reduced.n();
+  // The surrogate S = G_ref - G_r, in standard form for the Hamiltonian and the evaluations.
+  Matrix Es = Matrix::Zero(q + r, q + r), As = Matrix::Zero(q + r, q + r), Bs(q + r, m),
+         Cs(p, q + r);
+  Es.topLeftCorner(q, q) = reference.E();
+  Es.bottomRightCorner(r, r) = reduced.E();
+  As.topLeftCorner(q, q) = reference.A();
+  As.bottomRightCorner(r, r) = reduced.A();
+  Bs << reference.B(), reduced.B();
+  Cs << reference.C(), -reduced.C();
+  const Matrix Ds = feedthrough(reference) - feedthrough(reduced);
+  const Matrix D_total = feedthrough(sys) - feedthrough(reduced);
+
+  HinfResult result;
+  result.method = "reference model";
+  result.subspace_dimension = q;
+  const HinfResult peak = linf_norm_level_set(Es, As, Bs, Cs, Ds, 1e-10);
+  result.evaluations = 0;
+  if (!std::isfinite(peak.omega)) {
+    // S peaks as w -> infinity, where G - G_r tends to D - D_r exactly.
+    result.norm = largest_singular_value(D_total);
+    result.omega = std::numeric_limits<double>::infinity();
+    result.relative_accuracy = result.norm > 0.0 ? 2.0 * beta / result.norm : 1.0;
+    result.converged = false;
+    return result;
+  }
+  const Eigen::PartialPivLU<Matrix> lu(Es);
+  const Matrix A_hat = lu.solve(As), B_hat = lu.solve(Bs);
+  const HessenbergResponse S(A_hat, B_hat, Cs, Ds);
+
+  // Frequencies where S crosses gamma = s* - 2 beta: imaginary eigenvalues of the Hamiltonian.
+  const double gamma = peak.norm - 2.0 * beta;
+  std::vector<double> cross{0.0};
+  bool bounded = gamma > largest_singular_value(Ds) && gamma > 0.0;
+  if (bounded) {
+    const Matrix H = hamiltonian(A_hat, B_hat, Cs, Ds, gamma);
+    const Eigen::EigenSolver<Matrix> es(H, false);
+    if (es.info() != Eigen::Success)
+      throw NumericalError("H-infinity error: the Hamiltonian eigenvalues did not converge");
+    const double h_norm = H.cwiseAbs().colwise().sum().maxCoeff();
+    for (const Complex& z : es.eigenvalues())
+      if (z.imag() > 0.0 && std::abs(z.real()) <= kImaginaryAxisTol * h_norm)
+        cross.push_back(z.imag());
+  }
+  std::sort(cross.begin(), cross.end());
+  cross.push_back(std::numeric_limits<double>::infinity());
+  // Intervals where S >= gamma (midpoint test), adjacent ones merged; the peak's always.
+  std::vector<std::pair<double, double>> intervals;
+  for (std::size_t i = 0; i + 1 < cross.size(); ++i) {
+    const double a = cross[i], b = cross[i + 1];
+    if (!(b > a)) continue;
+    const bool has_peak = peak.omega >= a && peak.omega <= b;
+    const double mid = a == 0.0 ? (std::isfinite(b) ? 0.5 * b : 1.0)
+                                : (std::isfinite(b) ? std::sqrt(a * b) : 10.0 * a);
+    if (!has_peak && S.sigma(mid) < gamma) continue;
+    if (!intervals.empty() && intervals.back().second == a)
+      intervals.back().second = b;
+    else
+      intervals.emplace_back(a, b);
+  }
+  if (!bounded || std::any_of(intervals.begin(), intervals.end(),
+                              [](const auto& iv) { return !std::isfinite(iv.second); })) {
+    // S stays above gamma as w -> infinity: no bounded search region.
+    result.norm = peak.norm;
+    result.omega = peak.omega;
+    result.converged = false;
+    result.relative_accuracy = 1.0;
+    return result;
+  }
+
+  // Climb sigma_max(G - G_r) on the full system over each interval, from S's maximum there.
+  constexpr Index kMaxClimb = 25;
+  double mismatch = 0.0, best = -1.0, best_omega = peak.omega, gap = 0.0;
+  bool settled = true;
+  auto error_at = [&](double w) {
+    ComplexMatrix G = transfer_function(sys, Complex(0.0, w)) - dense_response(reduced, w);
+    ++result.evaluations;
+    mismatch = std::max(mismatch, (G - S(w)).norm());
+    const double s = largest_singular_value(G);
+    if (s > best) {
+      best = s;
+      best_omega = w;
+    }
+    return s;
+  };
+  for (const auto& [a, b] : intervals) {
+    // Intervals from w = 0 are searched in w, the others in log w.
+    const bool linear = a == 0.0;
+    const double xa = linear ? 0.0 : std::log(a), xb = linear ? b : std::log(b);
+    auto to_w = [&](double x) { return linear ? std::max(x, 0.0) : std::exp(x); };
+    double x0;
+    if (peak.omega >= a && peak.omega <= b) {
+      x0 = linear ? peak.omega : std::log(peak.omega);
+    } else {
+      // S's largest value on 33 points of the interval (dense evaluations only).
+      x0 = xa;
+      double s0 = -1.0;
+      for (int k = 0; k <= 32; ++k) {
+        const double x = xa + (xb - xa) * k / 32.0, sx = S.sigma(to_w(x));
+        if (sx > s0) {
+          s0 = sx;
+          x0 = x;
+        }
+      }
+    }
+    const double h = 0.1 * (xb - xa);
+    const double x1 = x0 - h >= xa ? x0 - h : x0 + 2.0 * h;
+    const double x2 = x0 + h <= xb ? x0 + h : x0 - 2.0 * h;
+    BrentPoint p0{x0, -error_at(to_w(x0))}, p1{x1, -error_at(to_w(x1))},
+        p2{x2, -error_at(to_w(x2))};
+    BrentPoint pts[3] = {p0, p1, p2};
+    std::sort(pts, pts + 3, [](const BrentPoint& u, const BrentPoint& v) { return u.f < v.f; });
+    const double tol = linear ? 1e-6 * std::max(b, 1e-300) : 1e-6;
+    const BrentOutcome o = brent_minimize([&](double x) { return -error_at(to_w(x)); }, xa, xb,
+                                          pts[0], pts[1], pts[2], tol, kMaxClimb);
+    if (o.evaluations >= kMaxClimb) settled = false;
+    if (-o.best.f >= best) gap = o.estimated_gap;
+  }
+  const ResponseValue check = accurate_response(sys, best_omega, &reduced);
+  ++result.evaluations;
+  result.norm = check.sigma;
+  result.omega = check.omega;
+  result.evaluation_error = check.error_estimate;
+  // The bound holds (up to the evaluations' own errors) or the search region was wrong.
+  const bool consistent = mismatch <= 4.0 * beta + 1e-8 * best + 10.0 * check.error_estimate;
+  result.converged = settled && consistent;
+  result.relative_accuracy =
+      std::max(gap, check.sigma > 0.0 ? check.error_estimate / check.sigma : 0.0);
+  if (!consistent) result.relative_accuracy = std::max(result.relative_accuracy, 1.0);
+  return result;
+}
+
+ErrorH2 h2_error_from_adi_factor(const Matrix& CZc, const std::vector<Complex>& shifts,
+                                 double full_residual, const Matrix& B_full,
+                                 const DenseLtiOperator& reduced) {
+  const Index m = reduced.n_inputs(), p = reduced.n_outputs();
+  require(CZc.rows() == p && B_full.cols() == m, "H2 error from the ADI factor: C Z_c has ",
+          CZc.rows(), " rows and B ", B_full.cols(), " columns, the reduced model ", p,
+          " outputs and ", m, " inputs");
+  require(reduced.D_ff().size() == 0 || reduced.D_ff().isZero(0.0),
+          "H2 error from the ADI factor: the reduced model has a nonzero feed-through (max |D_ij| "
+          "= ",
+          reduced.D_ff().cwiseAbs().maxCoeff(), ")");
+  const Matrix E = reduced.E(), A = reduced.A(), &C = reduced.C();
+  Matrix W = reduced.B();
+  Matrix CrZr(p, CZc.cols());
+  Index col = 0;
+  // One ADI step of the reduced model with shift i (and its conjugate), its C_r Z_r columns into
+  // `out` from column `at` (as low_rank_adi: real p: V = (A + p E)^{-1} W, Z <- [Z, sqrt(-2p) V],
+  // W <- W - 2p E V; a pair in real arithmetic). Returns the index of the next shift.
+  auto step = [&](std::size_t i, Matrix& out, Index at) {
+    const Complex s = shifts[i];
+    require(s.real() < 0.0, "H2 error from the ADI factor: shift ", i, " is ", complex_text(s),
+            ", expected Re < 0");
+    if (s.imag() == 0.0) {
+      require(at + m <= out.cols(), "H2 error from the ADI factor: ", shifts.size(),
+              " shifts need more than the ", CZc.cols(), " columns of C Z_c");
+      const Eigen::PartialPivLU<Matrix> lu(A + s.real() * E);
+      if (!(lu.rcond() > kEps))
+        throw NumericalError(detail::concat(
+            "H2 error from the ADI factor: A_r + p E_r is singular at p = ", s.real()));
+      const Matrix V = lu.solve(W);
+      out.middleCols(at, m) = std::sqrt(-2.0 * s.real()) * (C * V);
+      W -= (2.0 * s.real()) * (E * V);
+      return i + 1;
+    }
+    require(i + 1 < shifts.size() && shifts[i + 1] == std::conj(s),
+            "H2 error from the ADI factor: shift ", i, " = ", complex_text(s),
+            " is not followed by its conjugate");
+    require(at + 2 * m <= out.cols(), "H2 error from the ADI factor: ", shifts.size(),
+            " shifts need more than the ", CZc.cols(), " columns of C Z_c");
+    const ComplexMatrix M = A.cast<Complex>() + s * E.cast<Complex>();
+    const Eigen::PartialPivLU<ComplexMatrix> lu(M);
+    if (!(lu.rcond() > kEps))
+      throw NumericalError(detail::concat(
+          "H2 error from the ADI factor: A_r + p E_r is singular at p = ", complex_text(s)));
+    const ComplexMatrix V = lu.solve(W.cast<Complex>());
+    const double g = 2.0 * std::sqrt(-s.real()), delta = s.real() / s.imag();
+    const double g2 = g * std::sqrt(delta * delta + 1.0);
+    const Matrix Vr = V.real() + delta * V.imag();
+    out.middleCols(at, m) = g * (C * Vr);
+    out.middleCols(at + m, m) = g2 * (C * V.imag());
+    W += (g * g) * (E * Vr);
+    return i + 2;
+  };
+  auto width = [&](std::size_t i) { return shifts[i].imag() == 0.0 ? m : 2 * m; };
+  for (std::size_t i = 0; i < shifts.size();) {
+    const Index w = width(i);
+    i = step(i, CrZr, col);
+    col += w;
+  }
+  require(col == CZc.cols(), "H2 error from the ADI factor: ", shifts.size(), " shifts give ", col,
+          " columns, C Z_c has ", CZc.cols());
+  // The full run has reached full_residual; the reduced part, under shifts chosen for the full
+  // pencil, may lag behind. It continues alone with the same cycle of shifts until its residual
+  // is as small (at most 20 more cycles): the full part's further columns, left out, are of the
+  // size of its own final residual.
+  const Matrix BtB = B_full.transpose() * B_full;
+  const double target = std::max(full_residual, 0.0) * spd_norm(BtB);
+  double extra = 0.0;  // ||C_r Z_r||_F^2 of the continued steps
+  for (int cycle = 0; cycle < 20 && spd_norm(W.transpose() * W) > target; ++cycle)
+    for (std::size_t i = 0; i < shifts.size();) {
+      Matrix cols(p, width(i));
+      i = step(i, cols, 0);
+      extra += cols.squaredNorm();
+    }
+  ErrorH2 out;
+  out.norm = std::sqrt((CZc - CrZr).squaredNorm() + extra);
+  const Matrix BrtBr = reduced.B().transpose() * reduced.B();
+  out.residual = (std::max(full_residual, 0.0) * spd_norm(BtB) + spd_norm(W.transpose() * W)) /
+                 spd_norm(BtB + BrtBr);
+  return out;
+}
+
+}  // namespace mor

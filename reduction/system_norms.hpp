@@ -6,6 +6,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "reduction/low_rank_adi.hpp"
 
@@ -157,6 +158,45 @@ struct SubspaceHinfOptions {
 HinfResult hinf_norm_subspace(LtiOperator& sys, const Vector& start_frequencies,
                               DenseLtiOperator* reduced = nullptr,
                               const SubspaceHinfOptions& options = {});
+
+/// ||G - G_r||_Hinf of a large system from a more accurate reduced model G_ref of G with
+/// ||G - G_ref||_Hinf <= reference_bound (BT of a larger order from the same Gramian factors,
+/// BtResult::Aref ..): the level set on the dense surrogate S = G_ref - G_r (order q + r) finds
+/// its peak s*, and the frequencies where S >= s* - 2 reference_bound, which hold every point
+/// where G - G_r can exceed S's peak (|(G - G_r) - S| <= reference_bound everywhere); on the full
+/// system Brent's method climbs sigma_max(G - G_r) over each such interval in log w from S's
+/// maximum there (to 1e-6 relative in w), and the best point is re-evaluated with refinement
+/// (accurate_response). The global search costs no large solve; each evaluation one complex
+/// factorization. converged is false when the full system disagrees with S by more than
+/// 4 reference_bound at an evaluated frequency (the bound does not hold: call the subspace
+/// method instead), or a climb ran out of evaluations; relative_accuracy combines Brent's
+/// estimate of the remaining climb with the evaluation's error estimate.
+/// @throws InvalidArgument on size mismatch or reference_bound < 0; NumericalError from the
+///         level set or the solves.
+HinfResult hinf_error_with_reference(LtiOperator& sys, DenseLtiOperator& reduced,
+                                     const DenseLtiOperator& reference, double reference_bound);
+
+/// The H2 norm of the error system G - G_r of a large system, from the controllability LR-ADI
+/// factor of G that the reduction computed (CZc = C Z_c column for column, shifts: the shift of
+/// each step, pairs as both members, as AdiResult::shifts): LR-ADI on the block-diagonal error
+/// system with the same shifts produces the factor [Z_c; Z_r], Z_r from the same steps on the
+/// small model alone, so ||G - G_r||_H2 ~ ||C Z_c - C_r Z_r||_F, a sum of squares of the
+/// error's own outputs (no cancellation of ||G||^2 - 2 <G, G_r> + ||G_r||^2) at the cost of the
+/// small dense solves. The reduced part, under shifts chosen for the full pencil, may converge
+/// more slowly: it continues alone with the same cycle of shifts (at most 20 cycles) until its
+/// residual is as small as the full run's, the full part's further columns (of the size of its
+/// final residual) left out. residual: the error ADI's relative residual ||W_e^T W_e||_2 /
+/// ||B_e^T B_e||_2, bounded from the full run's final relative residual (full_residual) and the
+/// small run's exact one.
+struct ErrorH2 {
+  double norm = 0.0;
+  double residual = 0.0;
+};
+/// @throws InvalidArgument if the sizes disagree or D_ff != 0; NumericalError if a shifted
+///         reduced matrix is singular.
+ErrorH2 h2_error_from_adi_factor(const Matrix& CZc, const std::vector<Complex>& shifts,
+                                 double full_residual, const Matrix& B_full,
+                                 const DenseLtiOperator& reduced);
 
 /// ||G||_H2 from a controllability Gramian factor: ||C Z_c||_F (requires D_ff = 0 for a finite
 /// norm; throws InvalidArgument otherwise).

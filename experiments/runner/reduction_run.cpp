@@ -87,6 +87,11 @@ AnalysisOutcome analyse_and_record(const AnalysisSpec& a, const NormOptions& nor
   o.adi = norms.adi;
   o.error_bound = reduced.error_bound;
   o.h2_full = reduced.h2_full;
+  o.reference = reduced.reference.get();
+  o.reference_bound = reduced.reference_bound;
+  o.CZc = reduced.CZc;
+  o.adi_shifts = reduced.adi_shifts;
+  o.adi_residual = reduced.adi_residual;
   const FrequencyAnalysis f = analyse_frequency_response(full, *reduced.first_order, o);
 
   if (a.bode_points >= 2) {

@@ -34,6 +34,14 @@ struct ReducedModel {
   /// reduction.compare_orders), ascending in r, main's order not repeated: simulated too, for
   /// the output error against r (/error_vs_r).
   std::vector<std::pair<Index, DenseSecondOrderSystem>> others;
+  /// What the analysis reuses from the reduction (BT): a more accurate model of G with its Hinf
+  /// bound, and the controllability LR-ADI's C Z_c with the shifts of its steps (see
+  /// FrequencyAnalysisOptions); null / empty when the method has none.
+  std::unique_ptr<DenseLtiOperator> reference;
+  double reference_bound = -1;
+  Matrix CZc;
+  std::vector<Complex> adi_shifts;
+  double adi_residual = -1;
 };
 
 /// Writes the Gramian diagnostics of a balanced truncation into /reduction (method, ranks,

@@ -15,6 +15,12 @@ namespace {
 constexpr Choice<BtProjection> kProjections[] = {{"square_root", BtProjection::square_root},
                                                  {"balancing_free", BtProjection::balancing_free}};
 
+/// BtOptions::reference_extra_order of every run up to kReferenceMaxStates states (the surrogate
+/// the analysis uses); beyond, its two n x q bases (1.9 GB at N = 10^6 and q = 120) would cost
+/// the reduction more memory and time than the analysis gains, and the subspace method runs.
+constexpr Index kReferenceExtraOrder = 100;
+constexpr Index kReferenceMaxStates = 200000;
+
 struct BtKeys {
   Index order = 0;
   double tolerance = 0.0;
@@ -63,6 +69,9 @@ class BtMethod final : public ReductionMethod {
     o.selection.tolerance = o_.tolerance;
     o.projection = o_.projection;
     o.gramians = o_.gramians.options();
+    // A surrogate of G for the analysis's H-infinity error (about r more columns in the
+    // projection step).
+    o.reference_extra_order = full.n() <= kReferenceMaxStates ? kReferenceExtraOrder : 0;
     const auto t0 = Clock::now();
     BtResult res = balanced_truncation(full, o);
     ReducedModel model;
@@ -73,6 +82,18 @@ class BtMethod final : public ReductionMethod {
     model.spectral_abscissa = res.spectral_abscissa;
     if (res.bound_is_complete) model.error_bound = res.error_bound;
     if (res.gramians.converged) model.h2_full = res.h2_norm;
+    if (res.q > 0) {
+      model.reference = std::make_unique<DenseLtiOperator>(Matrix::Identity(res.q, res.q), res.Aref,
+                                                           res.Bref, res.Cref, res.Dr);
+      model.reference_bound = res.reference_bound;
+    }
+    if (res.CZc.size() != 0 && res.gramians.converged && res.gramians.low_rank_c.has_value()) {
+      model.CZc = std::move(res.CZc);
+      model.adi_shifts = res.gramians.low_rank_c->shifts;
+      model.adi_residual = res.gramians.low_rank_c->residual_history.empty()
+                               ? -1.0
+                               : res.gramians.low_rank_c->residual_history.back();
+    }
     model.stages = {{"gramians_s", res.gramians.seconds}, {"projection_s", res.seconds_projection}};
     const std::string& grp = layout::kReduction;
     begin_reduction_record(out, name());
