@@ -108,12 +108,20 @@ TEST_F(Cli, NonFiniteParameter) {
 }
 
 TEST_F(Cli, DivergingIntegrationLeavesNoFile) {
-  // rk4 far beyond its stability limit on a stiff chain: the state overflows to Inf/NaN.
+  // rk4 far beyond its stability limit on a stiff chain is refused before the first step ...
   const Outcome o = mor("run " + experiment("k_l = 1e4").string() +
                         " --set simulation.integrator=rk4 --set simulation.t_end=50");
-  EXPECT_EQ(o.exit_code, 3) << o.output;
-  expect_contains(o, "diverged");
-  expect_contains(o, "dt = 0.1");
+  EXPECT_EQ(o.exit_code, 2) << o.output;
+  expect_contains(o, "rk4 with dt = 0.1 is unstable on this model");
+  EXPECT_TRUE(no_results_left());
+  // ... and a numerical failure during the run (Newton held to one iteration) exits 3 and
+  // leaves nothing either (the overflow found while stepping: integrators'
+  // DivergenceIsReportedWithTheTime and ExplodingStateIsADivergence).
+  const Outcome failed = mor("run " + experiment("k_l = 1e4").string() +
+                             " --set simulation.newton_max_iterations=1 --set simulation.t_end=50");
+  EXPECT_EQ(failed.exit_code, 3) << failed.output;
+  expect_contains(failed, "Newton did not converge at t = ");
+  expect_contains(failed, "dt than 0.1");
   EXPECT_TRUE(no_results_left());
 }
 
@@ -270,7 +278,8 @@ TEST_F(Cli, UnwritableSweepOutputIsOneLineNamingThePath) {
 TEST_F(Cli, FailedRunsLeaveNoFolderAndStaleTemporariesAreCleaned) {
   // A run that fails after its results file was opened removes the folder it made for it.
   Outcome o = mor("run " + experiment("k_l = 1e4").string() +
-                  " --set simulation.integrator=rk4 --set simulation.t_end=50 -o new/deeper/r.h5");
+                  " --set simulation.newton_max_iterations=1 --set simulation.t_end=50 -o "
+                  "new/deeper/r.h5");
   EXPECT_EQ(o.exit_code, 3) << o.output;
   EXPECT_FALSE(fs::exists(dir_ / "new")) << "a failed run left its folder";
   // The temporary file of a killed writer (its process is gone) is removed by the next writer of
