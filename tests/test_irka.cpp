@@ -679,7 +679,9 @@ TEST_F(IrkaRun, ConvergedRunRecordsItsHistory) {
   for (Index i = 0; i < s_order.size(); ++i) {
     EXPECT_GE(s_order(i), 0) << "iteration " << i + 1;
     EXPECT_LE(s_order(i), 6.0 * static_cast<double>(i + 1)) << "iteration " << i + 1;
-    if (s_iterations(i) > 0) EXPECT_GE(s_order(i), 6) << "iteration " << i + 1;
+    if (s_iterations(i) > 0) {
+      EXPECT_GE(s_order(i), 6) << "iteration " << i + 1;
+    }
   }
   EXPECT_EQ(s_iterations(s_iterations.size() - 1), 0);
   EXPECT_GT(s_iterations.maxCoeff(), 0);
