@@ -52,8 +52,8 @@ SnapshotGrid snapshot_grid(const IntegratorOptions& opt) {
 
 /// Runs the free response from (q, v) and hands the i-th snapshot to record(i, q, v). A
 /// NumericalError of the integrator is rethrown with `context()` (which run failed) in front.
-template <class Record, class Context>
-void free_response(const MassSpringChain& chain, MassSpringChain::Workspace& ws, const Signal& zero,
+template <class Model, class Record, class Context>
+void free_response(const Model& chain, typename Model::Workspace& ws, const Signal& zero,
                    const IntegratorOptions& opt, Vector q, Vector v, Index snapshots,
                    Record&& record, Context&& context) {
   // Also for callers that hand no flag down (the integrator polls opt's every step).
@@ -77,7 +77,8 @@ void free_response(const MassSpringChain& chain, MassSpringChain::Workspace& ws,
 /// Upper triangular R (n_d x n_d) with W_O = R^T R for the directions (see the header): the thin QR
 /// of the weighted outputs of all 2 K n_d runs, updated once per amplitude and sign so that only
 /// one block of n_t p x n_d outputs is held at a time.
-Matrix observability_factor(const MassSpringChain& chain, const Matrix& directions,
+template <class Model>
+Matrix observability_factor(const Model& chain, const Matrix& directions,
                             const EmpiricalGramianOptions& options) {
   constexpr const char* what = "empirical observability Gramian";
   check_amplitudes(options.amplitudes, what);
@@ -89,7 +90,7 @@ Matrix observability_factor(const MassSpringChain& chain, const Matrix& directio
   const SnapshotGrid grid = snapshot_grid(options.integrator);
   const auto K = static_cast<double>(options.amplitudes.size());
 
-  MassSpringChain::Workspace ws(chain);
+  typename Model::Workspace ws(chain);
   const auto zero = make_zero_signal(chain.n_inputs());
   Matrix R = Matrix::Zero(n_d, n_d);
   Matrix stacked(n_d + grid.count * p, n_d);
@@ -119,10 +120,8 @@ Matrix observability_factor(const MassSpringChain& chain, const Matrix& directio
   return R;
 }
 
-}  // namespace
-
-Matrix empirical_controllability_factor(const MassSpringChain& chain,
-                                        const EmpiricalGramianOptions& options) {
+template <class Model>
+Matrix controllability_factor_of(const Model& chain, const EmpiricalGramianOptions& options) {
   constexpr const char* what = "empirical controllability Gramian";
   check_amplitudes(options.amplitudes, what);
   const SnapshotGrid grid = snapshot_grid(options.integrator);
@@ -130,7 +129,7 @@ Matrix empirical_controllability_factor(const MassSpringChain& chain,
   const auto K = static_cast<Index>(options.amplitudes.size());
   const Matrix B = Matrix(chain.linear_system().B);  // N x m, unit columns at the input masses
 
-  MassSpringChain::Workspace ws(chain);
+  typename Model::Workspace ws(chain);
   const auto zero = make_zero_signal(m);
   Matrix Zc(2 * N, 2 * K * m * grid.count);
   Index column = 0;
@@ -159,11 +158,14 @@ Matrix empirical_controllability_factor(const MassSpringChain& chain,
   return Zc;
 }
 
-Matrix empirical_observability(const MassSpringChain& chain, const Matrix& directions,
-                               const EmpiricalGramianOptions& options) {
+template <class Model>
+Matrix observability_of(const Model& chain, const Matrix& directions,
+                        const EmpiricalGramianOptions& options) {
   const Matrix R = observability_factor(chain, directions, options);
   return R.transpose() * R;
 }
+
+}  // namespace
 
 Matrix position_directions(const Matrix& Phi) {
   Matrix Dir = Matrix::Zero(2 * Phi.rows(), Phi.cols());
@@ -171,8 +173,11 @@ Matrix position_directions(const Matrix& Phi) {
   return Dir;
 }
 
-EmpiricalBalancingResult empirical_balancing(const MassSpringChain& chain,
-                                             const EmpiricalBalancingOptions& options) {
+namespace {
+
+template <class Model>
+EmpiricalBalancingResult balancing_of(const Model& chain,
+                                      const EmpiricalBalancingOptions& options) {
   constexpr const char* what = "empirical balancing";
   // Everything that can be checked before the simulations is checked first: they may take long.
   check_amplitudes(options.gramians.amplitudes, what);
@@ -197,7 +202,7 @@ EmpiricalBalancingResult empirical_balancing(const MassSpringChain& chain,
   const auto K = static_cast<Index>(options.gramians.amplitudes.size());
 
   auto t0 = Clock::now();
-  Matrix Zc = empirical_controllability_factor(chain, options.gramians);
+  Matrix Zc = controllability_factor_of(chain, options.gramians);
   res.simulations_controllability = 2 * K * chain.n_inputs();
   res.seconds.controllability = seconds_since(t0);
 
@@ -250,6 +255,33 @@ EmpiricalBalancingResult empirical_balancing(const MassSpringChain& chain,
   res.W = res.Phi * ((R.transpose() * svd.matrixU().leftCols(cols)) * inv_sqrt.asDiagonal());
   res.seconds.balancing = seconds_since(t0);
   return res;
+}
+
+}  // namespace
+
+Matrix empirical_controllability_factor(const MassSpringChain& chain,
+                                        const EmpiricalGramianOptions& options) {
+  return controllability_factor_of(chain, options);
+}
+Matrix empirical_controllability_factor(const NonlinearNetwork& network,
+                                        const EmpiricalGramianOptions& options) {
+  return controllability_factor_of(network, options);
+}
+Matrix empirical_observability(const MassSpringChain& chain, const Matrix& directions,
+                               const EmpiricalGramianOptions& options) {
+  return observability_of(chain, directions, options);
+}
+Matrix empirical_observability(const NonlinearNetwork& network, const Matrix& directions,
+                               const EmpiricalGramianOptions& options) {
+  return observability_of(network, directions, options);
+}
+EmpiricalBalancingResult empirical_balancing(const MassSpringChain& chain,
+                                             const EmpiricalBalancingOptions& options) {
+  return balancing_of(chain, options);
+}
+EmpiricalBalancingResult empirical_balancing(const NonlinearNetwork& network,
+                                             const EmpiricalBalancingOptions& options) {
+  return balancing_of(network, options);
 }
 
 }  // namespace mor

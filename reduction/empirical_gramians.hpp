@@ -55,6 +55,7 @@
 #include "reduction/balanced_truncation.hpp"
 #include "reduction/pod.hpp"
 #include "src/integrators/integrate.hpp"
+#include "src/systems/nonlinear_network.hpp"
 
 namespace mor {
 
@@ -74,12 +75,17 @@ struct EmpiricalGramianOptions {
 ///         non-finite or its Newton iteration fails (a smaller dt or amplitude is the remedy).
 Matrix empirical_controllability_factor(const MassSpringChain& chain,
                                         const EmpiricalGramianOptions& options);
+/// The same for any network M q'' + D q' + K q + G^T phi(G q) = B u (M need not be m I).
+Matrix empirical_controllability_factor(const NonlinearNetwork& network,
+                                        const EmpiricalGramianOptions& options);
 
 /// W_O (n_d x n_d, symmetric positive semidefinite) for the directions (2N x n_d, n_d >= 1,
 /// finite). 2 K n_d simulations.
 /// @throws as empirical_controllability_factor, and InvalidArgument if directions does not have
 ///         2N rows or has no column or a non-finite entry; the NumericalError names the direction.
 Matrix empirical_observability(const MassSpringChain& chain, const Matrix& directions,
+                               const EmpiricalGramianOptions& options);
+Matrix empirical_observability(const NonlinearNetwork& network, const Matrix& directions,
                                const EmpiricalGramianOptions& options);
 
 /// [Phi; 0] (2N x d): directions that displace the positions along the columns of Phi (N x d)
@@ -137,6 +143,10 @@ struct EmpiricalBalancingResult {
 ///         rank (Sigma_r <= kEmpiricalRankTolerance Sigma_1), naming r and the rank;
 ///         NumericalError from the simulations (see empirical_controllability_factor).
 EmpiricalBalancingResult empirical_balancing(const MassSpringChain& chain,
+                                             const EmpiricalBalancingOptions& options);
+/// The same for any network (the chain's definitions with its M, D, K, B, C and force; the
+/// impulse sets v(0+) = M^{-1} B e_j c).
+EmpiricalBalancingResult empirical_balancing(const NonlinearNetwork& network,
                                              const EmpiricalBalancingOptions& options);
 
 }  // namespace mor

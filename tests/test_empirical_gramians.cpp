@@ -259,6 +259,40 @@ TEST(EmpiricalBalancing, NonlinearChainGivesBiorthonormalBasesAndHonoursTheToler
     EXPECT_GE(s, 0.0);
 }
 
+// Any network takes the same definitions: the nonlinear chain in its network form
+// (NonlinearNetwork: a general sparse G, per-element laws, its own Newton matrices) against the
+// chain's own tridiagonal path, the same simulations. Agreement to the Newton tolerance.
+constexpr double kNetworkFormTol = 1e-8;
+
+TEST(EmpiricalBalancing, TheChainAsANetworkGivesTheChainsGramiansAndBases) {
+  const Index N = 10;
+  const auto chain = benchmark_chain(N, 2.0);
+  const NonlinearNetwork network = chain.network();
+  EmpiricalBalancingOptions o;
+  o.gramians = midpoint(0.02, 40.0, {0.25, 1.0});
+  o.gramians.integrator.newton_rtol = 1e-13;
+  o.subspace.energy = 1.0 - 1e-10;
+  o.selection.order = 4;
+  o.keep_controllability_factor = true;
+  const auto a = empirical_balancing(chain, o);
+  const auto b = empirical_balancing(network, o);
+  expect_balanced(b, N);
+  ASSERT_EQ(a.sigma.size(), b.sigma.size());
+  EXPECT_TRUE(matrices_near(b.sigma, a.sigma, kNetworkFormTol, Compare::relative));
+  EXPECT_TRUE(matrices_near(b.Zc, a.Zc, kNetworkFormTol, Compare::relative));
+  ASSERT_EQ(a.r, b.r);
+  // The bases up to the sign of each column (W^T V = I fixes the pairs together).
+  for (Index j = 0; j < a.r; ++j) {
+    const double sign = a.V.col(j).dot(b.V.col(j)) < 0.0 ? -1.0 : 1.0;
+    EXPECT_TRUE(matrices_near(Matrix(sign * b.V.col(j)), Matrix(a.V.col(j)), kNetworkFormTol,
+                              Compare::relative))
+        << "column " << j;
+    EXPECT_TRUE(matrices_near(Matrix(sign * b.W.col(j)), Matrix(a.W.col(j)), kNetworkFormTol,
+                              Compare::relative))
+        << "column " << j;
+  }
+}
+
 /// f() throws E whose message contains `needle`.
 template <class E>
 void expect_throw_naming(const std::function<void()>& f, const std::string& needle) {

@@ -187,6 +187,9 @@ class ModelSpec {
   virtual bool reduced_tensor() const { return false; }
   /// Its full models implement FullModel::empirical_balancing and differential_balancing.
   virtual bool simulation_balancing() const { return false; }
+  /// Its full models implement FullModel::empirical_balancing (second-order models simulated
+  /// from impulses and initial positions: the chain and every network).
+  virtual bool empirical_gramians() const { return simulation_balancing(); }
   /// @param solver the sparse solver asked for in [simulation].
   /// @throws InvalidArgument, IoError as the kind's construction.
   virtual std::unique_ptr<FullModel> build(SparseBackend solver) const = 0;

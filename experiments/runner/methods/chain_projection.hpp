@@ -63,15 +63,17 @@ class ChainProjectionMethod : public ReductionMethod {
   Index order() const override { return o_.order; }
   void check(const ExperimentConfig& c, const std::string& where) const override {
     if (o_.empirical && c.model->is_linear())
-      require(c.model->simulation_balancing(), where, ": reduction.method = \"", name(),
+      require(c.model->empirical_gramians(), where, ": reduction.method = \"", name(),
               "\": the empirical Gramians of a linear model are its exact Gramians (Lall, "
               "Marsden & Glavaski 2002), which \"bt\" (or \"sobt\" for a second-order "
               "model) computes without simulating: use it, or \"pod\" for a reduction from "
               "simulations");
     else if (o_.empirical)
-      require(c.model->simulation_balancing(), where, ": reduction.method = \"", name(),
-              "\" balances empirical Gramians of the chain's structure; model.type = \"",
-              c.model->kind(), "\" has none: use \"pod\", \"bt\" or \"sobt\"");
+      require(c.model->empirical_gramians(), where, ": reduction.method = \"", name(),
+              "\" balances the position Gramians of a second-order model simulated from impulses "
+              "and initial positions; this model's equations are nonlinear and first order, x' = "
+              "f(t, x, u), with no positions to balance: use \"bt\", \"modal\" or \"irka\" "
+              "(they reduce its linearisation about its rest state)");
     else
       require(c.model->projectable(), where, ": reduction.method = \"", name(),
               "\" projects the matrices of a linear model or the force of a second-order "

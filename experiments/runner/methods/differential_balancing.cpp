@@ -97,9 +97,12 @@ class DifferentialBalancingMethod final : public ReductionMethod {
               "\"sobt\" for a second-order model) balances "
               "directly, without the SDPs: use it");
     require(c.model->simulation_balancing(), where,
-            ": reduction.method = \"differential_balancing\" balances the nonlinear chain; "
-            "model.type = \"",
-            c.model->kind(), "\" is not the chain: use \"bt\" or \"sobt\"");
+            ": reduction.method = \"differential_balancing\" solves the LMIs of the chain's "
+            "structure (equal masses, springs between neighbours whose stiffness k_l + 3 k_n "
+            "s^2 is bounded below by k_l), which give the differential Gramians as finitely "
+            "many SDP constraints; this model's Jacobians have no such description here: use "
+            "\"empirical_bt\" or \"pod\" for a nonlinear network, \"bt\" or \"sobt\" for a "
+            "linear model");
     const Index N = c.model_size();
     require(N <= o_.max_masses, where, ": reduction.method = \"differential_balancing\" solves ",
             "SDPs with N (2 N + 1) = ", N * (2 * N + 1), " unknowns for N = ", N,

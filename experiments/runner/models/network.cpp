@@ -71,6 +71,7 @@ class NetworkSpec final : public ModelSpec {
   NonlinearNetwork network() const override { return *net_; }
   bool has_linearisation() const override { return true; }
   bool projectable() const override { return true; }
+  bool empirical_gramians() const override { return true; }
   std::unique_ptr<FullModel> build(SparseBackend solver) const override {
     return std::make_unique<NetworkFullModel>(net_, solver);
   }

@@ -50,6 +50,9 @@ class NetworkFullModel final : public FullModel {
       net_->nonlinear_force(q, g);
   }
   Index n_elements() const override { return net_->is_linear() ? 0 : net_->n_elements(); }
+  EmpiricalBalancingResult empirical_balancing(const EmpiricalBalancingOptions& o) const override {
+    return mor::empirical_balancing(*net_, o);
+  }
   void element_forces(const Vector& q, Vector& f) const override { net_->element_forces(q, f); }
   ProjectedModel project(const Matrix& V, const Matrix& W,
                          const ProjectionOptions& o) const override {
