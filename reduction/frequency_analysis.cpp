@@ -132,36 +132,9 @@ std::vector<ComplexMatrix> transfer_functions(LtiOperator& sys, const Vector& om
   std::vector<ComplexMatrix> G(static_cast<std::size_t>(omega.size()));
   std::unique_ptr<LtiOperator> copy;
   if (threads > 1 && omega.size() > 1) copy = sys.solver_copy();
-  if (!copy) {
-    for (Index k = 0; k < omega.size(); ++k)
-      G[static_cast<std::size_t>(k)] = transfer_function(sys, Complex(0.0, omega[k]));
-    return G;
-  }
-  // Two workers take the frequencies in turn from a shared counter: no thread idles while the
-  // other still has a long list (factorization times vary with the frequency).
-  std::atomic<Index> next{0};
-  auto work = [&](LtiOperator& op) {
-    for (Index k = next++; k < omega.size(); k = next++)
-      G[static_cast<std::size_t>(k)] = transfer_function(op, Complex(0.0, omega[k]));
-  };
-  std::exception_ptr failure;
-  std::thread helper([&] {
-    try {
-      work(*copy);
-    } catch (...) {
-      failure = std::current_exception();
-      next = omega.size();
-    }
+  for_each_point(sys, copy.get(), omega.size(), [&](LtiOperator& op, Index k) {
+    G[static_cast<std::size_t>(k)] = transfer_function(op, Complex(0.0, omega[k]));
   });
-  try {
-    work(sys);
-  } catch (...) {
-    next = omega.size();
-    helper.join();
-    throw;
-  }
-  helper.join();
-  if (failure) std::rethrow_exception(failure);
   return G;
 }
 

@@ -802,33 +802,11 @@ HinfResult hinf_norm_subspace(LtiOperator& sys, const Vector& start_frequencies,
   std::vector<Point> points(starts.size());
   {
     std::unique_ptr<LtiOperator> copy = starts.size() > 1 ? sys.solver_copy() : nullptr;
-    std::atomic<std::size_t> next{0};
-    auto work = [&](LtiOperator& op) {
-      for (std::size_t k = next++; k < starts.size(); k = next++)
-        points[k] = solve_point(op, starts[k], true);
-    };
-    if (copy) {
-      std::exception_ptr failure;
-      std::thread helper([&] {
-        try {
-          work(*copy);
-        } catch (...) {
-          failure = std::current_exception();
-          next = starts.size();
-        }
-      });
-      try {
-        work(sys);
-      } catch (...) {
-        next = starts.size();
-        helper.join();
-        throw;
-      }
-      helper.join();
-      if (failure) std::rethrow_exception(failure);
-    } else {
-      work(sys);
-    }
+    for_each_point(sys, copy.get(), static_cast<Index>(starts.size()),
+                   [&](LtiOperator& op, Index k) {
+                     const auto i = static_cast<std::size_t>(k);
+                     points[i] = solve_point(op, starts[i], true);
+                   });
   }
   Index added = 0;
   for (const Point& pt : points) added = absorb(pt);
@@ -1165,6 +1143,36 @@ ErrorH2 h2_error_from_adi_factor(const Matrix& CZc, const std::vector<Complex>& 
   out.residual = (std::max(full_residual, 0.0) * spd_norm(BtB) + spd_norm(W.transpose() * W)) /
                  spd_norm(BtB + BrtBr);
   return out;
+}
+
+void for_each_point(LtiOperator& sys, LtiOperator* copy, Index count,
+                    const std::function<void(LtiOperator&, Index)>& f) {
+  std::atomic<Index> next{0};
+  auto work = [&](LtiOperator& op) {
+    for (Index k = next++; k < count; k = next++) f(op, k);
+  };
+  if (!copy) {
+    work(sys);
+    return;
+  }
+  std::exception_ptr failure;
+  std::thread helper([&] {
+    try {
+      work(*copy);
+    } catch (...) {
+      failure = std::current_exception();
+      next = count;
+    }
+  });
+  try {
+    work(sys);
+  } catch (...) {
+    next = count;
+    helper.join();
+    throw;
+  }
+  helper.join();
+  if (failure) std::rethrow_exception(failure);
 }
 
 }  // namespace mor

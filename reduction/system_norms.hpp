@@ -5,6 +5,7 @@
 //   H-inf: ||G||_Hinf = sup_w sigma_max(G(i w))
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -218,5 +219,12 @@ struct H2Result {
 /// @throws InvalidArgument if D_ff != 0 or for bad options; NumericalError if LR-ADI does not
 ///         converge (the message carries its residual) or a shifted solve fails.
 H2Result h2_norm_low_rank(LtiOperator& sys, const AdiOptions& options = {});
+
+/// Calls f(op, k) for k = 0 .. count - 1: on sys, and on copy (a solver_copy() of sys with its
+/// own factor cache) from a second thread when copy is not null; the two take the indices in turn
+/// from a shared counter, so neither idles while the other has work. The first exception of
+/// either thread is rethrown after both stopped.
+void for_each_point(LtiOperator& sys, LtiOperator* copy, Index count,
+                    const std::function<void(LtiOperator&, Index)>& f);
 
 }  // namespace mor
