@@ -23,28 +23,6 @@ blasint blas_int(Index value, const char* what) {
 
 }  // namespace
 
-void gemm(bool transpose_a, bool transpose_b, double alpha, const Eigen::Ref<const Matrix>& A,
-          const Eigen::Ref<const Matrix>& B, double beta, Eigen::Ref<Matrix> C) {
-  const Index m = transpose_a ? A.cols() : A.rows(), k = transpose_a ? A.rows() : A.cols();
-  const Index kb = transpose_b ? B.cols() : B.rows(), n = transpose_b ? B.rows() : B.cols();
-  require(k == kb && C.rows() == m && C.cols() == n, "gemm: op(A) is ", m, "x", k, ", op(B) ", kb,
-          "x", n, ", C ", C.rows(), "x", C.cols());
-  if (m == 0 || n == 0) return;
-  if (k == 0) {
-    if (beta == 0.0)
-      C.setZero();
-    else
-      C *= beta;
-    return;
-  }
-  cblas_dgemm(CblasColMajor, transpose_a ? CblasTrans : CblasNoTrans,
-              transpose_b ? CblasTrans : CblasNoTrans, blas_int(m, "m"), blas_int(n, "n"),
-              blas_int(k, "k"), alpha, A.data(),
-              std::max<blasint>(1, blas_int(A.outerStride(), "lda")), B.data(),
-              std::max<blasint>(1, blas_int(B.outerStride(), "ldb")), beta, C.data(),
-              std::max<blasint>(1, blas_int(C.outerStride(), "ldc")));
-}
-
 Matrix product(const Eigen::Ref<const Matrix>& A, const Eigen::Ref<const Matrix>& B) {
   Matrix C(A.rows(), B.cols());
   gemm(false, false, 1.0, A, B, 0.0, C);

@@ -11,14 +11,12 @@
 #pragma once
 
 #include "src/core/types.hpp"
+#include "src/linalg/lapack.hpp"
 
 namespace mor::blas {
 
-/// C = alpha op(A) op(B) + beta C (cblas_dgemm), op(X) = X or X^T. C must have the product's
-/// size (any content when beta = 0). @throws InvalidArgument on a size mismatch or a dimension
-/// beyond 32-bit BLAS integers.
-void gemm(bool transpose_a, bool transpose_b, double alpha, const Eigen::Ref<const Matrix>& A,
-          const Eigen::Ref<const Matrix>& B, double beta, Eigen::Ref<Matrix> C);
+/// C = alpha op(A) op(B) + beta C by dgemm: the project's one wrapper, lapack::gemm.
+using lapack::gemm;
 
 /// A B and A^T B as new matrices.
 Matrix product(const Eigen::Ref<const Matrix>& A, const Eigen::Ref<const Matrix>& B);
