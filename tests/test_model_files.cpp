@@ -27,6 +27,7 @@
 #include "src/core/errors.hpp"
 #include "src/io/matrix_files.hpp"
 #include "src/io/model_files.hpp"
+#include "support/sanitizers.hpp"
 #include "support/temp_dir.hpp"
 
 namespace fs = std::filesystem;
@@ -731,13 +732,8 @@ TEST(MatFileFuzzFindings, AVariableTooLargeForMemoryIsAnIoErrorNamingIt) {
   // Read in a child process whose address space is limited to 1 GiB more than it uses, so the
   // allocation fails there as it does on a smaller machine: the reader must name the variable,
   // not let std::bad_alloc through (the program reported it as "std::bad_alloc", exit 1).
-#if defined(__SANITIZE_ADDRESS__)
-  GTEST_SKIP() << "AddressSanitizer reserves terabytes of address space: no RLIMIT_AS here";
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-  GTEST_SKIP() << "AddressSanitizer reserves terabytes of address space: no RLIMIT_AS here";
-#endif
-#endif
+  if (mor::testing::kAddressSanitizer)
+    GTEST_SKIP() << "AddressSanitizer reserves terabytes of address space: no RLIMIT_AS here";
   const fs::path file = source_dir() / "tests/fuzz/known/mat_sparse_dims_bad_alloc.mat";
   std::fflush(nullptr);
   const pid_t pid = ::fork();
