@@ -12,7 +12,8 @@ double estimate_run_seconds(const ExperimentConfig& c) {
   const double N = static_cast<double>(c.model_size());
   const double steps = static_cast<double>(step_count(c.integrator));
   const bool explicit_scheme = c.integrator.scheme == Scheme::rk4;
-  const double full = steps * N * (explicit_scheme ? 6e-9 : c.model->is_linear() ? 1.5e-8 : 4e-8);
+  const double full =
+      steps * (explicit_scheme ? 6e-9 * N : c.model->implicit_step_seconds());
   double reduction = c.reduction ? c.reduction->estimate_seconds(c, full) : 0.0;
   if (c.reduction && c.reduction->family_for(*c.model) == ReductionMethod::Family::linear) {
     const AnalysisSpec& a = c.analysis;
@@ -26,7 +27,8 @@ double estimate_run_mib(const ExperimentConfig& c) {
   const double N = static_cast<double>(c.model_size());
   double bytes = 400.0 * N + 50e6;
   if (c.reduction) bytes += c.reduction->estimate_bytes(c);
-  return bytes / (1024.0 * 1024.0);
+  const bool implicit_scheme = c.integrator.scheme != Scheme::rk4;
+  return bytes / (1024.0 * 1024.0) + (implicit_scheme ? c.model->factor_mib() : 0.0);
 }
 
 double estimate_model_mib(const ExperimentConfig& c) {

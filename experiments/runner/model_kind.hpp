@@ -174,6 +174,14 @@ class ModelSpec {
   /// The nonlinear model as a network (linear part, G and phi), what `mor export` writes.
   /// @throws InvalidArgument naming the kind if it has no such form.
   virtual NonlinearNetwork network() const;
+  /// Seconds of one implicit step (Newton with the lagged Jacobian, amortised) and MiB of its
+  /// sparse factor, for the estimates of --dry-run, `sweep --list` and the memory guard. The
+  /// default suits banded models (the chain: O(n) per step, no fill); kinds whose factor fills
+  /// in (the lattice: nested dissection, O(n log n)) say so.
+  virtual double implicit_step_seconds() const {
+    return static_cast<double>(size()) * (is_linear() ? 1.5e-8 : 4e-8);
+  }
+  virtual double factor_mib() const { return 0.0; }
   /// The keys that set the model's size ("model.N"), for the advice of a memory refusal.
   virtual std::string size_keys() const { return "its size"; }
   /// What the summary calls one coordinate ("mass", "node"); empty: n coordinates or states.
