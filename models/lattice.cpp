@@ -16,19 +16,7 @@ void validate(const LatticeParameters& p) {
   require(static_cast<double>(p.nx) * static_cast<double>(p.rows()) <= kMaxN,
           "lattice: nx ny = ", static_cast<double>(p.nx) * static_cast<double>(p.rows()),
           " nodes exceeds the largest supported size ", kMaxN);
-  auto check = [](double value, const char* name, bool positive) {
-    require(std::isfinite(value), "lattice: parameter ", name, " must be finite, got ", value);
-    if (positive)
-      require(value > 0.0, "lattice: parameter ", name, " must be > 0, got ", value);
-    else
-      require(value >= 0.0, "lattice: parameter ", name, " must be >= 0, got ", value);
-  };
-  check(p.m, "m", true);
-  check(p.k_l, "k_l", false);
-  check(p.d, "d", false);
-  check(p.k_n, "k_n", false);
-  check(p.alpha, "alpha", false);
-  check(p.beta, "beta", false);
+  validate_spring_constants("lattice", p.m, p.k_l, p.d, p.k_n, p.alpha, p.beta);
   for (const auto* list : {&p.inputs, &p.outputs})
     for (const LatticeNode& node : *list)
       require(node[0] >= 1 && node[0] <= p.nx && node[1] >= 1 && node[1] <= p.rows(),

@@ -8,24 +8,29 @@
 
 namespace mor {
 
+void validate_spring_constants(const char* model, double m, double k_l, double d, double k_n,
+                               double alpha, double beta) {
+  auto check = [model](double value, const char* name, bool positive) {
+    require(std::isfinite(value), model, ": parameter ", name, " must be finite, got ", value);
+    if (positive)
+      require(value > 0.0, model, ": parameter ", name, " must be > 0, got ", value);
+    else
+      require(value >= 0.0, model, ": parameter ", name, " must be >= 0, got ", value);
+  };
+  check(m, "m", true);
+  check(k_l, "k_l", false);
+  check(d, "d", false);
+  check(k_n, "k_n", false);
+  check(alpha, "alpha", false);
+  check(beta, "beta", false);
+}
+
 void validate(const ChainParameters& p) {
   // The iteration matrix has 3N - 2 entries indexed by int (CSC for SuiteSparse).
   constexpr Index kMaxN = (std::numeric_limits<int>::max() - 2) / 3;
   require(p.N >= 1, "chain: N must be a positive number of masses, got N = ", p.N);
   require(p.N <= kMaxN, "chain: N = ", p.N, " exceeds the largest supported size ", kMaxN);
-  auto check = [](double value, const char* name, bool positive) {
-    require(std::isfinite(value), "chain: parameter ", name, " must be finite, got ", value);
-    if (positive)
-      require(value > 0.0, "chain: parameter ", name, " must be > 0, got ", value);
-    else
-      require(value >= 0.0, "chain: parameter ", name, " must be >= 0, got ", value);
-  };
-  check(p.m, "m", true);
-  check(p.k_l, "k_l", false);
-  check(p.d, "d", false);
-  check(p.k_n, "k_n", false);
-  check(p.alpha, "alpha", false);
-  check(p.beta, "beta", false);
+  validate_spring_constants("chain", p.m, p.k_l, p.d, p.k_n, p.alpha, p.beta);
   for (Index i : p.inputs)
     require(i >= 1 && i <= p.N, "chain: input mass index ", i, " is outside [1, N = ", p.N, "]");
   for (Index i : p.outputs)

@@ -70,6 +70,11 @@ struct ChainParameters {
 /// finite (N <= 0, m <= 0, negative stiffness or damping, mass indices outside [1, N]).
 void validate(const ChainParameters& p);
 
+/// The constants the chain and the lattice share: m > 0; k_l, d, k_n, alpha, beta >= 0; all
+/// finite. @throws InvalidArgument "<model>: parameter <name> must be ..., got <value>".
+void validate_spring_constants(const char* model, double m, double k_l, double d, double k_n,
+                               double alpha, double beta);
+
 class MassSpringChain {
  public:
   /// @throws InvalidArgument (see validate).

@@ -5,16 +5,12 @@
 #include <ostream>
 
 #include "experiments/runner/model_kind.hpp"
+#include "experiments/runner/models/spring_model.hpp"
 #include "experiments/runner/results_layout.hpp"
 #include "models/mass_spring_chain.hpp"
 
 namespace mor::experiments {
 namespace {
-
-constexpr Choice<ChainDamping> kDampings[] = {{"chain", ChainDamping::chain},
-                                              {"rayleigh", ChainDamping::rayleigh}};
-constexpr Choice<OutputQuantity> kQuantities[] = {{"position", OutputQuantity::position},
-                                                  {"velocity", OutputQuantity::velocity}};
 
 /// The [model] keys of the chain, declared once.
 template <class P, class V>
@@ -27,12 +23,13 @@ void chain_keys(P& p, V& v) {
   v.choice(Key{"damping", "",
                "dampers along the chain (the benchmark) or Rayleigh D = alpha M + "
                "beta K"},
-           p.damping, kDampings);
+           p.damping, kSpringDampings);
   v(Key{"alpha", "1/s", "Rayleigh mass coefficient (damping = \"rayleigh\"), >= 0"}, p.alpha);
   v(Key{"beta", "s", "Rayleigh stiffness coefficient (damping = \"rayleigh\"), >= 0"}, p.beta);
   v(Key{"inputs", "", "1-based masses the input forces act on; [] means [N]"}, p.inputs);
   v(Key{"outputs", "", "1-based observed masses; [] means [N]"}, p.outputs);
-  v.choice(Key{"output_quantity", "", "what the outputs observe"}, p.output_quantity, kQuantities);
+  v.choice(Key{"output_quantity", "", "what the outputs observe"}, p.output_quantity,
+           kOutputQuantities);
 }
 
 class ChainFullModel final : public FullModel {
@@ -158,16 +155,7 @@ std::unique_ptr<ModelSpec> read_chain_model(TableReader& r, const std::string& s
   KeyReader reader(r, "model", base_dir);
   chain_keys(p, reader);
   r.finish();
-  // The stored configuration writes alpha = beta = 0 for chain damping; other values would be
-  // silently ignored there.
-  require(p.damping == ChainDamping::rayleigh || (p.alpha == 0.0 && p.beta == 0.0),
-          r.where(p.alpha != 0.0 ? "alpha" : "beta"),
-          ": model: alpha and beta need damping = \"rayleigh\" (got damping = \"chain\")");
-  try {
-    validate(p);
-  } catch (const InvalidArgument& e) {
-    throw InvalidArgument(detail::concat(source, ": ", e.what()));
-  }
+  check_spring_model(r, source, p);
   return std::make_unique<ChainSpec>(std::move(p));
 }
 

@@ -8,16 +8,12 @@
 
 #include "experiments/runner/model_kind.hpp"
 #include "experiments/runner/models/network_model.hpp"
+#include "experiments/runner/models/spring_model.hpp"
 #include "experiments/runner/results_layout.hpp"
 #include "models/lattice.hpp"
 
 namespace mor::experiments {
 namespace {
-
-constexpr Choice<ChainDamping> kDampings[] = {{"chain", ChainDamping::chain},
-                                              {"rayleigh", ChainDamping::rayleigh}};
-constexpr Choice<OutputQuantity> kQuantities[] = {{"position", OutputQuantity::position},
-                                                  {"velocity", OutputQuantity::velocity}};
 
 /// The [model] keys of the lattice, declared once.
 template <class P, class V>
@@ -30,13 +26,14 @@ void lattice_keys(P& p, V& v) {
     p.d);
   v(Key{"k_n", "N/m^3", "cubic spring coefficient, >= 0 (0: the linear lattice)"}, p.k_n);
   v.choice(Key{"damping", "", "dampers along the springs, or Rayleigh D = alpha M + beta K"},
-           p.damping, kDampings);
+           p.damping, kSpringDampings);
   v(Key{"alpha", "1/s", "Rayleigh mass coefficient (damping = \"rayleigh\"), >= 0"}, p.alpha);
   v(Key{"beta", "s", "Rayleigh stiffness coefficient (damping = \"rayleigh\"), >= 0"}, p.beta);
   v(Key{"inputs", "", "1-based nodes [i, j] the input forces act on; [] means [[nx, ny]]"},
     p.inputs);
   v(Key{"outputs", "", "1-based observed nodes [i, j]; [] means [[nx, ny]]"}, p.outputs);
-  v.choice(Key{"output_quantity", "", "what the outputs observe"}, p.output_quantity, kQuantities);
+  v.choice(Key{"output_quantity", "", "what the outputs observe"}, p.output_quantity,
+           kOutputQuantities);
 }
 
 class LatticeSpec final : public ModelSpec {
@@ -110,14 +107,7 @@ std::unique_ptr<ModelSpec> read_lattice_model(TableReader& r, const std::string&
   KeyReader reader(r, "model", base_dir);
   lattice_keys(p, reader);
   r.finish(" for model.type = \"lattice\"");
-  require(p.damping == ChainDamping::rayleigh || (p.alpha == 0.0 && p.beta == 0.0),
-          r.where(p.alpha != 0.0 ? "alpha" : "beta"),
-          ": model: alpha and beta need damping = \"rayleigh\" (got damping = \"chain\")");
-  try {
-    validate(p);
-  } catch (const InvalidArgument& e) {
-    throw InvalidArgument(detail::concat(source, ": ", e.what()));
-  }
+  check_spring_model(r, source, p);
   return std::make_unique<LatticeSpec>(std::move(p));
 }
 
