@@ -140,6 +140,61 @@ InputSpec read_input(TableReader& r, const std::string& name, const std::string&
   return in;
 }
 
+std::vector<InputSpec> read_training(const toml::node* training, const std::string& source,
+                                     const std::filesystem::path& base_dir) {
+  std::vector<InputSpec> runs;
+  if (training == nullptr) return runs;
+  const toml::array* arr = training->as_array();
+  require(arr != nullptr && arr->is_array_of_tables(), located(source, *training),
+          ": training must be an array of tables ([[training]] with the keys of [input])");
+  for (std::size_t i = 0; i < arr->size(); ++i) {
+    const std::string name = concat("training[", i, "]");
+    TableReader r((*arr)[i].as_table(), name, source);
+    runs.push_back(read_input(r, name, source, base_dir));
+  }
+  return runs;
+}
+
+void read_simulation(TableReader& r, const std::filesystem::path& base_dir, ExperimentConfig& c) {
+  SimulationTable t;
+  KeyReader reader(r, "simulation", base_dir);
+  t.visit_keys(reader);
+  r.finish();
+  require(t.newton_max_iterations >= 1 && t.newton_max_iterations <= 1000000,
+          r.where("newton_max_iterations"),
+          ": simulation.newton_max_iterations must be in 1..10^6, got ", t.newton_max_iterations);
+  IntegratorOptions& o = c.integrator;
+  o.scheme = t.integrator;
+  c.solver = t.solver;
+  o.dt = t.dt;
+  o.t0 = 0.0;
+  o.t_end = t.t_end;
+  o.rho_infinity = t.rho_infinity;
+  o.newton_rtol = t.newton_rtol;
+  o.newton_atol = t.newton_atol;
+  o.newton_max_iterations = static_cast<int>(t.newton_max_iterations);
+  o.reuse_jacobian = t.reuse_jacobian;
+  require(t.max_steps >= 1, r.where("max_steps"), ": simulation.max_steps must be >= 1, got ",
+          t.max_steps);
+  c.max_steps = t.max_steps;
+  // A mistyped dt (1e-12 for 1e-2) would run for days: refused unless the file raises
+  // max_steps. dt and t_end themselves are validated with the integrator's options.
+  const double steps = t.t_end / t.dt;
+  require(!(std::isfinite(steps) && steps > static_cast<double>(t.max_steps)), r.where("dt"),
+          ": t_end / dt = ", t.t_end, " / ", t.dt, " = ", steps,
+          " steps, above simulation.max_steps = ", t.max_steps,
+          "; a larger dt, or set simulation.max_steps explicitly if that many steps are meant");
+}
+
+void check_reduction(const ExperimentConfig& c, const std::string& where,
+                     const std::string& source) {
+  c.reduction->check(c, where);
+  require(c.reduction->family() == ReductionMethod::Family::chain_projection || c.training.empty(),
+          source,
+          ": [[training]] inputs are used by reduction.method = \"pod\" and "
+          "\"empirical_bt\" only");
+}
+
 ExperimentConfig parse_experiment(const std::string& text, const std::string& source,
                                   const std::filesystem::path& base_dir,
                                   const std::vector<std::string>& overrides) {
@@ -199,16 +254,7 @@ ExperimentConfig parse_experiment(const std::string& text, const std::string& so
     TableReader r(table("input"), "input", source);
     c.input = read_input(r, "input", source, base_dir);
   }
-  if (const toml::node* tn = root.get("training")) {
-    const toml::array* arr = tn->as_array();
-    require(arr != nullptr && arr->is_array_of_tables(), located(source, *tn),
-            ": training must be an array of tables ([[training]] with the keys of [input])");
-    for (std::size_t i = 0; i < arr->size(); ++i) {
-      const std::string name = concat("training[", i, "]");
-      TableReader r((*arr)[i].as_table(), name, source);
-      c.training.push_back(read_input(r, name, source, base_dir));
-    }
-  }
+  c.training = read_training(root.get("training"), source, base_dir);
   if (spec->owns_simulation()) {
     TableReader r(table("simulation"), "simulation", source);
     spec->read_table("simulation", r, base_dir);
@@ -217,34 +263,7 @@ ExperimentConfig parse_experiment(const std::string& text, const std::string& so
     c.integrator = spec->integrator_options();
   } else {
     TableReader r(table("simulation"), "simulation", source);
-    SimulationTable t;
-    KeyReader reader(r, "simulation", base_dir);
-    t.visit_keys(reader);
-    r.finish();
-    require(t.newton_max_iterations >= 1 && t.newton_max_iterations <= 1000000,
-            r.where("newton_max_iterations"),
-            ": simulation.newton_max_iterations must be in 1..10^6, got ", t.newton_max_iterations);
-    IntegratorOptions& o = c.integrator;
-    o.scheme = t.integrator;
-    c.solver = t.solver;
-    o.dt = t.dt;
-    o.t0 = 0.0;
-    o.t_end = t.t_end;
-    o.rho_infinity = t.rho_infinity;
-    o.newton_rtol = t.newton_rtol;
-    o.newton_atol = t.newton_atol;
-    o.newton_max_iterations = static_cast<int>(t.newton_max_iterations);
-    o.reuse_jacobian = t.reuse_jacobian;
-    require(t.max_steps >= 1, r.where("max_steps"), ": simulation.max_steps must be >= 1, got ",
-            t.max_steps);
-    c.max_steps = t.max_steps;
-    // A mistyped dt (1e-12 for 1e-2) would run for days: refused unless the file raises
-    // max_steps. dt and t_end themselves are validated with the integrator's options.
-    const double steps = t.t_end / t.dt;
-    require(!(std::isfinite(steps) && steps > static_cast<double>(t.max_steps)), r.where("dt"),
-            ": t_end / dt = ", t.t_end, " / ", t.dt, " = ", steps,
-            " steps, above simulation.max_steps = ", t.max_steps,
-            "; a larger dt, or set simulation.max_steps explicitly if that many steps are meant");
+    read_simulation(r, base_dir, c);
   }
   {
     TableReader r(table("output"), "output", source);
@@ -274,12 +293,7 @@ ExperimentConfig parse_experiment(const std::string& text, const std::string& so
   {
     TableReader r(table("reduction"), "reduction", source);
     c.reduction = read_reduction(r, source, base_dir);
-    c.reduction->check(c, r.where("method"));
-    require(
-        c.reduction->family() == ReductionMethod::Family::chain_projection || c.training.empty(),
-        source,
-        ": [[training]] inputs are used by reduction.method = \"pod\" and "
-        "\"empirical_bt\" only");
+    check_reduction(c, r.where("method"), source);
   }
   {
     TableReader r(table("analysis"), "analysis", source);

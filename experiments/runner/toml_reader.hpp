@@ -214,5 +214,17 @@ void read_experiment_table(TableReader& r, const std::string& source, std::strin
 void write_input(std::ostream& os, const InputSpec& in);
 /// The keys of [analysis]. @throws InvalidArgument naming the key.
 AnalysisSpec read_analysis(TableReader& r);
+/// [[training]]: `training` (nullptr: no training runs) as an array of input tables.
+/// @throws InvalidArgument naming the run and the key.
+std::vector<InputSpec> read_training(const toml::node* training, const std::string& source,
+                                     const std::filesystem::path& base_dir);
+/// [simulation] of a model that does not own it (the runner's fixed-step schemes): the
+/// integrator's options (t0 = 0), the sparse solver and max_steps into c; finishes r.
+/// @throws InvalidArgument naming the key, or a t_end / dt above max_steps.
+void read_simulation(TableReader& r, const std::filesystem::path& base_dir, ExperimentConfig& c);
+/// c.reduction against the rest of c (model, training runs): the method's own check, and
+/// [[training]] only for the methods that train. @throws InvalidArgument naming `where`.
+void check_reduction(const ExperimentConfig& c, const std::string& where,
+                     const std::string& source);
 
 }  // namespace mor::experiments

@@ -8,6 +8,8 @@
     rom.A, rom.hsv, rom.error_bound, rom.timings
     mor.h2_error(fom, rom), mor.hinf_norm(fom), mor.sigma(rom, [0.1, 1.0])
     t, y = mor.simulate(rom, lambda t: 1.0, t_end=10.0, dt=0.01)
+    pod = mor.reduce(fom, "pod", order=20, experiment={
+        "simulation": {"t_end": 200.0, "dt": 0.5}, "training": [{"type": "chirp", "f1": 0.05}]})
 
 The computations are the mor library's own (the program's models, methods and norms); long
 ones run with the GIL released and stop on Ctrl-C with KeyboardInterrupt. Library errors raise
@@ -195,6 +197,8 @@ Model.r = property(lambda self: (self.info or {}).get("r", self.n), doc="the red
 def _basis(name, doc):
     def get(self):
         recorded = (self.records or {}).get(name)
+        if name == "W" and recorded is None and (self.info or {}).get("projection") == "galerkin":
+            return self.V  # pod of a linear model: a Galerkin projection, W = V
         if recorded is not None or not self.is_reduced or self.is_linear:
             return recorded
         return self.matrix(name)  # a projected chain keeps its bases
@@ -203,7 +207,7 @@ def _basis(name, doc):
 
 
 Model.V = _basis("V", "the right basis (n x r): with store_bases=True; always for the projection "
-                      "methods (pod, empirical_bt, differential_balancing)")
+                      "methods of the chain, network and lattice kinds")
 Model.W = _basis("W", "the left basis (n x r), as V (W = V for Galerkin projections)")
 
 
@@ -223,17 +227,49 @@ Model.__repr__ = lambda self: (
     + (f", reduced by {self.method}" if self.is_reduced else "") + ">")
 
 
+def _table_doc(table):
+    """The keys of one experiment table, a line each; a key of some signal types only says which."""
+    grouped = {}
+    for k in _mor.experiment_keys():
+        if k["table"] == table:
+            row = (k["name"], k["type"], k["default"], k["unit"], k["doc"])
+            grouped.setdefault(row, []).append(k["variant"])
+    lines = []
+    for (name, type_, default, unit, doc), variants in grouped.items():
+        unit = f" [{unit}]" if unit else ""
+        only = [v.replace("type = ", "") for v in variants if v]
+        only = f" (type {', '.join(only)})" if only else ""
+        lines.append(f"    {name} ({type_}, default {default}){unit}{only}: {doc}")
+    return lines
+
+
 def _reduce_doc():
     lines = [
-        "rom = mor.reduce(model, method, **keys): the model reduced by a registered method.",
+        "rom = mor.reduce(model, method, *, experiment=None, **keys): the model reduced by a",
+        "registered method.",
         "",
         "The keys are the method's [reduction] keys of an experiment file (docs/keys.md), with the",
         "same names, types and defaults; an unknown key raises ValueError naming the nearest one.",
         "The result is a model (reduce and simulate it again) with rom.A, .B, .C, .D, .E (first",
         "order, E = I after square-root BT) or rom.M, .D, .K, .B, .Cp, .Cv (second order) as NumPy",
         "arrays, rom.hsv, rom.error_bound, rom.timings, rom.info (the recorded attributes) and",
-        "rom.records (the recorded datasets). The methods that train on simulations of the chain",
-        "(pod, empirical_bt) take experiment={'training': [...], 'simulation': {...}} too.",
+        "rom.records (the recorded datasets).",
+        "",
+        "The methods that learn from simulations (pod, empirical_bt, differential_balancing) take",
+        "the experiment's [[training]] runs and [simulation] as",
+        "experiment={'training': [{...}, ...], 'simulation': {...}}, read by the program's readers",
+        "of those tables (keys below). pod of a linear model without a projection seam",
+        "(mor.LtiModel, mor.SecondOrderModel, mor.load_model, a linearised benchmark, a reduced",
+        "model) projects its matrices (E, A, B, C or M, D, K, B, Cp, Cv) onto the POD basis of the",
+        "training snapshots, as `mor run` does; the chain, network and lattice kinds are projected",
+        "with their nonlinear force hyper-reduced. A method that does not fit the model is refused",
+        "with the program's message.",
+        "",
+        "experiment['training']: a list of dicts, one [[training]] table (a run from rest) each:",
+        *_table_doc("training"),
+        "",
+        "experiment['simulation']: a dict, the [simulation] table of the training runs:",
+        *_table_doc("simulation"),
         "",
         "Methods and keys:",
     ]

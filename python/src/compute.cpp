@@ -101,6 +101,46 @@ std::string method_names() {
   return s;
 }
 
+/// The experiment a reduction runs in, as `mor run` builds it from a file: the model's own spec
+/// (an in-memory system has no TOML form, so none is written and read back), the method, and
+/// [[training]] and [simulation] read from `experiment` by the runner's readers of those tables
+/// (the other tables keep the program's defaults); the method checked against it.
+std::shared_ptr<ExperimentConfig> experiment_of(const Model& model,
+                                                std::shared_ptr<const ReductionMethod> method,
+                                                const py::dict& experiment,
+                                                const std::string& source) {
+  auto c = std::make_shared<ExperimentConfig>();
+  c->name = source;
+  c->source = source;
+  c->model = model.spec;
+  c->reduction = std::move(method);
+  if (model.spec->first_order()) c->snapshot_fields = {"x"};
+  with_clean_messages([&] {
+    const toml::table root = checked_root(to_toml(experiment, source), source, {},
+                                          {"training", "simulation"}, {"training"});
+    const fs::path base_dir = fs::current_path();
+    c->training = read_training(root.get("training"), source, base_dir);
+    const toml::table* simulation = root["simulation"].as_table();
+    if (model.spec->owns_simulation()) {
+      // A kind integrated by its own CVODE run (the nonlinear multibody benchmarks): its
+      // [simulation] keys are read into the spec, which a Python model holds constant.
+      require(simulation == nullptr, source, ": model kind \"", model.spec->kind(),
+              "\" integrates with its own [simulation] keys, set in its experiment file (mor.run)");
+      c->integrator = model.spec->integrator_options();
+    } else {
+      TableReader r(simulation, "simulation", source);
+      read_simulation(r, base_dir, *c);
+    }
+    check_reduction(*c, source, source);
+    try {
+      validate(c->integrator);
+    } catch (const InvalidArgument& e) {
+      throw InvalidArgument(detail::concat(source, ": simulation: ", e.what()));
+    }
+  });
+  return c;
+}
+
 }  // namespace
 
 std::shared_ptr<Model> reduce(const std::shared_ptr<Model>& model, const std::string& method,
@@ -109,6 +149,10 @@ std::shared_ptr<Model> reduce(const std::shared_ptr<Model>& model, const std::st
   toml::table table = to_toml(keys, source);
   require(!table.contains("method"), source,
           ": the method is the second argument, not a keyword (known: ", method_names(), ")");
+  for (const char* t : {"training", "simulation"})
+    require(!table.contains(t), source, ": ", t,
+            " is a table of the experiment, not a key of the method: pass experiment={\"", t,
+            "\": ...}");
   table.insert("method", method);
   const std::shared_ptr<const ReductionMethod> method_obj = with_clean_messages([&] {
     TableReader reader(&table, "reduction", source);
@@ -116,31 +160,16 @@ std::shared_ptr<Model> reduce(const std::shared_ptr<Model>& model, const std::st
   });
   require(method_obj->family() != ReductionMethod::Family::none, source,
           ": method \"none\" does not reduce (known: ", method_names(), ")");
-  const bool linear = method_obj->family() == ReductionMethod::Family::linear;
-
-  auto c = std::make_shared<ExperimentConfig>();
-  if (linear) {
-    require(!model->chain_rom, source, ": a projected chain cannot be reduced by method \"", method,
-            "\" (it has no transfer function)");
-    c->model = model->spec;
-    c->reduction = method_obj;
-    with_clean_messages([&] { method_obj->check(*c, source); });
-  } else {
-    // The projection methods train on simulations of the chain: an experiment of the model's
-    // own keys, the method's and the training runs and horizon given in `experiment`.
-    require(!model->reduction && model->spec->projectable(), source, ": method \"", method,
-            "\" projects a second-order model with a snapshot seam (mor.Chain, the network and "
-            "lattice kinds), not a ",
-            model->reduction ? "reduced model" : std::string(model->spec->kind()) + " model");
-    std::ostringstream text;
-    text << "[model]\ntype = " << toml_string(std::string(model->spec->kind())) << "\n";
-    model->spec->write_toml(text);
-    toml::table rest = to_toml(experiment, source);
-    rest.insert_or_assign("reduction", table);
-    text << "\n" << rest << "\n";
-    *c = with_clean_messages(
-        [&] { return parse_experiment(text.str(), source, fs::current_path()); });
-  }
+  require(!model->chain_rom, source, ": a projected model (reduced by \"",
+          model->reduction ? model->reduction->method : "", "\") cannot be reduced by method \"",
+          method,
+          "\": it has no matrices of its own (its force stays in the library); reduce "
+          "the full model");
+  // As the runner decides (experiment.cpp): pod of an LTI model without a projection seam (an
+  // in-memory or file model, a linearised benchmark, a reduced model) is linear.
+  const bool linear = method_obj->family_for(*model->spec) == ReductionMethod::Family::linear;
+  const std::shared_ptr<const ExperimentConfig> c =
+      experiment_of(*model, method_obj, experiment, source);
 
   TemporaryResults tmp;
   ReductionOutcome outcome = run_released([&] {
@@ -149,8 +178,11 @@ std::shared_ptr<Model> reduce(const std::shared_ptr<Model>& model, const std::st
     if (linear) {
       std::shared_ptr<FullModel> full;
       auto op = model->lti_operator(full);
-      const SecondOrderSystem* so = full ? full->second_order_system() : nullptr;
-      o.linear = c->reduction->reduce_linear(*op, so, out);
+      // A dense reduced model has no FullModel behind its operator: the one of its system (pod
+      // simulates it).
+      if (!full) full = model->spec->build(c->solver);
+      o.linear = c->reduction->reduce_linear_in_run(*c, *full, *op, full->second_order_system(),
+                                                    out, &g_stop_requested);
       o.stages = o.linear->stages;
       o.seconds = o.linear->seconds;
     } else {

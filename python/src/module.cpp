@@ -8,6 +8,7 @@
 
 #include <filesystem>
 
+#include "experiments/runner/experiment_keys.hpp"
 #include "experiments/runner/method.hpp"
 #include "experiments/runner/toml_reader.hpp"
 #include "python/src/bindings.hpp"
@@ -47,6 +48,19 @@ py::list methods() {
     d["keys"] = key_rows(rows);
     out.append(d);
   }
+  return out;
+}
+
+/// The keys of the experiment tables mor.reduce takes in `experiment` ([[training]] and the
+/// runner's [simulation]), each row with its table, from the declarations of docs/keys.md.
+py::list experiment_keys() {
+  std::vector<KeyDoc> rows;
+  for (auto& k : experiment_key_reference())
+    if ((k.table == "training" || k.table == "simulation") &&
+        k.variant.rfind("model.type", 0) != 0)  // not a kind's own [simulation] keys
+      rows.push_back(std::move(k));
+  py::list out = key_rows(rows);
+  for (std::size_t i = 0; i < rows.size(); ++i) out[i].cast<py::dict>()["table"] = rows[i].table;
   return out;
 }
 
@@ -287,6 +301,8 @@ reduced ones.)")
           py::arg("program"));
   mod.def("methods", &methods, "the registered reduction methods with their keys");
   mod.def("model_kinds", &kinds, "the registered model kinds with their keys");
+  mod.def("experiment_keys", &experiment_keys,
+          "the keys of mor.reduce's experiment tables (training, simulation)");
   mod.def("_stop_requested", [] { return g_stop_requested.load(); });
   mod.attr("__version__") = std::string(program_version());
 }

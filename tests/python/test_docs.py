@@ -1,8 +1,9 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""help(mor.reduce) and the generated stub list every method and key of the registry (the
-declarations docs/keys.md is generated from)."""
+"""help(mor.reduce) and the generated stub list every method and key of the registry, and the keys
+of the experiment tables reduce takes (the declarations docs/keys.md is generated from)."""
 import ast
 import pathlib
+import re
 
 import mor
 
@@ -28,6 +29,18 @@ def test_stub_has_one_overload_per_method():
     assert keys[0] == "experiment" and "order" in keys and "adi_tolerance" in keys
     defaults = dict(zip(keys, (ast.literal_eval(d) for d in bt.args.kw_defaults)))
     assert defaults["order"] == 0 and defaults["adi_tolerance"] == 1e-10
+
+
+def test_help_documents_the_training_and_simulation_keys():
+    """The tables of experiment= from the runner's declarations of [[training]] and [simulation]."""
+    doc = mor.reduce.__doc__
+    for needle in ("experiment['training']", "experiment['simulation']", "frequency (number, "
+                   "default 0.05) [Hz] (type \"sine\")", "t_end (number, default 100) [s]",
+                   "pod of a linear model"):
+        assert needle in doc, needle
+    stub = pathlib.Path(mor.__file__).with_name("__init__.pyi").read_text()
+    assert re.search(r"class Training\(TypedDict, total=False\):\n    type: Literal\['zero'", stub)
+    assert "    t_end: float" in stub and "experiment: Experiment | None = None" in stub
 
 
 def test_keys_match_docs_keys_md():
