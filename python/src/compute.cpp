@@ -125,7 +125,8 @@ std::shared_ptr<ExperimentConfig> experiment_of(const Model& model,
       // A kind integrated by its own CVODE run (the nonlinear multibody benchmarks): its
       // [simulation] keys are read into the spec, which a Python model holds constant.
       require(simulation == nullptr, source, ": model kind \"", model.spec->kind(),
-              "\" integrates with its own [simulation] keys, set in its experiment file (mor.run)");
+              "\" integrates with its own [simulation] keys (CVODE), read from an experiment "
+              "file: leave out experiment['simulation'], or run the file with mor.run");
       c->integrator = model.spec->integrator_options();
     } else {
       TableReader r(simulation, "simulation", source);
@@ -161,10 +162,10 @@ std::shared_ptr<Model> reduce(const std::shared_ptr<Model>& model, const std::st
   require(method_obj->family() != ReductionMethod::Family::none, source,
           ": method \"none\" does not reduce (known: ", method_names(), ")");
   require(!model->chain_rom, source, ": a projected model (reduced by \"",
-          model->reduction ? model->reduction->method : "", "\") cannot be reduced by method \"",
+          model->reduction ? model->reduction->method : "", "\") cannot be reduced again by \"",
           method,
-          "\": it has no matrices of its own (its force stays in the library); reduce "
-          "the full model");
+          "\": it is a projection that only the library simulates, with no system of its "
+          "own; reduce the full model");
   // As the runner decides (experiment.cpp): pod of an LTI model without a projection seam (an
   // in-memory or file model, a linearised benchmark, a reduced model) is linear.
   const bool linear = method_obj->family_for(*model->spec) == ReductionMethod::Family::linear;

@@ -227,4 +227,14 @@ def test_wrong_keys_of_the_experiment_tables_are_named():
     with pytest.raises(ValueError, match=r"training is a table of the experiment, not a key of "
                                          r"the method: pass experiment="):
         mor.reduce(fom, "pod", order=2, training=[{"type": "sine"}])
+    # A kind that integrates itself reads its [simulation] keys from its file.
+    with pytest.raises(ValueError, match=r"model kind \"flyball\" integrates with its own "
+                                         r"\[simulation\] keys"):
+        mor.reduce(mor.model("flyball"), "modal", order=2, experiment={"simulation": {"dt": 0.1}})
+    # A projected chain is simulated by the library only: no system to reduce again.
+    rom = mor.reduce(mor.Chain(N=8, k_n=2.0), "pod", order=4,
+                     experiment={"training": [{"type": "sine"}], "simulation": SIMULATION})
+    with pytest.raises(ValueError, match=r"a projected model \(reduced by \"pod\"\) cannot be "
+                                         r"reduced again by \"pod\""):
+        mor.reduce(rom, "pod", order=2, experiment={"training": [{"type": "sine"}]})
 
