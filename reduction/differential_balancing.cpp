@@ -156,11 +156,10 @@ void square_root_balance(const Matrix& X, const Matrix& Y, Vector& sigma, Matrix
 
 }  // namespace
 
-ChainJacobianFamily chain_jacobian_family(const MassSpringChain& chain) {
+JacobianFamily jacobian_family(const MassSpringChain& chain) {
   const SecondOrderSystem s = chain.linear_system();
   const Index N = chain.n();
-  ChainJacobianFamily f;
-  f.k_n = chain.parameters().k_n;
+  JacobianFamily f;
   const Matrix M = Matrix(s.M);
   f.M_inv = M.inverse();
   const Index n = 2 * N;
@@ -173,19 +172,97 @@ ChainJacobianFamily chain_jacobian_family(const MassSpringChain& chain) {
   f.C = Matrix::Zero(s.Cp.rows(), n);
   f.C.leftCols(N) = Matrix(s.Cp);
   f.C.rightCols(N) = Matrix(s.Cv);
-  f.Delta = Matrix::Zero(N + 1, N);
+  f.G = Matrix::Zero(N + 1, N);
   for (Index r = 0; r <= N; ++r) {
-    if (r < N) f.Delta(r, r) = 1.0;
-    if (r >= 1) f.Delta(r, r - 1) = -1.0;
+    if (r < N) f.G(r, r) = 1.0;
+    if (r >= 1) f.G(r, r - 1) = -1.0;
   }
+  const double k_n = chain.parameters().k_n;
+  f.coefficients = Matrix::Zero(N + 1, 4);
+  f.coefficients.col(1).setConstant(k_n);
+  if (k_n == 0.0) return f;
   f.H.reserve(static_cast<std::size_t>(N + 1));
   for (Index r = 0; r <= N; ++r) {
-    const Vector d = f.Delta.row(r).transpose();
+    const Vector d = f.G.row(r).transpose();
     Matrix H = Matrix::Zero(n, n);
     H.bottomLeftCorner(N, N) = -(f.M_inv * d) * d.transpose();
     f.H.push_back(std::move(H));
+    f.elements.push_back(r);
   }
   return f;
+}
+
+JacobianFamily jacobian_family(const NonlinearNetwork& net) {
+  const SecondOrderSystem& s = net.linear_system();
+  const Index N = net.n();
+  JacobianFamily f;
+  const Matrix M = Matrix(s.M);
+  f.M_inv = M.inverse();
+  require(f.M_inv.allFinite(), "differential balancing: the mass matrix M (", N, " x ", N,
+          ") is singular");
+  const Index n = 2 * N;
+  f.A = Matrix::Zero(n, n);
+  f.A.topRightCorner(N, N).setIdentity();
+  f.A.bottomLeftCorner(N, N) = -f.M_inv * Matrix(s.K);
+  f.A.bottomRightCorner(N, N) = -f.M_inv * Matrix(s.D);
+  f.B = Matrix::Zero(n, s.B.cols());
+  f.B.bottomRows(N) = f.M_inv * Matrix(s.B);
+  f.C = Matrix::Zero(s.Cp.rows(), n);
+  f.C.leftCols(N) = Matrix(s.Cp);
+  f.C.rightCols(N) = Matrix(s.Cv);
+  f.G = Matrix(net.G());
+  f.coefficients = net.coefficients();
+  for (Index r = 0; r < f.G.rows(); ++r) {
+    const Vector c = f.coefficients.row(r).transpose();
+    if (element_bound(c.data()) == ElementBound::none) continue;
+    const Vector d = f.G.row(r).transpose();
+    Matrix H = Matrix::Zero(n, n);
+    H.bottomLeftCorner(N, N) = -(f.M_inv * d) * d.transpose();
+    f.H.push_back(std::move(H));
+    f.elements.push_back(r);
+  }
+  return f;
+}
+
+ElementBound element_bound(const double* c) {
+  if (c[0] == 0.0 && c[1] == 0.0 && c[2] == 0.0 && c[3] == 0.0) return ElementBound::none;
+  if (c[0] != 0.0) return ElementBound::unsupported;
+  if (c[2] == 0.0 && c[1] >= 0.0 && c[3] >= 0.0) return ElementBound::one_sided;
+  return ElementBound::two_sided;
+}
+
+double element_stiffness_bound(const double* c, double rho) {
+  const double r2 = rho * rho;
+  switch (element_bound(c)) {
+    case ElementBound::none:
+      return 0.0;
+    case ElementBound::one_sided:  // the chain's 3 k_n rho^2, to the last bit
+      return 3.0 * c[1] * rho * rho + 5.0 * c[3] * r2 * r2;
+    case ElementBound::two_sided:
+    case ElementBound::unsupported:
+      break;
+  }
+  return 3.0 * std::abs(c[1]) * r2 + 4.0 * std::abs(c[2]) * r2 * rho +
+         5.0 * std::abs(c[3]) * r2 * r2;
+}
+
+void require_region_laws(const Matrix& coefficients, double rho) {
+  if (std::isinf(rho)) return;
+  require(coefficients.cols() == 4 || coefficients.rows() == 0,
+          "differential balancing: the element laws have ", coefficients.cols(),
+          " columns, expected 4");
+  for (Index s = 0; s < coefficients.rows(); ++s) {
+    const Vector c = coefficients.row(s).transpose();
+    require(element_bound(c.data()) != ElementBound::unsupported,
+            "differential balancing over a region ||G q||_2 <= rho: element ", s + 1,
+            " has the law phi(e) = ", c[0], " e^2 + ", c[1], " e^3 + ", c[2], " e^4 + ", c[3],
+            " e^5, whose e^2 coefficient a2 = ", c[0],
+            " != 0 makes its stiffness phi'(e) = 2 a2 e + ... change sign linearly at e = 0: "
+            "it is bounded by cbar |e| / rho, not cbar e^2 / rho^2, and these bounds add up to "
+            "sqrt(m) instead of 1 over the region, so no family of O(m) vertex inequalities "
+            "covers it (laws without an e^2 term are covered: odd hardening ones exactly, the "
+            "others by +-cbar vertices)");
+  }
 }
 
 std::vector<Matrix> LmiFamily::transposed() const {
@@ -194,20 +271,33 @@ std::vector<Matrix> LmiFamily::transposed() const {
   return out;
 }
 
-LmiFamily chain_lmi_family(const ChainJacobianFamily& f, double rho) {
+LmiFamily lmi_family(const JacobianFamily& f, double rho) {
   require(rho > 0.0,
           "differential balancing: the region's elongation bound rho must be > 0 (or "
           "infinity for every state), got ",
           rho);
+  require(f.elements.size() == f.H.size(), "differential balancing: ", f.H.size(),
+          " matrices H_s for ", f.elements.size(), " elements");
   LmiFamily lmi;
   lmi.affine.push_back(f.A);
-  if (f.k_n == 0.0) return lmi;
-  if (std::isinf(rho)) {
-    lmi.homogeneous = f.H;
-    return lmi;
+  if (f.H.empty()) return lmi;
+  std::vector<Matrix> rows;
+  for (Index e : f.elements) rows.emplace_back(f.coefficients.row(e));
+  require_region_laws(f.coefficients, rho);
+  for (std::size_t k = 0; k < f.H.size(); ++k) {
+    const double* c = rows[k].data();
+    const bool two_sided = element_bound(c) != ElementBound::one_sided;
+    if (std::isinf(rho)) {
+      lmi.homogeneous.push_back(f.H[k]);
+      if (two_sided) lmi.homogeneous.push_back(-f.H[k]);
+      continue;
+    }
+    const double cbar = element_stiffness_bound(c, rho);
+    require(std::isfinite(cbar), "differential balancing: element ", f.elements[k] + 1,
+            "'s stiffness bound over rho = ", rho, " is ", cbar, " (choose a smaller rho)");
+    lmi.affine.push_back(f.A + cbar * f.H[k]);
+    if (two_sided) lmi.affine.push_back(f.A - cbar * f.H[k]);
   }
-  const double cbar = 3.0 * f.k_n * rho * rho;
-  for (const auto& H : f.H) lmi.affine.push_back(f.A + cbar * H);
   return lmi;
 }
 
@@ -395,11 +485,11 @@ double DifferentialBalancing::error_bound(Index r) const {
   return 2.0 * sigma.tail(sigma.size() - r).sum();
 }
 
-DifferentialBalancing differential_balancing(const MassSpringChain& chain,
+DifferentialBalancing differential_balancing(JacobianFamily family,
                                              const DifferentialGramianOptions& options) {
   DifferentialBalancing out;
-  out.family = chain_jacobian_family(chain);
-  const LmiFamily lmi = chain_lmi_family(out.family, options.rho);
+  out.family = std::move(family);
+  const LmiFamily lmi = lmi_family(out.family, options.rho);
   const Matrix BBt = out.family.B * out.family.B.transpose();
   const Matrix CtC = out.family.C.transpose() * out.family.C;
   out.controllability = solve_gramian_lmis(lmi, BBt, options);
@@ -412,35 +502,66 @@ DifferentialBalancing differential_balancing(const MassSpringChain& chain,
   const Matrix& P = out.controllability.X;
   const Matrix& Q = out.observability.X;
   square_root_balance(P, Q, out.sigma, out.V, out.W);
-  const Index N = chain.n();
+  const Index N = out.family.n_coordinates();
   square_root_balance(P.topLeftCorner(N, N), Q.topLeftCorner(N, N), out.position_sigma, out.V_q,
                       out.W_q);
   out.seconds_balancing = seconds_since(t0);
   return out;
 }
 
-GdTruncatedChain::GdTruncatedChain(const DifferentialBalancing& bal, Index r) {
+DifferentialBalancing differential_balancing(const MassSpringChain& chain,
+                                             const DifferentialGramianOptions& options) {
+  return differential_balancing(jacobian_family(chain), options);
+}
+
+DifferentialBalancing differential_balancing(const NonlinearNetwork& network,
+                                             const DifferentialGramianOptions& options) {
+  // The laws first: a refused law costs no dense family.
+  require(options.rho > 0.0,
+          "differential balancing: the region's elongation bound rho must be > 0 (or "
+          "infinity for every state), got ",
+          options.rho);
+  require_region_laws(network.coefficients(), options.rho);
+  return differential_balancing(jacobian_family(network), options);
+}
+
+GdTruncatedModel::GdTruncatedModel(const DifferentialBalancing& bal, Index r) {
   require(bal.solved(), "GD truncation: the Gramians were not computed (",
           bal.controllability.message, "; ", bal.observability.message, ")");
   const Index n = bal.V.cols();
   require(r >= 1 && r <= n, "GD truncation: order r = ", r, " outside [1, ", n, "]");
-  const ChainJacobianFamily& f = bal.family;
+  const JacobianFamily& f = bal.family;
   const Index N = n / 2;
   V_ = bal.V.leftCols(r);
   const Matrix Wr = bal.W.leftCols(r);
   A_r_ = Wr.transpose() * f.A * V_;
   B_r_ = Wr.transpose() * f.B;
   C_r_ = f.C * V_;
-  E_r_ = f.Delta * V_.topRows(N);
-  if (f.k_n != 0.0) G_r_ = -f.k_n * (Wr.bottomRows(N).transpose() * f.M_inv * f.Delta.transpose());
+  if (f.elements.empty()) return;
+  const auto m_a = static_cast<Index>(f.elements.size());
+  Matrix Ga(m_a, N);
+  coefficients_.resize(m_a, 4);
+  for (Index k = 0; k < m_a; ++k) {
+    Ga.row(k) = f.G.row(f.elements[static_cast<std::size_t>(k)]);
+    coefficients_.row(k) = f.coefficients.row(f.elements[static_cast<std::size_t>(k)]);
+  }
+  E_r_ = Ga * V_.topRows(N);
+  G_r_ = -(Wr.bottomRows(N).transpose() * f.M_inv * Ga.transpose());
 }
 
-void GdTruncatedChain::rhs(const Vector& z, const Vector& u, Vector& dz) const {
+void GdTruncatedModel::rhs(const Vector& z, const Vector& u, Vector& dz) const {
   dz.noalias() = A_r_ * z;
   dz.noalias() += B_r_ * u;
   if (G_r_.size() > 0) {
-    const Vector e = E_r_ * z;
-    dz.noalias() += G_r_ * e.cwiseProduct(e).cwiseProduct(e);
+    Vector e = E_r_ * z;
+    const Index m = e.size();
+    double dphi;
+    for (Index k = 0; k < m; ++k) {
+      const double c[4] = {coefficients_(k, 0), coefficients_(k, 1), coefficients_(k, 2),
+                           coefficients_(k, 3)};
+      element_law(c, e[k], e[k], dphi);
+    }
+    dz.noalias() += G_r_ * e;
   }
 }
 
@@ -450,6 +571,17 @@ double elongation_norm(const Vector& q) {
   for (Index i = 0; i <= N; ++i) {
     const double e = (i < N ? q[i] : 0.0) - (i >= 1 ? q[i - 1] : 0.0);
     s += e * e;
+  }
+  return std::sqrt(s);
+}
+
+double element_norm(const JacobianFamily& family, const Vector& q) {
+  require(q.size() == family.G.cols(), "differential balancing: q has size ", q.size(),
+          ", expected N = ", family.G.cols());
+  double s = 0.0;
+  for (Index e : family.elements) {
+    const double v = family.G.row(e).dot(q);
+    s += v * v;
   }
   return std::sqrt(s);
 }

@@ -7,6 +7,12 @@
 // model in other coordinates; the a priori bound 2 sum_{i>r} sigma_i holds on simulated
 // trajectories that stay in the region; the global inequalities (every state) are infeasible for
 // k_n > 0 and the solver says so; bad options are rejected with the value named.
+// Networks: the chain in network form gives the chain's own family, inequalities and values; on a
+// lattice the Gramians satisfy every vertex inequality and the inequality at sampled states, and
+// the truncated model's error on a simulated input is below the a priori bound; a law with both
+// signs of stiffness gets the cross-polytope's vertices and its Gramians hold at sampled states;
+// a law with an s^2 term is refused naming the element, and a lattice too large for the SDP is
+// refused by the runner with its size.
 #include <gtest/gtest.h>
 
 #include <Eigen/Eigenvalues>
@@ -15,12 +21,15 @@
 #include <random>
 #include <string>
 
+#include "experiments/runner/config.hpp"
+#include "models/lattice.hpp"
 #include "models/mass_spring_chain.hpp"
 #include "reduction/dense_lyapunov.hpp"
 #include "reduction/differential_balancing.hpp"
 #include "src/core/errors.hpp"
 #include "support/chains.hpp"
 #include "support/compare.hpp"
+#include "support/temp_dir.hpp"
 
 namespace mor {
 namespace {
@@ -47,7 +56,7 @@ double norm2(const Matrix& S) {
 
 /// The chain's first-order Jacobian at x = (q, v), built from its own nonlinear_jacobian.
 Matrix jacobian_at(const MassSpringChain& chain, const Vector& q) {
-  const ChainJacobianFamily f = chain_jacobian_family(chain);
+  const JacobianFamily f = jacobian_family(chain);
   const Index N = chain.n();
   Matrix J = f.A;
   J.bottomLeftCorner(N, N) -= f.M_inv * Matrix(chain.nonlinear_jacobian(q));
@@ -76,11 +85,11 @@ TEST(DifferentialBalancing, RegionGramiansSatisfyEveryInequality) {
   const MassSpringChain chain(testing::test_chain_parameters(6, 2.0));
   const DifferentialBalancing bal = differential_balancing(chain, options(rho));
   ASSERT_TRUE(bal.solved()) << bal.controllability.message << "\n" << bal.observability.message;
-  const ChainJacobianFamily& f = bal.family;
+  const JacobianFamily& f = bal.family;
   const Matrix& P = bal.controllability.X;
   const Matrix& Q = bal.observability.X;
   const Matrix BBt = f.B * f.B.transpose(), CtC = f.C.transpose() * f.C;
-  const LmiFamily lmi = chain_lmi_family(f, rho);
+  const LmiFamily lmi = lmi_family(f, rho);
   ASSERT_EQ(lmi.affine.size(), static_cast<std::size_t>(chain.n() + 2));
   for (std::size_t k = 0; k < lmi.affine.size(); ++k) {
     const Matrix& A = lmi.affine[k];
@@ -127,7 +136,7 @@ TEST(DifferentialBalancing, LinearChainGramiansDominateTheLyapunovSolutions) {
   const MassSpringChain chain(testing::test_chain_parameters(5, 0.0));
   const DifferentialBalancing bal = differential_balancing(chain, options(1.0));
   ASSERT_TRUE(bal.solved()) << bal.controllability.message << "\n" << bal.observability.message;
-  const ChainJacobianFamily& f = bal.family;
+  const JacobianFamily& f = bal.family;
   EXPECT_EQ(bal.controllability.residuals.size(), 1);  // the linear inequality alone
   const Matrix Uc = lyapunov_cholesky_factor(f.A, f.B);
   const Matrix Uo = lyapunov_cholesky_factor(Matrix(f.A.transpose()), Matrix(f.C.transpose()));
@@ -156,7 +165,7 @@ TEST(DifferentialBalancing, FullOrderTruncationIsTheChainInBalancedCoordinates) 
   const DifferentialBalancing bal = differential_balancing(chain, options(0.2));
   ASSERT_TRUE(bal.solved()) << bal.controllability.message;
   const Index n = bal.V.cols();
-  const GdTruncatedChain full(bal, n);
+  const GdTruncatedModel full(bal, n);
   std::mt19937 gen(3);
   std::normal_distribution<double> normal;
   Vector z(n), u(1);
@@ -184,7 +193,7 @@ TEST(DifferentialBalancing, ErrorBoundHoldsOnSimulatedTrajectories) {
   const auto steps = static_cast<int>(std::lround(t_end / dt));
   for (const double amplitude : {0.2, 0.5}) {
     for (const Index r : {2, 4, 6}) {
-      const GdTruncatedChain red(bal, r);
+      const GdTruncatedModel red(bal, r);
       auto input = [&](double t) {
         Vector u(1);
         u[0] = t < t_on ? amplitude * std::sin(1.1 * t) * std::sin(M_PI * t / t_on) : 0.0;
@@ -240,7 +249,7 @@ TEST(DifferentialBalancing, GlobalInequalitiesAreInfeasibleForCubicSprings) {
   EXPECT_NE(bal.controllability.message.find("infeasible"), std::string::npos)
       << bal.controllability.message;
   EXPECT_EQ(bal.observability.status, LmiStatus::infeasible) << bal.observability.message;
-  EXPECT_THROW(GdTruncatedChain(bal, 2), InvalidArgument);
+  EXPECT_THROW(GdTruncatedModel(bal, 2), InvalidArgument);
   // With k_n = 0 the same request is the linear inequality alone, and feasible.
   const MassSpringChain linear(testing::test_chain_parameters(4, 0.0));
   EXPECT_TRUE(
@@ -260,8 +269,267 @@ TEST(DifferentialBalancing, BadOptionsNameTheValue) {
   EXPECT_THROW(differential_balancing(chain, o), InvalidArgument);
   const DifferentialBalancing bal = differential_balancing(chain, options(0.1));
   ASSERT_TRUE(bal.solved());
-  EXPECT_THROW(GdTruncatedChain(bal, 0), InvalidArgument);
-  EXPECT_THROW(GdTruncatedChain(bal, 7), InvalidArgument);
+  EXPECT_THROW(GdTruncatedModel(bal, 0), InvalidArgument);
+  EXPECT_THROW(GdTruncatedModel(bal, 7), InvalidArgument);
+}
+
+// --- Networks ----------------------------------------------------------------------------------
+
+/// The network's first-order Jacobian at positions q, from its own sparse nonlinear_jacobian.
+Matrix jacobian_at(const NonlinearNetwork& net, const JacobianFamily& f, const Vector& q) {
+  const Index N = net.n();
+  Matrix J = f.A;
+  J.bottomLeftCorner(N, N) -= f.M_inv * Matrix(net.nonlinear_jacobian(q));
+  return J;
+}
+
+/// x' = f(x) + B u of the full network from its matrix-free force.
+void full_rhs(const NonlinearNetwork& net, const Matrix& M_inv, const Vector& x, const Vector& u,
+              Vector& dx) {
+  const Index N = net.n();
+  Vector F;
+  net.force(x.head(N), x.tail(N), u, F);
+  dx.resize(2 * N);
+  dx.head(N) = x.tail(N);
+  dx.tail(N) = M_inv * F;
+}
+
+/// Every vertex inequality of `lmi` and the inequality at `samples` random states of the region
+/// (half of them on its boundary, a third concentrated on one coordinate) hold for P and Q.
+void expect_region_gramians(const NonlinearNetwork& net, const DifferentialBalancing& bal,
+                            double rho, int samples) {
+  const JacobianFamily& f = bal.family;
+  const Matrix& P = bal.controllability.X;
+  const Matrix& Q = bal.observability.X;
+  const Matrix BBt = f.B * f.B.transpose(), CtC = f.C.transpose() * f.C;
+  const LmiFamily lmi = lmi_family(f, rho);
+  for (std::size_t k = 0; k < lmi.affine.size(); ++k) {
+    const Matrix& A = lmi.affine[k];
+    const double lp = lyapunov_inequality_residual(A, P, BBt);
+    const double lq = lyapunov_inequality_residual(Matrix(A.transpose()), Q, CtC);
+    EXPECT_LE(lp, kInequalityTolerance * (2 * A.norm() * norm2(P) + norm2(BBt)))
+        << "controllability vertex " << k;
+    EXPECT_LE(lq, kInequalityTolerance * (2 * A.norm() * norm2(Q) + norm2(CtC)))
+        << "observability vertex " << k;
+  }
+  std::mt19937 gen(11);
+  std::normal_distribution<double> normal;
+  for (int trial = 0; trial < samples; ++trial) {
+    Vector q(net.n());
+    for (Index i = 0; i < q.size(); ++i) q[i] = normal(gen);
+    if (trial % 3 == 0) {
+      q.setZero();
+      q[trial % net.n()] = 1.0;
+    }
+    q *= rho / element_norm(f, q) * (trial % 2 == 0 ? 1.0 : 0.5);
+    const Matrix J = jacobian_at(net, f, q);
+    const double lp = lyapunov_inequality_residual(J, P, BBt);
+    const double lq = lyapunov_inequality_residual(Matrix(J.transpose()), Q, CtC);
+    EXPECT_LE(lp, kInequalityTolerance * (2 * J.norm() * norm2(P) + norm2(BBt)))
+        << "state " << trial;
+    EXPECT_LE(lq, kInequalityTolerance * (2 * J.norm() * norm2(Q) + norm2(CtC)))
+        << "state " << trial;
+  }
+}
+
+TEST(DifferentialBalancingNetwork, TheChainAsANetworkIsTheChain) {
+  // The network family of chain.network() (G = Delta, phi = (0, k_n, 0, 0)) against the chain's
+  // own (built from Delta and k_n): the same matrices, hence the same LMIs and the same SDPs.
+  const double rho = 0.2;
+  const MassSpringChain chain(testing::test_chain_parameters(6, 2.0));
+  const NonlinearNetwork net = chain.network();
+  const JacobianFamily fc = jacobian_family(chain), fn = jacobian_family(net);
+  constexpr double kSameMatrix = 1e-15;  // the same operations on the same numbers
+  EXPECT_TRUE(matrices_near(fn.A, fc.A, kSameMatrix));
+  EXPECT_TRUE(matrices_near(fn.B, fc.B, kSameMatrix));
+  EXPECT_TRUE(matrices_near(fn.C, fc.C, kSameMatrix));
+  EXPECT_TRUE(matrices_near(fn.G, fc.G, kSameMatrix));
+  EXPECT_EQ(fn.elements, fc.elements);
+  const LmiFamily lc = lmi_family(fc, rho), ln = lmi_family(fn, rho);
+  ASSERT_EQ(lc.affine.size(), static_cast<std::size_t>(chain.n() + 2));
+  ASSERT_EQ(ln.affine.size(), lc.affine.size());
+  // The chain's vertices, written out: A and A + 3 k_n rho^2 H_s with H_s from Delta's rows.
+  const Index N = chain.n();
+  for (std::size_t k = 0; k < lc.affine.size(); ++k) {
+    Matrix expected = fc.A;
+    if (k > 0) {
+      const Vector d = fc.G.row(static_cast<Index>(k) - 1).transpose();
+      expected.bottomLeftCorner(N, N) -= 3.0 * 2.0 * rho * rho * (fc.M_inv * d) * d.transpose();
+    }
+    EXPECT_TRUE(matrices_near(lc.affine[k], expected, 1e-14)) << "vertex " << k;
+    EXPECT_TRUE(matrices_near(ln.affine[k], lc.affine[k], kSameMatrix)) << "vertex " << k;
+  }
+  const DifferentialBalancing bc = differential_balancing(chain, options(rho));
+  const DifferentialBalancing bn = differential_balancing(net, options(rho));
+  ASSERT_TRUE(bc.solved() && bn.solved()) << bn.controllability.message;
+  // DSDP on identical data; the tolerance leaves room for a different BLAS threading.
+  constexpr double kSameValues = 1e-10;
+  EXPECT_TRUE(matrices_near(bn.sigma, bc.sigma, kSameValues, Compare::relative));
+  EXPECT_TRUE(matrices_near(bn.position_sigma, bc.position_sigma, kSameValues, Compare::relative));
+  // The reduced models' right-hand sides agree too (the cubic by element_law on the network).
+  const GdTruncatedModel rc(bc, 4), rn(bn, 4);
+  Vector z(4), u(1), dc, dn;
+  z << 0.1, -0.2, 0.05, 0.3;
+  u[0] = 0.4;
+  rc.rhs(z, u, dc);
+  rn.rhs(z, u, dn);
+  EXPECT_TRUE(matrices_near(dn, dc, 1e-9, Compare::relative));
+}
+
+LatticeParameters small_lattice() {
+  LatticeParameters p;
+  p.nx = 3;
+  p.ny = 3;
+  return p;  // m = k_l = d = 1, k_n = 2, input and output at node (3, 3)
+}
+
+TEST(DifferentialBalancingNetwork, LatticeGramiansHoldAndBoundTheError) {
+  const double rho = 0.5;
+  const NonlinearNetwork net = lattice_network(small_lattice());
+  const DifferentialBalancing bal = differential_balancing(net, options(rho));
+  ASSERT_TRUE(bal.solved()) << bal.controllability.message << "\n" << bal.observability.message;
+  EXPECT_EQ(bal.controllability.residuals.size(), net.n_elements() + 1);  // A and one per spring
+  expect_region_gramians(net, bal, rho, 45);
+  // At r = n the truncated model is the lattice in balanced coordinates: its right-hand side,
+  // with the springs' force through E_r and G_r, is W^T f(V z) of the network's own force.
+  {
+    const Index n = bal.V.cols();
+    const GdTruncatedModel full(bal, n);
+    std::mt19937 gen(5);
+    std::normal_distribution<double> normal;
+    Vector z(n), u(1), dz, dx;
+    for (Index i = 0; i < n; ++i) z[i] = 0.3 * normal(gen);
+    u[0] = -0.6;
+    full.rhs(z, u, dz);
+    full_rhs(net, bal.family.M_inv, full.lift(z), u, dx);
+    EXPECT_TRUE(matrices_near(dz, Vector(bal.W.transpose() * dx), 1e-9, Compare::relative));
+  }
+  // The a priori bound on a simulated input that keeps both trajectories in the region.
+  const Index N = net.n();
+  const double dt = 0.005, t_on = 12.0, t_end = 40.0;
+  const auto steps = static_cast<int>(std::lround(t_end / dt));
+  const Matrix& M_inv = bal.family.M_inv;
+  for (const Index r : {2, 6}) {
+    const GdTruncatedModel red(bal, r);
+    auto input = [&](double t) {
+      Vector u(1);
+      u[0] = t < t_on ? 0.4 * std::sin(1.1 * t) * std::sin(M_PI * t / t_on) : 0.0;
+      return u;
+    };
+    Vector x = Vector::Zero(2 * N), z = Vector::Zero(r), y, yr;
+    double err2 = 0, u2 = 0, max_full = 0, max_red = 0;
+    auto accumulate = [&](double t, double w) {
+      net.output(x.head(N), x.tail(N), y);
+      red.output(z, yr);
+      err2 += w * (y - yr).squaredNorm();
+      u2 += w * input(t).squaredNorm();
+      max_full = std::max(max_full, element_norm(bal.family, x.head(N)));
+      max_red = std::max(max_red, element_norm(bal.family, red.lift(z).head(N)));
+    };
+    for (int k = 0; k < steps; ++k) {
+      const double t = k * dt;
+      accumulate(t, dt * (k == 0 ? 0.5 : 1.0));
+      const Vector u0 = input(t), u1 = input(t + dt / 2), u2v = input(t + dt);
+      Vector k1, k2, k3, k4;
+      full_rhs(net, M_inv, x, u0, k1);
+      full_rhs(net, M_inv, x + dt / 2 * k1, u1, k2);
+      full_rhs(net, M_inv, x + dt / 2 * k2, u1, k3);
+      full_rhs(net, M_inv, x + dt * k3, u2v, k4);
+      x += dt / 6 * (k1 + 2 * k2 + 2 * k3 + k4);
+      red.rhs(z, u0, k1);
+      red.rhs(z + dt / 2 * k1, u1, k2);
+      red.rhs(z + dt / 2 * k2, u1, k3);
+      red.rhs(z + dt * k3, u2v, k4);
+      z += dt / 6 * (k1 + 2 * k2 + 2 * k3 + k4);
+    }
+    accumulate(t_end, dt / 2);
+    ASSERT_LE(max_full, rho) << "the full trajectory leaves the region";
+    ASSERT_LE(max_red, rho) << "the reduced trajectory leaves the region";
+    const double error = std::sqrt(err2), bound = bal.error_bound(r) * std::sqrt(u2);
+    EXPECT_LE(error, bound) << "r = " << r;
+    std::printf("lattice 3 x 3, r = %lld: ||y - y_r|| = %.3e <= bound %.3e (max ||G q|| %.2f)\n",
+                static_cast<long long>(r), error, bound, max_full);
+  }
+}
+
+TEST(DifferentialBalancingNetwork, LawsOfBothSignsGetTheCrossPolytope) {
+  // Softening cubic plus a quartic term on every spring of a small chain-shaped network: c_s
+  // takes both signs, so every element has the vertices A + cbar_s H_s and A - cbar_s H_s,
+  // cbar_s = 3 |a3| rho^2 + 4 |a4| rho^3 + 5 |a5| rho^4.
+  const double rho = 0.2;
+  const NonlinearNetwork chain_net =
+      MassSpringChain(testing::test_chain_parameters(4, 2.0)).network();
+  Matrix law(1, 4);
+  law << 0.0, -1.0, 0.5, 0.25;
+  const NonlinearNetwork net(chain_net.linear_system(), chain_net.G(), law);
+  EXPECT_EQ(element_bound(law.data()), ElementBound::two_sided);
+  const double cbar =
+      3.0 * 1.0 * rho * rho + 4.0 * 0.5 * rho * rho * rho + 5.0 * 0.25 * std::pow(rho, 4);
+  EXPECT_TRUE(
+      scalars_near(element_stiffness_bound(law.data(), rho), cbar, 1e-15, Compare::relative));
+  const JacobianFamily f = jacobian_family(net);
+  const LmiFamily lmi = lmi_family(f, rho);
+  ASSERT_EQ(lmi.affine.size(), static_cast<std::size_t>(1 + 2 * net.n_elements()));
+  EXPECT_TRUE(matrices_near(Matrix(lmi.affine[1] + lmi.affine[2]), Matrix(2.0 * f.A), 1e-14));
+  const DifferentialBalancing bal = differential_balancing(net, options(rho));
+  ASSERT_TRUE(bal.solved()) << bal.controllability.message << "\n" << bal.observability.message;
+  expect_region_gramians(net, bal, rho, 30);
+}
+
+TEST(DifferentialBalancingNetwork, AnS2TermIsRefusedNamingTheElement) {
+  const NonlinearNetwork chain_net =
+      MassSpringChain(testing::test_chain_parameters(4, 2.0)).network();
+  Matrix law = Matrix::Zero(chain_net.n_elements(), 4);
+  law.col(1).setConstant(2.0);
+  law(2, 0) = 0.25;  // element 3: phi(e) = 0.25 e^2 + 2 e^3
+  const NonlinearNetwork net(chain_net.linear_system(), chain_net.G(), law);
+  try {
+    differential_balancing(net, options(0.2));
+    FAIL() << "a law with an s^2 term accepted";
+  } catch (const InvalidArgument& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("element 3 "), std::string::npos) << what;
+    EXPECT_NE(what.find("0.25"), std::string::npos) << what;
+    EXPECT_NE(what.find("sqrt(m)"), std::string::npos) << what;
+  }
+  // Over every state the homogeneous inequalities +-H_s cover any law: accepted (and, with
+  // cubic springs, infeasible).
+  EXPECT_NO_THROW(require_region_laws(law, std::numeric_limits<double>::infinity()));
+}
+
+using DifferentialBalancingRunner = testing::TempDirTest;
+
+TEST_F(DifferentialBalancingRunner, ALatticeTooLargeForTheSdpIsRefusedWithItsSize) {
+  const std::string text = R"([experiment]
+name = "gd_lattice"
+[model]
+type = "lattice"
+nx = 10
+[input]
+type = "sine"
+[simulation]
+integrator = "implicit_midpoint"
+dt = 0.05
+t_end = 1.0
+[reduction]
+method = "differential_balancing"
+order = 4
+)";
+  try {
+    experiments::parse_experiment(text, "gd.toml", dir_,
+                                  {"experiment.output=\"" + (dir_ / "x.h5").string() + "\""});
+    FAIL() << "a lattice of 100 nodes accepted";
+  } catch (const InvalidArgument& e) {
+    const std::string what = e.what();
+    for (const char* part : {"differential_balancing", "N = 100 coordinates", "m = 220 nonlinear",
+                             "20100 unknowns", "222 blocks", "max_masses = 40"})
+      EXPECT_NE(what.find(part), std::string::npos) << part << " not in: " << what;
+  }
+  // The same lattice at 3 x 3 is within the limit.
+  EXPECT_NO_THROW(
+      experiments::parse_experiment(text, "gd.toml", dir_,
+                                    {"model.nx=3", "reduction.rho=0.5",
+                                     "experiment.output=\"" + (dir_ / "y.h5").string() + "\""}));
 }
 
 }  // namespace

@@ -112,8 +112,9 @@ t1 = 20.0
 )";
 
 /// Keys a method needs on these small models beyond its defaults (a new method runs on its
-/// defaults): the differential Gramians exist on a region ||Delta q|| <= rho that must be small
-/// enough for the cubic springs' stiffening (docs/methods/differential_balancing.md).
+/// defaults): the differential Gramians exist on a region ||G q|| <= rho that must be small
+/// enough for the cubic springs' stiffening, on the chain, the chain as a network file and the
+/// lattice alike (docs/methods/differential_balancing.md).
 /// POD trains on every step of the short training run, so that the snapshots' rank exceeds the
 /// order.
 const std::map<std::string, std::string> kMethodKeys = {{"differential_balancing", "rho = 0.5\n"},

@@ -34,7 +34,7 @@ EmpiricalBalancingResult FullModel::empirical_balancing(const EmpiricalBalancing
 }
 
 DifferentialBalancing FullModel::differential_balancing(const DifferentialGramianOptions&) const {
-  refuse("differential balancing (implemented for the chain's structure)");
+  refuse("differential balancing (implemented for second-order networks)");
 }
 
 }  // namespace mor::experiments

@@ -193,8 +193,12 @@ class ModelSpec {
   virtual bool projectable() const { return false; }
   /// Its projection offers NonlinearTreatment::tensor (the exact reduced cubic of the chain).
   virtual bool reduced_tensor() const { return false; }
-  /// Its full models implement FullModel::empirical_balancing and differential_balancing.
+  /// Its full models implement FullModel::empirical_balancing and differential_balancing: a
+  /// second-order network (the chain, network files, the lattice).
   virtual bool simulation_balancing() const { return false; }
+  /// m, the nonlinear elements of its network form (0 if it is linear or has none), known
+  /// without building the model (for the estimates and refusals of differential_balancing).
+  virtual Index nonlinear_elements() const { return 0; }
   /// Its full models implement FullModel::empirical_balancing (second-order models simulated
   /// from impulses and initial positions: the chain and every network).
   virtual bool empirical_gramians() const { return simulation_balancing(); }

@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// Method "differential_balancing": generalized differential balancing of the nonlinear chain
-// (Kawano & Scherpen 2015; reduction/differential_balancing.hpp). The Gramians P, Q are the
-// trace-minimal solutions (DSDP) of the differential Lyapunov inequalities over the region
-// ||Delta q||_2 <= rho, written as N + 2 vertex LMIs each. The runner simulates second-order
-// chains, so the reduced model given to it is the structure-preserving projection with the
-// position balancing of P_qq and Q_qq (V_q, W_q: N x r, Petrov-Galerkin), its cubic force exact
-// (tensor or full). The first-order GD truncation and its a priori bound 2 sum_{i>r} sigma_i are
+// Method "differential_balancing": generalized differential balancing of a nonlinear
+// second-order network, the chain included (Kawano & Scherpen 2015;
+// reduction/differential_balancing.hpp). The Gramians P, Q are the trace-minimal solutions (DSDP)
+// of the differential Lyapunov inequalities over the region ||G q||_2 <= rho, written as one
+// vertex LMI per nonlinear element plus the linear one (N + 2 for the chain). The runner
+// simulates second-order models, so the reduced model given to it is the structure-preserving
+// projection with the position balancing of P_qq and Q_qq (V_q, W_q: N x r, Petrov-Galerkin),
+// its nonlinear force exact (the chain's tensor, or every element through G V: full). The
+// first-order GD truncation and its a priori bound 2 sum_{i>r} sigma_i are
 // recorded (/reduction/hankel_singular_values, /reduction/error_bound); see
 // docs/methods/differential_balancing.md for which model the bound covers.
 #include <cmath>
@@ -34,7 +36,7 @@ struct DifferentialBalancingOptions {
   Index max_iterations = 300;
   double feasibility_tolerance = 1e-8;
   Index max_masses = 40;
-  std::string nonlinear = "tensor";
+  std::string nonlinear = "exact";
   std::vector<Index> compare_orders;
   bool store_bases = false;
 };
@@ -47,8 +49,8 @@ void dbal_keys(O& o, V& v) {
         "(or order)"},
     o.tolerance);
   v(Key{"rho", "m",
-        "the region ||Delta q||_2 <= rho where the differential Lyapunov inequalities hold "
-        "(inf: every state, infeasible for k_n > 0)"},
+        "the region ||G q||_2 <= rho (the chain: ||Delta q||_2) where the differential "
+        "Lyapunov inequalities hold (inf: every state, infeasible for cubic springs)"},
     o.rho);
   v(Key{"epsilon", "", "the Gramians' lower bound P, Q >= epsilon ||B B^T|| I (relative)"},
     o.epsilon);
@@ -59,13 +61,28 @@ void dbal_keys(O& o, V& v) {
         "largest eigenvalue of an inequality accepted, relative to 2 ||A_k|| ||P|| + ||B B^T||"},
     o.feasibility_tolerance);
   v(Key{"max_masses", "",
-        "refuse chains with more masses (the SDP has N (2 N + 1) unknowns; N = 40 takes minutes)"},
+        "refuse models with more coordinates N (the SDP has N (2 N + 1) unknowns; N = 40 takes "
+        "minutes)"},
     o.max_masses);
-  v(Key{"nonlinear", "", "the projected cubic force: tensor (exact, O(r^4)) or full (O(N r))"},
+  v(Key{"nonlinear", "",
+        "the projected nonlinear force, exact: tensor (the chain's reduced cubic, O(r^4)), full "
+        "(every element through G V, O(m r)) or exact (tensor where the model has it, else "
+        "full)"},
     o.nonlinear);
   v(Key{"compare_orders", "", "further orders from the same bases, for /error_vs_r"},
     o.compare_orders);
   v(Key{"store_bases", "", "write P, Q, V_q and W_q to the results file"}, o.store_bases);
+}
+
+/// CPU seconds of both SDPs for N coordinates and m elements (m + 2 blocks): about 20 s at
+/// N = 20 for the chain (820 unknowns, 23 blocks; docs/methods/differential_balancing.md),
+/// growing like the Schur matrix's Cholesky factor, (N (2 N + 1))^3, its assembly (half of it
+/// for the chain) in proportion to the blocks, plus a second of setup.
+double sdp_seconds(Index N_, Index m_) {
+  const auto N = static_cast<double>(N_);
+  const double u = N * (2 * N + 1) / 820.0;
+  const double blocks = (static_cast<double>(m_) + 2.0) / (N + 3.0);
+  return 1.0 + 20.0 * u * u * u * (1.0 + blocks) / 2.0;
 }
 
 DifferentialGramianOptions gramian_options(const DifferentialBalancingOptions& o) {
@@ -97,34 +114,45 @@ class DifferentialBalancingMethod final : public ReductionMethod {
               "\"sobt\" for a second-order model) balances "
               "directly, without the SDPs: use it");
     require(c.model->simulation_balancing(), where,
-            ": reduction.method = \"differential_balancing\" solves the LMIs of the chain's "
-            "structure (equal masses, springs between neighbours whose stiffness k_l + 3 k_n "
-            "s^2 is bounded below by k_l), which give the differential Gramians as finitely "
-            "many SDP constraints; this model's Jacobians have no such description here: use "
-            "\"empirical_bt\" or \"pod\" for a nonlinear network, \"bt\" or \"sobt\" for a "
-            "linear model");
+            ": reduction.method = \"differential_balancing\" solves the differential Lyapunov "
+            "inequalities of a second-order network M q'' + D q' + K q + G^T phi(G q) = B u, "
+            "whose Jacobians form an affine family in the element stiffnesses phi'(G q); this "
+            "model's equations are nonlinear and first order, x' = f(t, x, u), with no such "
+            "family: use \"bt\", \"modal\" or \"irka\" (they reduce its linearisation about "
+            "its rest state)");
     const Index N = c.model_size();
+    const Index m = c.model->nonlinear_elements();
     require(N <= o_.max_masses, where, ": reduction.method = \"differential_balancing\" solves ",
-            "SDPs with N (2 N + 1) = ", N * (2 * N + 1), " unknowns for N = ", N,
-            " masses, above reduction.max_masses = ", o_.max_masses,
+            "two SDPs with n (n + 1) / 2 = ", N * (2 * N + 1),
+            " unknowns (n = 2 N) and m + 2 = ", m + 2, " blocks of size n for N = ", N,
+            " coordinates and m = ", m, " nonlinear elements, about ", sdp_seconds(N, m),
+            " s of CPU by the estimate; that is above reduction.max_masses = ", o_.max_masses,
             " (raise it knowingly: the cost grows like N^6)");
+    if (!c.model->is_linear()) {
+      try {
+        require_region_laws(c.model->network().coefficients(), o_.rho);
+      } catch (const InvalidArgument& e) {
+        throw InvalidArgument(
+            concat(where, ": reduction.method = \"differential_balancing\": ", e.what()));
+      }
+    }
+    if (o_.nonlinear == "tensor")
+      require(c.model->reduced_tensor() || c.model->is_linear(), where,
+              ": reduction.nonlinear = \"tensor\" is the chain's exact reduced cubic; this "
+              "model's element laws take \"full\" (or \"exact\")");
     require(o_.order <= N, where, ": reduction.order must be <= N = ", N, ", got ", o_.order);
     for (Index order : o_.compare_orders)
       require(order >= 1 && order <= N, where,
               ": reduction.compare_orders entries must be in [1, N = ", N, "], got ", order);
   }
   double estimate_seconds(const ExperimentConfig& c, double) const override {
-    // Two SDPs: about 20 s of CPU for both at N = 20 (820 unknowns, 3 s wall at N = 10;
-    // docs/methods/differential_balancing.md), growing like the Schur matrix's Cholesky factor,
-    // (N (2 N + 1))^3, plus a second of setup.
-    const double N = static_cast<double>(c.model_size());
-    const double m = N * (2 * N + 1) / 820.0;
-    return 1.0 + 20.0 * m * m * m;
+    return sdp_seconds(c.model_size(), c.model->nonlinear_elements());
   }
   double estimate_bytes(const ExperimentConfig& c) const override {
     const double N = static_cast<double>(c.model_size());
-    const double m = N * (2 * N + 1);
-    return 8.0 * m * m * 1.5 + 8.0 * m * 20.0 * (N + 3.0);
+    const double u = N * (2 * N + 1);
+    const double blocks = static_cast<double>(c.model->nonlinear_elements()) + 2.0;
+    return 8.0 * u * u * 1.5 + 8.0 * u * 20.0 * blocks;
   }
   ChainReduction reduce_projection(const ExperimentConfig& c, const FullModel& model,
                                    io::ResultsWriter& out, const std::atomic<bool>*) const override;
@@ -133,7 +161,7 @@ class DifferentialBalancingMethod final : public ReductionMethod {
   DifferentialBalancingOptions o_;
 };
 
-ChainReduction DifferentialBalancingMethod::reduce_projection(const ExperimentConfig&,
+ChainReduction DifferentialBalancingMethod::reduce_projection(const ExperimentConfig& c,
                                                               const FullModel& model,
                                                               io::ResultsWriter& out,
                                                               const std::atomic<bool>*) const {
@@ -182,8 +210,13 @@ ChainReduction DifferentialBalancingMethod::reduce_projection(const ExperimentCo
   result.stages.emplace_back("observability_sdp_s", bal.observability.seconds);
   result.stages.emplace_back("balancing_s", bal.seconds_balancing);
   ProjectionOptions ro;
-  ro.nonlinear =
-      model.is_linear() ? NonlinearTreatment::full : parse_nonlinear_treatment(o_.nonlinear);
+  if (model.is_linear())
+    ro.nonlinear = NonlinearTreatment::full;
+  else if (o_.nonlinear == "exact")
+    ro.nonlinear =
+        c.model->reduced_tensor() ? NonlinearTreatment::tensor : NonlinearTreatment::full;
+  else
+    ro.nonlinear = parse_nonlinear_treatment(o_.nonlinear);
   const auto t = Clock::now();
   std::vector<Index> orders{r};
   for (Index k : o_.compare_orders)
@@ -242,9 +275,10 @@ std::unique_ptr<ReductionMethod> read_differential_balancing(TableReader& r,
           ": reduction.feasibility_tolerance must be > 0, got ", o.feasibility_tolerance);
   require(o.max_masses >= 1, r.where("max_masses"), ": reduction.max_masses must be >= 1, got ",
           o.max_masses);
-  require(o.nonlinear == "tensor" || o.nonlinear == "full", r.where("nonlinear"),
-          ": reduction.nonlinear must be \"tensor\" or \"full\" for differential_balancing "
-          "(no training runs for DEIM), got '",
+  require(o.nonlinear == "exact" || o.nonlinear == "tensor" || o.nonlinear == "full",
+          r.where("nonlinear"),
+          ": reduction.nonlinear must be \"exact\", \"tensor\" or \"full\" for "
+          "differential_balancing (no training runs for DEIM), got '",
           o.nonlinear, "'");
   return std::make_unique<DifferentialBalancingMethod>(std::move(o));
 }
@@ -259,8 +293,8 @@ void differential_balancing_method_keys(std::vector<KeyDoc>& rows) {
 
 extern const MethodInfo kDifferentialBalancingMethod{
     "differential_balancing",
-    "generalized differential balancing of the nonlinear chain (SDP Gramians over a region of "
-    "spring elongations), position-balanced projection",
+    "generalized differential balancing of a nonlinear second-order network (SDP Gramians over "
+    "a region of element elongations), position-balanced projection",
     &read_differential_balancing, &differential_balancing_method_keys,
     &order_from_stored<layout::kReductionGdHsv, order_for_bound>};
 

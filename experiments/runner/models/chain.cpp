@@ -141,6 +141,7 @@ class ChainSpec final : public ModelSpec {
   bool projectable() const override { return true; }
   bool reduced_tensor() const override { return true; }
   bool simulation_balancing() const override { return true; }
+  Index nonlinear_elements() const override { return p_.k_n == 0.0 ? 0 : p_.N + 1; }
   std::unique_ptr<FullModel> build(SparseBackend solver) const override {
     return std::make_unique<ChainFullModel>(p_, solver);
   }

@@ -84,7 +84,8 @@ class LatticeSpec final : public ModelSpec {
     return detail::concat("set model.k_n = 0 (got k_n = ", p_.k_n, ")");
   }
   bool projectable() const override { return true; }
-  bool empirical_gramians() const override { return true; }
+  bool simulation_balancing() const override { return true; }
+  Index nonlinear_elements() const override { return p_.k_n == 0.0 ? 0 : p_.elements(); }
   std::unique_ptr<FullModel> build(SparseBackend solver) const override {
     return std::make_unique<NetworkFullModel>(net(), solver);
   }

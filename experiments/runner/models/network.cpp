@@ -71,7 +71,8 @@ class NetworkSpec final : public ModelSpec {
   NonlinearNetwork network() const override { return *net_; }
   bool has_linearisation() const override { return true; }
   bool projectable() const override { return true; }
-  bool empirical_gramians() const override { return true; }
+  bool simulation_balancing() const override { return true; }
+  Index nonlinear_elements() const override { return net_->is_linear() ? 0 : net_->n_elements(); }
   std::unique_ptr<FullModel> build(SparseBackend solver) const override {
     return std::make_unique<NetworkFullModel>(net_, solver);
   }

@@ -53,6 +53,9 @@ class NetworkFullModel final : public FullModel {
   EmpiricalBalancingResult empirical_balancing(const EmpiricalBalancingOptions& o) const override {
     return mor::empirical_balancing(*net_, o);
   }
+  DifferentialBalancing differential_balancing(const DifferentialGramianOptions& o) const override {
+    return mor::differential_balancing(*net_, o);
+  }
   void element_forces(const Vector& q, Vector& f) const override { net_->element_forces(q, f); }
   ProjectedModel project(const Matrix& V, const Matrix& W,
                          const ProjectionOptions& o) const override {
