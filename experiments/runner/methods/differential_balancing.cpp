@@ -75,14 +75,15 @@ void dbal_keys(O& o, V& v) {
 }
 
 /// CPU seconds of both SDPs for N coordinates and m elements (m + 2 blocks): about 20 s at
-/// N = 20 for the chain (820 unknowns, 23 blocks; docs/methods/differential_balancing.md),
-/// growing like the Schur matrix's Cholesky factor, (N (2 N + 1))^3, its assembly (half of it
-/// for the chain) in proportion to the blocks, plus a second of setup.
+/// N = 20 for the chain (820 unknowns, 23 blocks) and at N = 16 for the 4 x 4 lattice (528
+/// unknowns, 42 blocks; docs/methods/differential_balancing.md), growing like the Schur
+/// matrix's Cholesky factor, (N (2 N + 1))^3, and with the blocks its assembly sums over, plus a
+/// second of setup. A coarse estimate: it is 2x low for that lattice.
 double sdp_seconds(Index N_, Index m_) {
   const auto N = static_cast<double>(N_);
   const double u = N * (2 * N + 1) / 820.0;
   const double blocks = (static_cast<double>(m_) + 2.0) / (N + 3.0);
-  return 1.0 + 20.0 * u * u * u * (1.0 + blocks) / 2.0;
+  return 1.0 + 20.0 * u * u * u * blocks;
 }
 
 DifferentialGramianOptions gramian_options(const DifferentialBalancingOptions& o) {
