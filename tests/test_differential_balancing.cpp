@@ -27,6 +27,7 @@
 #include "reduction/dense_lyapunov.hpp"
 #include "reduction/differential_balancing.hpp"
 #include "src/core/errors.hpp"
+#include "src/io/model_files.hpp"
 #include "support/chains.hpp"
 #include "support/compare.hpp"
 #include "support/temp_dir.hpp"
@@ -530,6 +531,36 @@ order = 4
       experiments::parse_experiment(text, "gd.toml", dir_,
                                     {"model.nx=3", "reduction.rho=0.5",
                                      "experiment.output=\"" + (dir_ / "y.h5").string() + "\""}));
+}
+
+TEST_F(DifferentialBalancingRunner, ANetworkFileWithAnE2TermIsRefusedNamingTheElement) {
+  // The chain of 5 masses as a network file, element 2 with phi(e) = 0.5 e^2 + 2 e^3.
+  const NonlinearNetwork chain_net =
+      MassSpringChain(testing::test_chain_parameters(5, 2.0)).network();
+  Matrix law = Matrix::Zero(chain_net.n_elements(), 4);
+  law.col(1).setConstant(2.0);
+  law(1, 0) = 0.5;
+  const std::filesystem::path file = dir_ / "net.mat";
+  io::export_model(file, chain_net.linear_system(), io::ModelFileFormat::mat_v5,
+                   {{"G", chain_net.G()}, {"phi", law}});
+  const std::string text =
+      "[experiment]\nname = \"gd\"\n[model]\ntype = \"network\"\npath = \"" + file.string() +
+      "\"\n[input]\ntype = \"sine\"\n[simulation]\nintegrator = \"implicit_midpoint\"\n"
+      "dt = 0.05\nt_end = 1.0\n[reduction]\nmethod = \"differential_balancing\"\norder = 2\n"
+      "rho = 0.2\n";
+  const std::vector<std::string> set = {"experiment.output=\"" + (dir_ / "x.h5").string() + "\""};
+  try {
+    experiments::parse_experiment(text, "gd.toml", dir_, set);
+    FAIL() << "a network with an e^2 term accepted";
+  } catch (const InvalidArgument& e) {
+    const std::string what = e.what();
+    for (const char* part : {"differential_balancing", "element 2 ", "a2 = 0.5", "sqrt(m)"})
+      EXPECT_NE(what.find(part), std::string::npos) << part << " not in: " << what;
+  }
+  // Over every state any law is accepted (the SDP then reports the inequalities infeasible).
+  std::vector<std::string> global = set;
+  global.push_back("reduction.rho=inf");
+  EXPECT_NO_THROW(experiments::parse_experiment(text, "gd.toml", dir_, global));
 }
 
 }  // namespace

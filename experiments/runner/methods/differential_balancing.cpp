@@ -11,8 +11,10 @@
 // recorded (/reduction/hankel_singular_values, /reduction/error_bound); see
 // docs/methods/differential_balancing.md for which model the bound covers.
 #include <cmath>
+#include <iomanip>
 #include <limits>
 #include <ostream>
+#include <sstream>
 
 #include "experiments/runner/chain_reduction_run.hpp"
 #include "experiments/runner/method.hpp"
@@ -86,6 +88,13 @@ double sdp_seconds(Index N_, Index m_) {
   return 1.0 + 20.0 * u * u * u * blocks;
 }
 
+/// x to two significant digits, for messages.
+std::string rounded(double x) {
+  std::ostringstream s;
+  s << std::setprecision(2) << x;
+  return s.str();
+}
+
 DifferentialGramianOptions gramian_options(const DifferentialBalancingOptions& o) {
   DifferentialGramianOptions g;
   g.rho = o.rho;
@@ -126,8 +135,9 @@ class DifferentialBalancingMethod final : public ReductionMethod {
     require(N <= o_.max_masses, where, ": reduction.method = \"differential_balancing\" solves ",
             "two SDPs with n (n + 1) / 2 = ", N * (2 * N + 1),
             " unknowns (n = 2 N) and m + 2 = ", m + 2, " blocks of size n for N = ", N,
-            " coordinates and m = ", m, " nonlinear elements, about ", sdp_seconds(N, m),
-            " s of CPU by the estimate; that is above reduction.max_masses = ", o_.max_masses,
+            " coordinates and m = ", m, " nonlinear elements, about ", rounded(sdp_seconds(N, m)),
+            " s (", rounded(sdp_seconds(N, m) / 3600.0),
+            " h) of CPU by the estimate; that is above reduction.max_masses = ", o_.max_masses,
             " (raise it knowingly: the cost grows like N^6)");
     if (!c.model->is_linear()) {
       try {
