@@ -107,6 +107,16 @@ class ProjectedModel {
     Index factorizations() const {
       return std::visit([](const auto& w) { return w.factorizations(); }, ws_);
     }
+    // Folded implicit midpoint (reduction/reduced_workspace.hpp), where the held model has it.
+    bool midpoint_folded() const {
+      return std::visit([](const auto& w) { return w.midpoint_folded(); }, ws_);
+    }
+    void midpoint_prepare(double h, const Vector& q, const Vector& v, const Vector& u) {
+      std::visit([&](auto& w) { w.midpoint_prepare(h, q, v, u); }, ws_);
+    }
+    void midpoint_correction(const Vector& x, Vector& delta) {
+      std::visit([&](auto& w) { w.midpoint_correction(x, delta); }, ws_);
+    }
 
    private:
     using Held = std::variant<ReducedChainModel::Workspace, ReducedNetworkModel::Workspace>;

@@ -139,6 +139,18 @@ class ReducedChainModel {
   const Matrix& deim_interpolation() const { return G_; }
   /// k_n, the cubic spring coefficient.
   double cubic_coefficient() const { return k_n_; }
+  /// The stacked form g_r = P law(E q) of reduction/reduced_workspace.hpp (StackedNonlinearity),
+  /// which lets implicit midpoint fold its Newton matrix into the force's products: deim with
+  /// k_n != 0, E = [EL; ER] (2 m x r), P = G (r x m), law(e) = k_n (el^3 + er^3).
+  bool stacked_nonlinearity() const {
+    return treatment_ == NonlinearTreatment::deim && k_n_ != 0.0;
+  }
+  const Matrix& stacked_rows() const { return E_; }
+  const Matrix& stacked_weights() const { return G_; }
+  void stacked_law(const Eigen::Ref<const Vector>& e, Eigen::Ref<Vector> g_P) const {
+    const Index m = deim_samples();
+    g_P = k_n_ * (e.head(m).array().cube() + e.tail(m).array().cube()).matrix();
+  }
 
   // --- States -----------------------------------------------------------------------------------
   Index full_size() const { return N_; }

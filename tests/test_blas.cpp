@@ -1,14 +1,18 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // The CBLAS and LAPACK wrappers of src/linalg against Eigen's own products and factorizations:
 // every transpose combination of gemm (also on blocks with a leading dimension larger than the
-// rows), dsyrk's Gram matrix, the inverse, the pivoted QR and the orthonormal Q factor.
+// rows), dsyrk's Gram matrix, the inverse, the pivoted QR and the orthonormal Q factor; the
+// small-matrix product kernel (SmallMatrix) against Eigen's for every row blocking.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <random>
+#include <vector>
 
 #include "src/core/errors.hpp"
 #include "src/linalg/blas.hpp"
 #include "src/linalg/lapack.hpp"
+#include "src/linalg/small_gemv.hpp"
 #include "support/compare.hpp"
 #include "support/random_systems.hpp"
 
@@ -108,6 +112,43 @@ TEST(Lapack, QFactorIsOrthonormalAndSpansTheColumns) {
   EXPECT_TRUE(matrices_near(Matrix(Q * (Q.transpose() * X)), X, kProductTol * X.norm()));
   Matrix wide(3, 5);
   EXPECT_THROW(lapack::qr_q_factor(wide), InvalidArgument);
+}
+
+TEST(SmallMatrix, ProductMatchesEigenForEveryRowBlocking) {
+  // Row counts through one to beyond two blocks of kBlock packets, column counts below, at and
+  // beyond the column groups; with and without the initial y0. The padding rows hold 0 (or y0).
+  std::mt19937 gen(7);
+  const Index packet = SmallMatrix::kPacket, block = SmallMatrix::kBlock;
+  const std::vector<Index> row_counts = {1,
+                                         std::max<Index>(packet - 1, 2),
+                                         packet + 1,
+                                         20,
+                                         38,
+                                         76,
+                                         block * packet,
+                                         block * packet + 3,
+                                         2 * block * packet + 5};
+  for (Index rows : row_counts)
+    for (Index cols : std::vector<Index>{1, 3, 4, 7, 58}) {
+      const Matrix A = random_normal(rows, cols, gen);
+      const Vector z = random_normal(cols, 1, gen);
+      const SmallMatrix S(A);
+      ASSERT_EQ(S.padded_rows() % packet, 0);
+      ASSERT_GE(S.padded_rows(), rows);
+      ASSERT_LT(S.padded_rows(), rows + packet);
+      Vector y;
+      S.multiply(z, y);
+      EXPECT_TRUE(matrices_near(y.head(rows), Vector(A * z), kProductTol)) << rows << " x " << cols;
+      EXPECT_TRUE(y.tail(S.padded_rows() - rows).isZero(0.0)) << rows << " x " << cols;
+      const Vector y0 = random_normal(S.padded_rows(), 1, gen);
+      Vector y1(S.padded_rows());
+      S.multiply(z.data(), y1.data(), y0.data());
+      EXPECT_TRUE(matrices_near(y1.head(rows), Vector(y0.head(rows) + A * z), kProductTol))
+          << rows << " x " << cols << " with y0";
+      EXPECT_TRUE(matrices_near(y1.tail(S.padded_rows() - rows),
+                                Vector(y0.tail(S.padded_rows() - rows)), 0.0))
+          << rows << " x " << cols << " with y0";
+    }
 }
 
 }  // namespace

@@ -3,12 +3,16 @@
 // every integrator); its reduced Jacobians against finite differences; the exact tensor against
 // the full evaluation; DEIM against its defining formula, exact on range(U), with precomputed
 // sizes independent of N; the uniform mass; invariance of the Galerkin trajectory under a change
-// of basis of range(V); bad input named in the message.
+// of basis of range(V); the folded implicit midpoint against the plain Newton path; bad input
+// named in the message.
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <iterator>
+#include <optional>
 #include <random>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include <Eigen/QR>
@@ -358,6 +362,107 @@ TEST(ReducedChain, GalerkinTrajectoryIsInvariantUnderChangeOfBasis) {
           << to_string(t) << ", " << to_string(s);
     }
   }
+}
+
+/// The same model with a workspace that offers no folded midpoint correction: implicit
+/// midpoint's plain path (force, residual, solve_iteration) on the same matrices.
+struct PlainNewton {
+  const ReducedChainModel& model;
+  Index n() const { return model.n(); }
+  Index n_inputs() const { return model.n_inputs(); }
+  Index n_outputs() const { return model.n_outputs(); }
+  bool is_linear() const { return model.is_linear(); }
+  template <class Q, class Vq>
+  void force(const Eigen::MatrixBase<Q>& q, const Eigen::MatrixBase<Vq>& v, const Vector& u,
+             Vector& F) const {
+    model.force(q, v, u, F);
+  }
+  void output(const Vector& q, const Vector& v, Vector& y) const { model.output(q, v, y); }
+  void mass(const Vector& x, Vector& out) const { model.mass(x, out); }
+  std::optional<double> uniform_mass() const { return model.uniform_mass(); }
+  class Workspace {
+   public:
+    explicit Workspace(const PlainNewton& p) : ws_(p.model) {}
+    void solve_mass(const Vector& r, Vector& x) { ws_.solve_mass(r, x); }
+    void factorize_iteration(double a, double b, double c, const Vector& q) {
+      ws_.factorize_iteration(a, b, c, q);
+    }
+    void solve_iteration(const Vector& r, Vector& x) { ws_.solve_iteration(r, x); }
+
+   private:
+    ReducedChainModel::Workspace ws_;
+  };
+};
+static_assert(FoldedMidpointModel<ReducedChainModel>);
+static_assert(SecondOrderModel<PlainNewton> && !FoldedMidpointModel<PlainNewton>);
+
+// The folded correction is the plain one up to the order of its products: rounding of O(|x|)
+// terms, over 100 steps of a damped model (observed about 1e-15).
+constexpr double kFoldedTol = 1e-12;
+
+TEST(ReducedChain, FoldedMidpointFollowsThePlainNewtonPath) {
+  // DEIM chains with a uniform mass (orthonormal Galerkin), a dense one (V A) and a
+  // Petrov-Galerkin one, with a step long enough (dt = 0.1, states of order one, k_n = 2) that
+  // the lagged Newton matrix is refreshed: the folded matrices must follow every factorization.
+  // Reduced states at every step and the Newton statistics must agree.
+  const Index N = 40, r = 6, m = 12;
+  const MassSpringChain chain(testing::test_chain_parameters(N));
+  std::mt19937 gen(43);
+  const Matrix V = random_orthonormal(N, r, gen);
+  const Matrix A = Matrix::Identity(r, r) + 0.2 * testing::random_normal(r, r, gen);
+  const Matrix W = random_orthonormal(N, r, gen) + V;
+  // U spans m force snapshots g(V q_i).
+  Matrix X(N, m);
+  for (Index i = 0; i < m; ++i) {
+    Vector g;
+    chain.nonlinear_force(V * testing::random_normal(r, 1, gen), g);
+    X.col(i) = g;
+  }
+  Eigen::HouseholderQR<Matrix> qr(X);
+  const DeimResult d = deim(Matrix(qr.householderQ() * Matrix::Identity(N, m)), DeimMethod::qdeim);
+  const auto opt = options_for(NonlinearTreatment::deim, &d);
+  const ReducedChainModel models[] = {ReducedChainModel(chain, V, Matrix(), opt),
+                                      ReducedChainModel(chain, V * A, Matrix(), opt),
+                                      ReducedChainModel(chain, V, W, opt)};
+  ASSERT_TRUE(models[0].uniform_mass().has_value());
+  ASSERT_FALSE(models[1].uniform_mass().has_value());
+  const auto u = make_sine_signal(1, 1.0, 0.3);
+  const Vector q0f = V * testing::random_normal(r, 1, gen);
+  for (std::size_t i = 0; i < std::size(models); ++i)
+    for (bool reuse : {false, true}) {
+      const ReducedChainModel& model = models[i];
+      IntegratorOptions o;
+      o.scheme = Scheme::implicit_midpoint;
+      o.dt = 0.1;
+      o.t_end = 10.0;
+      o.reuse_jacobian = reuse;
+      const Index steps = step_count(o);
+      auto trajectory = [&](const auto& m, IntegrationStats& stats) {
+        typename std::decay_t<decltype(m)>::Workspace ws(m);
+        Vector q = model.project(q0f), v = Vector::Zero(r);
+        Matrix X(2 * r, steps + 1);
+        stats = integrate(m, ws, *u, o, q, v,
+                          [&](Index k, double, const Vector& qk, const Vector& vk, const Vector&) {
+                            X.col(k) << qk, vk;
+                          });
+        return X;
+      };
+      IntegrationStats folded_stats, plain_stats;
+      const Matrix folded = trajectory(model, folded_stats);
+      const Matrix plain = trajectory(PlainNewton{model}, plain_stats);
+      const std::string what = "model " + std::to_string(i) + (reuse ? ", lagged" : ", fresh") +
+                               ": " + std::to_string(folded_stats.factorizations) +
+                               " factorizations, " +
+                               std::to_string(folded_stats.newton_iterations) + " iterations";
+      EXPECT_TRUE(matrices_near(folded, plain, kFoldedTol, Compare::relative)) << what;
+      EXPECT_EQ(folded_stats.newton_iterations, plain_stats.newton_iterations) << what;
+      EXPECT_EQ(folded_stats.factorizations, plain_stats.factorizations) << what;
+      // The lagged runs refreshed their Newton matrix (else the test would not cover it).
+      if (reuse) {
+        EXPECT_GT(folded_stats.factorizations, 2) << what;
+        EXPECT_LT(folded_stats.factorizations, steps) << what;
+      }
+    }
 }
 
 TEST(ReducedChain, LinearChainNeedsNoNonlinearTerm) {

@@ -59,7 +59,13 @@
 //                                 rule and Newton tolerance. No checks, no observer: the floor a
 //                                 general step can approach. Counter floor_ratio: the model's
 //                                 cpu_us_per_step over the floor's, when both ran in this
-//                                 process (alternated: model, floor, model, floor per N).
+//                                 process (alternated: model, floor, folded floor per N, twice).
+//   BM_default_folded_floor/<N>   the same with S^{-1} folded in as the model's workspace does
+//                                 (reduction/reduced_workspace.hpp): per Newton iteration one
+//                                 product with [EL; ER], one with [S^{-1} S0, h S^{-1} G], and
+//                                 one per step for the rest, all three on the same SmallMatrix
+//                                 kernel (src/linalg/small_gemv.hpp); the model's counter
+//                                 folded_floor_ratio is its time over this one's.
 //   Counters us_per_step (wall) and cpu_us_per_step (the thread's CPU time: on a shared machine
 //   the wall time also counts the waits for a core).
 //   Counter state_difference (floor): ||q_floor - q_model||_inf / ||q_model||_inf at the end.
@@ -96,6 +102,7 @@
 #include "src/core/errors.hpp"
 #include "src/core/timing.hpp"
 #include "src/integrators/integrate.hpp"
+#include "src/linalg/small_gemv.hpp"
 #include "src/signals/signal.hpp"
 
 namespace mor {
@@ -437,8 +444,8 @@ class DefaultExperiment {
   const IntegratorOptions& integrator() const { return config_.integrator; }
   Index m() const { return reduction_.main.m; }
   double offline_s = 0;
-  std::optional<double> model_us, floor_us;  // per step, once measured
-  Vector q_end;                              // the model's final positions
+  std::optional<double> model_us, floor_us, folded_floor_us;  // per step, once measured
+  Vector q_end;                                               // the model's final positions
 
  private:
   experiments::ExperimentConfig config_;
@@ -452,8 +459,11 @@ class DefaultExperiment {
 /// Requires the chain kind's DEIM model with a uniform mass.
 class FusedMidpointFloor {
  public:
-  FusedMidpointFloor(const ReducedChainModel& model, const IntegratorOptions& opt)
-      : r_(model.n()),
+  /// folded: the correction as [S^{-1} S0, h S^{-1} G] [x; g_P] + d with d once per step
+  /// (reduction/reduced_workspace.hpp), else as force and solve.
+  FusedMidpointFloor(const ReducedChainModel& model, const IntegratorOptions& opt, bool folded)
+      : folded_(folded),
+        r_(model.n()),
         m_(model.deim_samples()),
         k_n_(model.cubic_coefficient()),
         h_(opt.dt),
@@ -466,8 +476,19 @@ class FusedMidpointFloor {
     mu_ = *model.uniform_mass();
     A_.resize(r_, 2 * r_ + m_);
     A_ << model.D_r(), model.K_r(), G_;
+    K_ = model.K_r();
     S0_ =
         mu_ * Matrix::Identity(r_, r_) + (0.5 * h_) * model.D_r() + (0.25 * h_ * h_) * model.K_r();
+    W1_.resize(r_, r_ + m_);
+    Ad_.resize(r_, 2 * r_ + B_.cols());
+    Es_.assign(E_);
+    z1_.resize(r_ + m_);
+    vqu_.resize(2 * r_ + B_.cols());
+    d_.resize(SmallMatrix::padded_rows(r_));
+    y_.resize(SmallMatrix::padded_rows(r_));
+    es_.resize(Es_.padded_rows());
+    q0_.resize(r_);
+    qs_.resize(r_);
     S_.resize(r_, r_);
     Sinv_.resize(r_, r_);
     JPV_.resize(m_, r_);
@@ -491,27 +512,45 @@ class FusedMidpointFloor {
         refresh(q, v);
         stale = false;
       }
+      if (folded_) prepare(q, v);
       bool refreshed = false;
       double previous = 0.0;
       int it = 0;
       for (;;) {
         ++it;
         ++newton;
-        // z = [v_s; q_s; g_P], e = E q_s, F = B u - [D K G] z.
-        z_.head(r_) = 0.5 * (v + x_);
-        z_.segment(r_, r_) = q + (0.5 * h_) * z_.head(r_);
-        e_.noalias() = E_ * z_.segment(r_, r_);
-        z_.tail(m_) = k_n_ * (e_.head(m_).array().cube() + e_.tail(m_).array().cube()).matrix();
-        F_.noalias() = B_ * u_;
-        F_.noalias() -= A_ * z_;
-        F_ = mu_ * (x_ - v) - h_ * F_;
-        delta_.noalias() = Sinv_ * F_;
+        if (folded_) {
+          // q_s = q + h/4 (v + x), e = E q_s, delta = [S^{-1} S0, h S^{-1} G] [x; g_P] + d.
+          qs_ = q0_ + (0.25 * h_) * x_;
+          Es_.multiply(qs_.data(), es_.data());
+          z1_.head(r_) = x_;
+          z1_.tail(m_) =
+              k_n_ * (es_.head(m_).array().cube() + es_.segment(m_, m_).array().cube()).matrix();
+          W1s_.multiply(z1_.data(), y_.data(), d_.data());
+          delta_ = y_.head(r_);
+        } else {
+          // z = [v_s; q_s; g_P], e = E q_s, F = B u - [D K G] z.
+          z_.head(r_) = 0.5 * (v + x_);
+          z_.segment(r_, r_) = q + (0.5 * h_) * z_.head(r_);
+          e_.noalias() = E_ * z_.segment(r_, r_);
+          z_.tail(m_) = k_n_ * (e_.head(m_).array().cube() + e_.tail(m_).array().cube()).matrix();
+          F_.noalias() = B_ * u_;
+          F_.noalias() -= A_ * z_;
+          F_ = mu_ * (x_ - v) - h_ * F_;
+          delta_.noalias() = Sinv_ * F_;
+        }
         const detail::Norms norms = detail::subtract_with_norms(r_, x_.data(), delta_.data());
         if (norms.delta <= opt_.newton_rtol * norms.x + opt_.newton_atol) break;
         require(it < opt_.newton_max_iterations && std::isfinite(norms.delta),
                 "fused floor: Newton failed at step ", k);
         if (it >= 2 && norms.delta > 0.5 * previous && !refreshed) {
-          refresh_at(z_.segment(r_, r_));
+          if (folded_) {
+            qs_ = q0_ + (0.25 * h_) * x_;
+            refresh_at(qs_);
+            prepare(q, v);
+          } else {
+            refresh_at(z_.segment(r_, r_));
+          }
           refreshed = true;
         }
         previous = norms.delta;
@@ -540,13 +579,29 @@ class FusedMidpointFloor {
     S_.noalias() += G_ * JPV_;
     lu_.compute(S_);
     Sinv_ = lu_.inverse();
+    if (!folded_) return;
+    W1_.leftCols(r_).noalias() = Sinv_ * S0_;
+    W1_.rightCols(m_).noalias() = h_ * (Sinv_ * G_);
+    Ad_.leftCols(r_) = W1_.leftCols(r_) - (2.0 * mu_) * Sinv_;
+    Ad_.middleCols(r_, r_).noalias() = h_ * (Sinv_ * K_);
+    Ad_.rightCols(B_.cols()).noalias() = -h_ * (Sinv_ * B_);
+    W1s_.assign(W1_);
+    Ads_.assign(Ad_);
+  }
+  /// d = [S^{-1} (S0 - 2 mu I), h S^{-1} K, -h S^{-1} B] [v; q; u] and q + h/4 v, per step.
+  void prepare(const Vector& q, const Vector& v) {
+    vqu_ << v, q, u_;
+    Ads_.multiply(vqu_.data(), d_.data());
+    q0_ = q + (0.25 * h_) * v;
   }
 
+  bool folded_;
   Index r_, m_;
   double k_n_, h_, mu_ = 1.0;
   IntegratorOptions opt_;
-  Matrix E_, G_, B_, A_, S0_, S_, Sinv_, JPV_;
-  Vector z_, e_, F_, x_, delta_, u_;
+  Matrix E_, G_, B_, A_, K_, S0_, S_, Sinv_, JPV_, W1_, Ad_;
+  SmallMatrix Es_, W1s_, Ads_;  // folded: E, W1, Ad padded to whole packets (src/linalg)
+  Vector z_, e_, F_, x_, delta_, u_, z1_, vqu_, d_, y_, es_, q0_, qs_;
   Eigen::PartialPivLU<Matrix> lu_;
 };
 
@@ -600,12 +655,14 @@ void BM_default_reduced_step(benchmark::State& state) {
     state.counters["m"] = static_cast<double>(fx.m());
     state.counters["offline_s"] = fx.offline_s;
     if (fx.floor_us) state.counters["floor_ratio"] = *fx.model_us / *fx.floor_us;
+    if (fx.folded_floor_us)
+      state.counters["folded_floor_ratio"] = *fx.model_us / *fx.folded_floor_us;
   } catch (const std::exception& e) {
     state.SkipWithError(e.what());
   }
 }
 
-void BM_default_fused_floor(benchmark::State& state) {
+void BM_default_fused_floor(benchmark::State& state, bool folded) {
   const Index N = state.range(0);
   try {
     DefaultExperiment& fx = DefaultExperiment::get(N);
@@ -613,7 +670,7 @@ void BM_default_fused_floor(benchmark::State& state) {
     require(chain != nullptr, "the default experiment's reduced model is not a reduced chain");
     const IntegratorOptions& opt = fx.integrator();
     const Index steps = step_count(opt);
-    FusedMidpointFloor floor(*chain, opt);
+    FusedMidpointFloor floor(*chain, opt, folded);
     Vector q(chain->n()), v(chain->n());
     double seconds = 0, cpu = 0;
     Index newton = 0;
@@ -630,11 +687,12 @@ void BM_default_fused_floor(benchmark::State& state) {
       benchmark::DoNotOptimize(q.data());
     }
     const double total = static_cast<double>(state.iterations() * steps);
-    fx.floor_us = 1e6 * cpu / total;
+    std::optional<double>& floor_us = folded ? fx.folded_floor_us : fx.floor_us;
+    floor_us = 1e6 * cpu / total;
     state.counters["us_per_step"] = 1e6 * seconds / total;
-    state.counters["cpu_us_per_step"] = *fx.floor_us;
+    state.counters["cpu_us_per_step"] = *floor_us;
     state.counters["newton_per_step"] = static_cast<double>(newton) / total;
-    if (fx.model_us) state.counters["floor_ratio"] = *fx.model_us / *fx.floor_us;
+    if (fx.model_us) state.counters["floor_ratio"] = *fx.model_us / *floor_us;
     if (fx.q_end.size() == q.size())
       state.counters["state_difference"] =
           (q - fx.q_end).cwiseAbs().maxCoeff() / fx.q_end.cwiseAbs().maxCoeff();
@@ -652,11 +710,13 @@ void register_benchmarks() {
           ->Unit(benchmark::kMicrosecond)
           ->UseManualTime()
           ->MinTime(kMinTime);
-      benchmark::RegisterBenchmark("BM_default_fused_floor", BM_default_fused_floor)
-          ->Arg(N)
-          ->Unit(benchmark::kMicrosecond)
-          ->UseManualTime()
-          ->MinTime(kMinTime);
+      for (bool folded : {false, true})
+        benchmark::RegisterBenchmark(folded ? "BM_default_folded_floor" : "BM_default_fused_floor",
+                                     BM_default_fused_floor, folded)
+            ->Arg(N)
+            ->Unit(benchmark::kMicrosecond)
+            ->UseManualTime()
+            ->MinTime(kMinTime);
     }
   // N by N, the full step first: its time gives the speed-up counter, and the training data of
   // one N are built once and used by every r.

@@ -13,7 +13,9 @@
 //    S = (1 - am) M + (1 - af) gamma h D + (1 - af) beta h^2 (K + dg/dq).
 // Newton uses the model's workspace: the iteration matrix is refactorized once per step
 // (simplified Newton), again within a step if the contraction is slow, never for linear models
-// with a fixed step (then one solve per step).
+// with a fixed step (then one solve per step). A workspace that folds S^{-1} into its model's
+// products (FoldedMidpointModel: the dense reduced models) computes implicit midpoint's Newton
+// correction itself; the iteration, its tolerance and the Jacobian updates stay the same.
 #pragma once
 
 #include <algorithm>
@@ -279,14 +281,19 @@ IntegrationStats integrate(const Model& model, typename Model::Workspace& ws, co
   observe(Index{0}, opt.t0, q, v, u);
   detail::SubnormalsFlushed flushed(opt.flush_subnormals);
 
+  // The next observed and the next checked step: counters, where k % stride would cost two
+  // integer divisions in every step (k runs 1, 2, ..., total).
+  Index next_observation = opt.observe_stride, next_check = opt.finite_check_stride;
   auto after_step = [&](Index k) {
     if (opt.stop_requested && opt.stop_requested->load(std::memory_order_relaxed))
       throw Interrupted(
           detail::concat("interrupted at t = ", time_at(k), " (step ", k, " of ", total, ")"));
-    const bool observed = k % opt.observe_stride == 0 || k == total;
+    const bool observed = k == next_observation || k == total;
+    if (k == next_observation) next_observation += opt.observe_stride;
     // A full pass over the state: every finite_check_stride steps, not at every observation,
     // which would add a memory pass to each cheap explicit step.
-    if (k % opt.finite_check_stride == 0 || k == total) {
+    if (k == next_check || k == total) {
+      if (k == next_check) next_check += opt.finite_check_stride;
       if (!detail::all_finite(q) || !detail::all_finite(v))
         detail::throw_diverged(time_at(k), k, total, opt.scheme, h);
       const double magnitude = std::max(detail::max_magnitude(q), detail::max_magnitude(v));
@@ -389,15 +396,17 @@ IntegrationStats integrate(const Model& model, typename Model::Workspace& ws, co
       ++stats.force_evaluations;
       x = acc;
     }
-    const bool reuse = opt.reuse_jacobian && !model.is_linear();
+    const bool linear = model.is_linear();
+    const bool reuse = opt.reuse_jacobian && !linear;
     bool stale = true;  // the iteration matrix must be (re)factorized before use
 
     // One run of steps. q_stage, v_stage: the stage state (q_s, v_s) at which the residual is
-    // evaluated, as lazy expressions of q, v, acc and x that the force evaluation reads in its
-    // own pass (nothing is materialized but qs, once per factorization); residual(F) turns the
-    // force into the residual (in place for a uniform mass) and returns it; accept() updates
-    // q, v (and acc) from x and leaves the next step's predictor in x, in one pass.
-    auto run = [&](double stage_time, const auto& q_stage, const auto& v_stage, auto&& residual,
+    // evaluated, as lazy expressions of q, v, acc and x (nothing is materialized but qs, once
+    // per factorization); prepare() runs after each factorization and at the start of each
+    // step (folded models precompute there what does not depend on x); correct(delta) sets
+    // delta = S^{-1} R(x), the Newton correction; accept() updates q, v (and acc) from x and
+    // leaves the next step's predictor in x, in one pass.
+    auto run = [&](double stage_time, const auto& q_stage, auto&& prepare, auto&& correct,
                    auto&& accept) {
       // The iteration matrix at the current stage state; a failure names the step, and a
       // non-finite state is reported as the divergence it is.
@@ -419,16 +428,16 @@ IntegrationStats integrate(const Model& model, typename Model::Workspace& ws, co
           factorize(k);
           stale = false;
         }
+        prepare();
         double previous = 0.0;
         int it = 0;
         for (;;) {
           ++it;
           ++stats.newton_iterations;
-          model.force(q_stage, v_stage, u_a, F);
+          correct(delta);
           ++stats.force_evaluations;
-          ws.solve_iteration(residual(F), delta);
           const detail::Norms norms = detail::subtract_with_norms(n, x.data(), delta.data());
-          if (model.is_linear()) break;  // the residual is linear in x: one solve is exact
+          if (linear) break;  // the residual is linear in x: one solve is exact
           const double size = x_to_v * norms.delta;
           const double tol = opt.newton_rtol * x_to_v * norms.x + opt.newton_atol;
           if (!std::isfinite(size)) detail::throw_diverged(time_at(k), k, total, opt.scheme, h);
@@ -438,6 +447,7 @@ IntegrationStats integrate(const Model& model, typename Model::Workspace& ws, co
           // Slow contraction: refresh the Jacobian at the current iterate (once per step).
           if (it >= 2 && size > 0.5 * previous && !refactorized_after_first) {
             factorize(k);
+            prepare();
             refactorized_after_first = true;
           }
           previous = size;
@@ -449,36 +459,54 @@ IntegrationStats integrate(const Model& model, typename Model::Workspace& ws, co
       }
     };
 
+    auto no_preparation = [] {};
     if (midpoint) {
       // Residual M (x - v_n) - h F(q_n + h/2 v_s, v_s), v_s = (v_n + x) / 2.
       const auto v_stage = 0.5 * (v + x);
-      run(
-          0.5 * h, q + (0.5 * h) * v_stage, v_stage,
-          [&](Vector& f) -> const Vector& {
-            if (m) {
-              f = *m * (x - v) - h * f;
-              return f;
-            }
-            work = x - v;
-            model.mass(work, R);
-            R -= h * f;
-            return R;
-          },
-          [&] { detail::midpoint_accept(n, 0.5 * h, q.data(), v.data(), x.data()); });
+      const auto q_stage = q + (0.5 * h) * v_stage;
+      auto accept = [&] { detail::midpoint_accept(n, 0.5 * h, q.data(), v.data(), x.data()); };
+      bool folded = false;
+      if constexpr (FoldedMidpointModel<Model>) folded = ws.midpoint_folded();
+      if (folded) {
+        // The same correction from the workspace's fused products (S^{-1} folded in).
+        if constexpr (FoldedMidpointModel<Model>)
+          run(
+              0.5 * h, q_stage, [&] { ws.midpoint_prepare(h, q, v, u_a); },
+              [&](Vector& d) { ws.midpoint_correction(x, d); }, accept);
+      } else {
+        run(
+            0.5 * h, q_stage, no_preparation,
+            [&](Vector& d) {
+              model.force(q_stage, v_stage, u_a, F);
+              if (m) {
+                F = *m * (x - v) - h * F;
+                ws.solve_iteration(F, d);
+                return;
+              }
+              work = x - v;
+              model.mass(work, R);
+              R -= h * F;
+              ws.solve_iteration(R, d);
+            },
+            accept);
+      }
     } else {
       // Residual M ((1 - am) x + am a_n) - F(q_{n+1-af}, v_{n+1-af}), where
       // q_{n+1-af} = q_n + (1 - af) (q_{n+1} - q_n), likewise v.
-      run((1.0 - af) * h, q + (1.0 - af) * (h * v + (h * h) * ((0.5 - beta) * acc + beta * x)),
-          v + (1.0 - af) * h * ((1.0 - gamma) * acc + gamma * x),
-          [&](Vector& f) -> const Vector& {
+      const auto q_stage = q + (1.0 - af) * (h * v + (h * h) * ((0.5 - beta) * acc + beta * x));
+      const auto v_stage = v + (1.0 - af) * h * ((1.0 - gamma) * acc + gamma * x);
+      run((1.0 - af) * h, q_stage, no_preparation,
+          [&](Vector& d) {
+            model.force(q_stage, v_stage, u_a, F);
             if (m) {
-              f = *m * ((1.0 - am) * x + am * acc) - f;
-              return f;
+              F = *m * ((1.0 - am) * x + am * acc) - F;
+              ws.solve_iteration(F, d);
+              return;
             }
             work = (1.0 - am) * x + am * acc;
             model.mass(work, R);
-            R -= f;
-            return R;
+            R -= F;
+            ws.solve_iteration(R, d);
           },
           [&] {
             detail::alpha_accept(n, h, beta, gamma, q.data(), v.data(), acc.data(), x.data());

@@ -31,6 +31,16 @@
 //                                           in increasing order; the sink may write any vector
 //                                           q and v do not read. RK4 then updates q and v inside
 //                                           its last stage, while each block is in L1.
+//
+// Optional (FoldedMidpointModel), for small dense models whose implicit midpoint correction
+// costs less with S^{-1} folded into the model's own products (reduction/reduced_workspace.hpp):
+//   ws.midpoint_folded()                    true if the two calls below may be used (run time)
+//   ws.midpoint_prepare(h, q, v, u)         after a factorization and at the start of each step:
+//                                           the part of S^{-1} R(x) that does not depend on x
+//   ws.midpoint_correction(x, delta)        delta = S^{-1} R(x), the residual
+//                                           R(x) = M (x - v) - h F(q + h/2 v_s, v_s, u),
+//                                           v_s = (v + x) / 2, of (q, v, u) last prepared; the
+//                                           same Newton correction as force + solve_iteration
 #pragma once
 
 #include <concepts>
@@ -61,6 +71,14 @@ template <class Model>
 concept BlockForceModel = SecondOrderModel<Model> &&
     requires(const Model& model, const Vector& x, void (*sink)(Index, Index, const double*)) {
   model.force_blocks(x, x, x, sink);
+};
+
+template <class Model>
+concept FoldedMidpointModel = SecondOrderModel<Model> &&
+    requires(typename Model::Workspace& ws, const Vector& x, Vector& out, double s) {
+  { ws.midpoint_folded() } -> std::convertible_to<bool>;
+  ws.midpoint_prepare(s, x, x, x);
+  ws.midpoint_correction(x, out);
 };
 
 }  // namespace mor
