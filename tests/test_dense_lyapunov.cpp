@@ -439,14 +439,6 @@ TEST(DenseGramian, AutomaticSolverChoice) {
   }
 }
 
-/// Singular values of Z_o^T E Z_c, the Hankel singular values of (E, A, B, C).
-Vector hankel_singular_values(const DenseChain& s) {
-  const Matrix Zc = dense_gramian_factor(s.E, s.A, s.B, s.C, GramianKind::controllability);
-  const Matrix Zo = dense_gramian_factor(s.E, s.A, s.B, s.C, GramianKind::observability);
-  const Matrix M = Zo.transpose() * s.E * Zc;
-  return Eigen::BDCSVD<Matrix>(M).singularValues();
-}
-
 // Both solvers of DenseGramianFactors against AB09AD on the chains of N = 200 (n = 400): the
 // Schur path to kHsvAbsTol, the sign function to kSignHsvAbsTol (its factors carry the forward
 // error of the Newton iteration, about cond(A) eps relative to ||P|| rather than a backward

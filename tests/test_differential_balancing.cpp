@@ -154,10 +154,11 @@ TEST(DifferentialBalancing, LinearChainGramiansDominateTheLyapunovSolutions) {
   const Vector sigma_lin = svd.singularValues();
   for (Index i = 0; i < sigma_lin.size(); ++i) {
     EXPECT_GE(bal.sigma[i], sigma_lin[i] * (1 - kLinearGramianTolerance)) << "i = " << i;
-    if (sigma_lin[i] > 1e-3 * sigma_lin[0])
+    if (sigma_lin[i] > 1e-3 * sigma_lin[0]) {
       EXPECT_TRUE(
           scalars_near(bal.sigma[i], sigma_lin[i], kLinearGramianTolerance, Compare::relative))
           << "i = " << i;
+    }
   }
 }
 

@@ -244,9 +244,10 @@ TEST_F(Registry, EveryMethodOnEveryModelKindRunsOrRefusesByName) {
       EXPECT_EQ(s.reduced_order, m.order);
       EXPECT_LT(s.output_error_relative, kUsefulError)
           << "relative output error " << s.output_error_relative << " vs " << kUsefulError;
-      if (family == ReductionMethod::Family::linear)
+      if (family == ReductionMethod::Family::linear) {
         EXPECT_LT(s.h2_error_relative, kUsefulError)
             << "relative H2 error " << s.h2_error_relative << " vs " << kUsefulError;
+      }
     }
   }
   // Every method ran on some model, and the mismatches were refused.
