@@ -154,47 +154,11 @@ void square_root_balance(const Matrix& X, const Matrix& Y, Vector& sigma, Matrix
   W = L * svd.matrixU() * s.asDiagonal();
 }
 
-}  // namespace
-
-JacobianFamily jacobian_family(const MassSpringChain& chain) {
-  const SecondOrderSystem s = chain.linear_system();
-  const Index N = chain.n();
-  JacobianFamily f;
-  const Matrix M = Matrix(s.M);
-  f.M_inv = M.inverse();
-  const Index n = 2 * N;
-  f.A = Matrix::Zero(n, n);
-  f.A.topRightCorner(N, N).setIdentity();
-  f.A.bottomLeftCorner(N, N) = -f.M_inv * Matrix(s.K);
-  f.A.bottomRightCorner(N, N) = -f.M_inv * Matrix(s.D);
-  f.B = Matrix::Zero(n, s.B.cols());
-  f.B.bottomRows(N) = f.M_inv * Matrix(s.B);
-  f.C = Matrix::Zero(s.Cp.rows(), n);
-  f.C.leftCols(N) = Matrix(s.Cp);
-  f.C.rightCols(N) = Matrix(s.Cv);
-  f.G = Matrix::Zero(N + 1, N);
-  for (Index r = 0; r <= N; ++r) {
-    if (r < N) f.G(r, r) = 1.0;
-    if (r >= 1) f.G(r, r - 1) = -1.0;
-  }
-  const double k_n = chain.parameters().k_n;
-  f.coefficients = Matrix::Zero(N + 1, 4);
-  f.coefficients.col(1).setConstant(k_n);
-  if (k_n == 0.0) return f;
-  f.H.reserve(static_cast<std::size_t>(N + 1));
-  for (Index r = 0; r <= N; ++r) {
-    const Vector d = f.G.row(r).transpose();
-    Matrix H = Matrix::Zero(n, n);
-    H.bottomLeftCorner(N, N) = -(f.M_inv * d) * d.transpose();
-    f.H.push_back(std::move(H));
-    f.elements.push_back(r);
-  }
-  return f;
-}
-
-JacobianFamily jacobian_family(const NonlinearNetwork& net) {
-  const SecondOrderSystem& s = net.linear_system();
-  const Index N = net.n();
+/// The linear part of the first-order drift of M q'' + D q' + K q = B u, y = Cp q + Cv q':
+/// M^{-1}, A = (0 I; -M^{-1} K  -M^{-1} D), B = (0; M^{-1} B), C = (Cp Cv).
+/// @throws InvalidArgument if M is singular.
+JacobianFamily linear_part(const SecondOrderSystem& s) {
+  const Index N = s.n();
   JacobianFamily f;
   const Matrix M = Matrix(s.M);
   f.M_inv = M.inverse();
@@ -210,16 +174,45 @@ JacobianFamily jacobian_family(const NonlinearNetwork& net) {
   f.C = Matrix::Zero(s.Cp.rows(), n);
   f.C.leftCols(N) = Matrix(s.Cp);
   f.C.rightCols(N) = Matrix(s.Cv);
+  return f;
+}
+
+/// Element r of f.G as a direction of the family: H_r = -(0 0; M^{-1} g_r g_r^T 0).
+void add_element(JacobianFamily& f, Index r) {
+  const Index N = f.M_inv.rows();
+  const Vector d = f.G.row(r).transpose();
+  Matrix H = Matrix::Zero(2 * N, 2 * N);
+  H.bottomLeftCorner(N, N) = -(f.M_inv * d) * d.transpose();
+  f.H.push_back(std::move(H));
+  f.elements.push_back(r);
+}
+
+}  // namespace
+
+JacobianFamily jacobian_family(const MassSpringChain& chain) {
+  const Index N = chain.n();
+  JacobianFamily f = linear_part(chain.linear_system());
+  f.G = Matrix::Zero(N + 1, N);
+  for (Index r = 0; r <= N; ++r) {
+    if (r < N) f.G(r, r) = 1.0;
+    if (r >= 1) f.G(r, r - 1) = -1.0;
+  }
+  const double k_n = chain.parameters().k_n;
+  f.coefficients = Matrix::Zero(N + 1, 4);
+  f.coefficients.col(1).setConstant(k_n);
+  if (k_n == 0.0) return f;
+  f.H.reserve(static_cast<std::size_t>(N + 1));
+  for (Index r = 0; r <= N; ++r) add_element(f, r);
+  return f;
+}
+
+JacobianFamily jacobian_family(const NonlinearNetwork& net) {
+  JacobianFamily f = linear_part(net.linear_system());
   f.G = Matrix(net.G());
   f.coefficients = net.coefficients();
   for (Index r = 0; r < f.G.rows(); ++r) {
     const Vector c = f.coefficients.row(r).transpose();
-    if (element_bound(c.data()) == ElementBound::none) continue;
-    const Vector d = f.G.row(r).transpose();
-    Matrix H = Matrix::Zero(n, n);
-    H.bottomLeftCorner(N, N) = -(f.M_inv * d) * d.transpose();
-    f.H.push_back(std::move(H));
-    f.elements.push_back(r);
+    if (element_bound(c.data()) != ElementBound::none) add_element(f, r);
   }
   return f;
 }

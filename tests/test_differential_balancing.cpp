@@ -65,6 +65,19 @@ Matrix jacobian_at(const MassSpringChain& chain, const Vector& q) {
 }
 
 /// x' = f(x) + B u of the full chain from its matrix-free force.
+/// One classical RK4 step of x' = f(x, u(t)) from t to t + dt (the reference integration of
+/// the error-bound tests, full and reduced alike).
+template <class F, class U>
+void rk4_step(const F& f, const U& input, double t, double dt, Vector& x) {
+  const Vector u0 = input(t), u1 = input(t + dt / 2), u2 = input(t + dt);
+  Vector k1, k2, k3, k4;
+  f(x, u0, k1);
+  f(Vector(x + dt / 2 * k1), u1, k2);
+  f(Vector(x + dt / 2 * k2), u1, k3);
+  f(Vector(x + dt * k3), u2, k4);
+  x += dt / 6 * (k1 + 2 * k2 + 2 * k3 + k4);
+}
+
 void full_rhs(const MassSpringChain& chain, const Vector& x, const Vector& u, Vector& dx) {
   const Index N = chain.n();
   Vector F;
@@ -215,18 +228,10 @@ TEST(DifferentialBalancing, ErrorBoundHoldsOnSimulatedTrajectories) {
       for (int k = 0; k < steps; ++k) {
         const double t = k * dt;
         accumulate(t, dt * (k == 0 ? 0.5 : 1.0));
-        const Vector u0 = input(t), u1 = input(t + dt / 2), u2v = input(t + dt);
-        Vector k1, k2, k3, k4;
-        full_rhs(chain, x, u0, k1);
-        full_rhs(chain, x + dt / 2 * k1, u1, k2);
-        full_rhs(chain, x + dt / 2 * k2, u1, k3);
-        full_rhs(chain, x + dt * k3, u2v, k4);
-        x += dt / 6 * (k1 + 2 * k2 + 2 * k3 + k4);
-        red.rhs(z, u0, k1);
-        red.rhs(z + dt / 2 * k1, u1, k2);
-        red.rhs(z + dt / 2 * k2, u1, k3);
-        red.rhs(z + dt * k3, u2v, k4);
-        z += dt / 6 * (k1 + 2 * k2 + 2 * k3 + k4);
+        rk4_step([&](const Vector& y, const Vector& u, Vector& dy) { full_rhs(chain, y, u, dy); },
+                 input, t, dt, x);
+        rk4_step([&](const Vector& y, const Vector& u, Vector& dy) { red.rhs(y, u, dy); }, input, t,
+                 dt, z);
       }
       accumulate(t_end, dt / 2);
       ASSERT_LE(max_full, rho) << "the full trajectory leaves the region (amplitude " << amplitude
@@ -431,18 +436,11 @@ TEST(DifferentialBalancingNetwork, LatticeGramiansHoldAndBoundTheError) {
     for (int k = 0; k < steps; ++k) {
       const double t = k * dt;
       accumulate(t, dt * (k == 0 ? 0.5 : 1.0));
-      const Vector u0 = input(t), u1 = input(t + dt / 2), u2v = input(t + dt);
-      Vector k1, k2, k3, k4;
-      full_rhs(net, M_inv, x, u0, k1);
-      full_rhs(net, M_inv, x + dt / 2 * k1, u1, k2);
-      full_rhs(net, M_inv, x + dt / 2 * k2, u1, k3);
-      full_rhs(net, M_inv, x + dt * k3, u2v, k4);
-      x += dt / 6 * (k1 + 2 * k2 + 2 * k3 + k4);
-      red.rhs(z, u0, k1);
-      red.rhs(z + dt / 2 * k1, u1, k2);
-      red.rhs(z + dt / 2 * k2, u1, k3);
-      red.rhs(z + dt * k3, u2v, k4);
-      z += dt / 6 * (k1 + 2 * k2 + 2 * k3 + k4);
+      rk4_step(
+          [&](const Vector& y, const Vector& u, Vector& dy) { full_rhs(net, M_inv, y, u, dy); },
+          input, t, dt, x);
+      rk4_step([&](const Vector& y, const Vector& u, Vector& dy) { red.rhs(y, u, dy); }, input, t,
+               dt, z);
     }
     accumulate(t_end, dt / 2);
     ASSERT_LE(max_full, rho) << "the full trajectory leaves the region";
