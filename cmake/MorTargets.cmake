@@ -26,10 +26,13 @@ function(mor_add_benchmark name)
 endfunction()
 
 # The libraries' precompiled header (MOR_PCH): the Eigen modules and standard headers that nearly
-# every translation unit includes, parsed once per library instead of once per file.
+# every translation unit includes, parsed once per library instead of once per file, with the
+# explicit instantiation declarations of src/linalg/eigen_instances.hpp; further headers of the
+# library (ARGN) may follow.
 function(mor_precompile_headers target)
   if(MOR_PCH)
     target_precompile_headers(${target} PRIVATE <Eigen/Dense> <Eigen/SparseCore>
-                              <Eigen/Eigenvalues> <functional> <memory> <string> <vector>)
+                              <Eigen/Eigenvalues> <functional> <memory> <string> <vector>
+                              ${PROJECT_SOURCE_DIR}/src/linalg/eigen_instances.hpp ${ARGN})
   endif()
 endfunction()

@@ -10,7 +10,7 @@ BUILD_DIR="${MOR_BUILD_DIR:-$ROOT/build}"
 # What the first command needs (build `mor`, run the default experiment, make its plots), from
 # Debian's archive only.
 RUN_PACKAGES=(
-  g++ make cmake pkg-config git
+  g++ make cmake ninja-build pkg-config git
   libeigen3-dev libspectra-dev libsuitesparse-dev libhdf5-dev
   libtomlplusplus-dev libcli11-dev libsundials-dev
   libopenmpi-dev openmpi-bin libmatio-dev libopenblas-dev liblapacke-dev libdsdp-dev ccache
@@ -53,11 +53,20 @@ install_packages() {
     -o DPkg::Options::=--force-unsafe-io "${missing[@]}" >/dev/null
 }
 
+# generator_args DIR: "-G Ninja" for a tree not configured yet (an existing tree keeps the generator
+# it was made with). Ninja starts a library's compiles while the library below it still compiles;
+# Make builds one library after the other, which left a core idle for 50 of the 444 s the first
+# command's build took (docs/benchmarks.md, "The first command").
+generator_args() {
+  [ -f "$1/CMakeCache.txt" ] || ! command -v ninja >/dev/null || echo "-G Ninja"
+}
+
 # build_project [cmake -D options...]: configure, then build the targets in BUILD_TARGETS (space
 # separated; empty: everything). The default run builds only `mor`; the tests build all.
 build_project() {
   echo "== build: Release in $BUILD_DIR${BUILD_TARGETS:+ (targets: $BUILD_TARGETS)}"
-  cmake -S "$ROOT" -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Release "$@" >/dev/null
+  # shellcheck disable=SC2046 # generator_args gives two words or none
+  cmake -S "$ROOT" -B "$BUILD_DIR" $(generator_args "$BUILD_DIR") -DCMAKE_BUILD_TYPE=Release "$@" >/dev/null
   # shellcheck disable=SC2086 # BUILD_TARGETS is a space-separated list
   build_in "$BUILD_DIR" ${BUILD_TARGETS:-}
 }
@@ -82,7 +91,8 @@ configure_clang() {
   local dir="$1" flags="$2"
   shift 2
   mkdir -p "$dir"
-  CC=clang-14 CXX=clang++-14 cmake -S "$ROOT" -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  # shellcheck disable=SC2046 # generator_args gives two words or none
+  CC=clang-14 CXX=clang++-14 cmake -S "$ROOT" -B "$dir" $(generator_args "$dir") -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     -DCMAKE_C_FLAGS_RELWITHDEBINFO="$flags" -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="$flags" "$@" \
     >"$dir/configure.log" 2>&1 ||
     { tail -n 40 "$dir/configure.log" >&2; echo "error: configuring $dir failed" >&2; exit 1; }

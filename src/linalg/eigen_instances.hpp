@@ -1,0 +1,41 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// The Eigen decompositions that many translation units use, instantiated once: explicit
+// instantiation declarations here (every library sees them through its precompiled header,
+// mor_precompile_headers in cmake/MorTargets.cmake), the definitions in
+// eigen_instances_*.cpp (a definition may follow the declaration in the same file). Without them
+// each file that calls, say, BDCSVD<Matrix> compiled its 20-odd seconds of instantiation and
+// optimisation again: irka.cpp took 68 s of CPU, 39 s with them (g++ 12, -O3; docs/benchmarks.md
+// "The first command"). A file compiled without the precompiled header (MOR_PCH=OFF, the tests)
+// instantiates what it uses itself, as before; the linker keeps one copy either way.
+//
+// MOR_EIGEN_INSTANCES_<GROUP>(X) lists the types of one definition file; X(T) is expanded for
+// each. A type used widely enough to matter is one line here.
+#pragma once
+
+#include <Eigen/Dense>
+
+#include "src/core/types.hpp"
+
+// eigen_instances_svd.cpp: the divide-and-conquer SVD alone (the most expensive, about 20 s).
+#define MOR_EIGEN_INSTANCES_SVD(X) X(BDCSVD<::mor::Matrix>)
+// eigen_instances_factor.cpp: the one-sided factorizations and the Jacobi SVD.
+#define MOR_EIGEN_INSTANCES_FACTOR(X)   \
+  X(JacobiSVD<::mor::Matrix>)           \
+  X(JacobiSVD<::mor::ComplexMatrix>)    \
+  X(PartialPivLU<::mor::Matrix>)        \
+  X(PartialPivLU<::mor::ComplexMatrix>) \
+  X(HouseholderQR<::mor::Matrix>) X(ColPivHouseholderQR<::mor::Matrix>) X(LLT<::mor::Matrix>)
+// eigen_instances_eigen.cpp: the eigensolvers and the forms they go through.
+#define MOR_EIGEN_INSTANCES_EIGEN(X)                        \
+  X(SelfAdjointEigenSolver<::mor::Matrix>)                  \
+  X(GeneralizedSelfAdjointEigenSolver<::mor::Matrix>)       \
+  X(EigenSolver<::mor::Matrix>) X(RealSchur<::mor::Matrix>) \
+      X(HessenbergDecomposition<::mor::Matrix>)
+
+#define MOR_EIGEN_EXTERN_INSTANCE(T) \
+  namespace Eigen {                  \
+  extern template class T;           \
+  }
+MOR_EIGEN_INSTANCES_SVD(MOR_EIGEN_EXTERN_INSTANCE)
+MOR_EIGEN_INSTANCES_FACTOR(MOR_EIGEN_EXTERN_INSTANCE)
+MOR_EIGEN_INSTANCES_EIGEN(MOR_EIGEN_EXTERN_INSTANCE)
