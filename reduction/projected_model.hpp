@@ -91,41 +91,26 @@ class ProjectedModel {
     return p ? p->get() : nullptr;
   }
 
+  /// Dispatches to the held model's workspace (reduction/reduced_workspace.hpp). Defined in
+  /// projected_model.cpp, which alone instantiates both dense workspaces: inline here, every
+  /// file that includes this header compiled them again (about 2 s each, the runner's 30 files).
   class Workspace {
    public:
-    explicit Workspace(const ProjectedModel& model, SparseBackend backend = SparseBackend::umfpack)
-        : ws_(make(model, backend)) {}
-    void solve_mass(const Vector& r, Vector& x) {
-      std::visit([&](auto& w) { w.solve_mass(r, x); }, ws_);
-    }
-    void factorize_iteration(double a, double b, double c, const Vector& q) {
-      std::visit([&](auto& w) { w.factorize_iteration(a, b, c, q); }, ws_);
-    }
-    void solve_iteration(const Vector& r, Vector& x) {
-      std::visit([&](auto& w) { w.solve_iteration(r, x); }, ws_);
-    }
-    Index factorizations() const {
-      return std::visit([](const auto& w) { return w.factorizations(); }, ws_);
-    }
+    explicit Workspace(const ProjectedModel& model, SparseBackend backend = SparseBackend::umfpack);
+    ~Workspace();
+    Workspace(Workspace&&) noexcept;
+    void solve_mass(const Vector& r, Vector& x);
+    void factorize_iteration(double a, double b, double c, const Vector& q);
+    void solve_iteration(const Vector& r, Vector& x);
+    Index factorizations() const;
     // Folded implicit midpoint (reduction/reduced_workspace.hpp), where the held model has it.
-    bool midpoint_folded() const {
-      return std::visit([](const auto& w) { return w.midpoint_folded(); }, ws_);
-    }
-    void midpoint_prepare(double h, const Vector& q, const Vector& v, const Vector& u) {
-      std::visit([&](auto& w) { w.midpoint_prepare(h, q, v, u); }, ws_);
-    }
-    void midpoint_correction(const Vector& x, Vector& delta) {
-      std::visit([&](auto& w) { w.midpoint_correction(x, delta); }, ws_);
-    }
+    bool midpoint_folded() const;
+    void midpoint_prepare(double h, const Vector& q, const Vector& v, const Vector& u);
+    void midpoint_correction(const Vector& x, Vector& delta);
 
    private:
     using Held = std::variant<ReducedChainModel::Workspace, ReducedNetworkModel::Workspace>;
-    static Held make(const ProjectedModel& model, SparseBackend backend) {
-      if (const ReducedChainModel* c = model.chain_model())
-        return Held(std::in_place_index<0>, *c, backend);
-      return Held(std::in_place_index<1>, *model.network_model(), backend);
-    }
-    Held ws_;
+    std::unique_ptr<Held> ws_;
   };
 
  private:

@@ -10,6 +10,7 @@
 // first-order GD truncation and its a priori bound 2 sum_{i>r} sigma_i are
 // recorded (/reduction/hankel_singular_values, /reduction/error_bound); see
 // docs/methods/differential_balancing.md for which model the bound covers.
+#include <algorithm>
 #include <cmath>
 #include <iomanip>
 #include <limits>
@@ -76,16 +77,17 @@ void dbal_keys(O& o, V& v) {
   v(Key{"store_bases", "", "write P, Q, V_q and W_q to the results file"}, o.store_bases);
 }
 
-/// CPU seconds of both SDPs for N coordinates and m elements (m + 2 blocks): about 20 s at
-/// N = 20 for the chain (820 unknowns, 23 blocks) and at N = 16 for the 4 x 4 lattice (528
-/// unknowns, 42 blocks; docs/methods/differential_balancing.md), growing like the Schur
-/// matrix's Cholesky factor, (N (2 N + 1))^3, and with the blocks its assembly sums over, plus a
-/// second of setup. A coarse estimate: it is 2x low for that lattice.
+/// CPU seconds of both SDPs for N coordinates and m elements: measured 15 s for the chain at
+/// N = 20 (820 unknowns, m = 21) and 22 s for the 4 x 4 lattice (N = 16, 528 unknowns, m = 40;
+/// docs/methods/differential_balancing.md). The Schur matrix's Cholesky factor grows like the
+/// unknowns cubed, N (2 N + 1) cubed; its assembly, which dominates for the lattice, like the
+/// square of the elements per coordinate (more blocks, each with denser data matrices). Both
+/// exponents are fitted to those two runs (the square reproduces both), plus a second of setup.
 double sdp_seconds(Index N_, Index m_) {
   const auto N = static_cast<double>(N_);
   const double u = N * (2 * N + 1) / 820.0;
-  const double blocks = (static_cast<double>(m_) + 2.0) / (N + 3.0);
-  return 1.0 + 20.0 * u * u * u * blocks;
+  const double density = std::max(static_cast<double>(m_) / N, 1.0) / (21.0 / 20.0);
+  return 1.0 + 14.0 * u * u * u * density * density;
 }
 
 /// x to two significant digits, for messages.
