@@ -32,7 +32,7 @@ namespace {
 namespace fs = std::filesystem;
 using detail::concat;
 
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+constexpr double kNoValue = std::numeric_limits<double>::quiet_NaN();
 
 }  // namespace
 

@@ -33,7 +33,7 @@ namespace {
 namespace fs = std::filesystem;
 using detail::concat;
 
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+constexpr double kMissingValue = std::numeric_limits<double>::quiet_NaN();
 
 }  // namespace
 
@@ -115,7 +115,7 @@ void write_sweep_results(const SweepConfig& c, const std::vector<PointOutcome>& 
     auto [it, fresh] = numbers.try_emplace(name);
     if (fresh) {
       order.push_back(name);
-      it->second.numbers.assign(P, kNaN);
+      it->second.numbers.assign(P, kMissingValue);
       it->second.texts.assign(P, "");
     }
     return it->second;
@@ -159,7 +159,8 @@ void write_sweep_results(const SweepConfig& c, const std::vector<PointOutcome>& 
     }
     for (std::size_t k = 0; k < c.tolerances.size(); ++k) {
       const std::int64_t r_tol = order_for_tolerance(r, methods[i], c.tolerances[k]);
-      column(concat("r_for_tol_", k)).numbers[i] = r_tol >= 0 ? static_cast<double>(r_tol) : kNaN;
+      column(concat("r_for_tol_", k)).numbers[i] =
+          r_tol >= 0 ? static_cast<double>(r_tol) : kMissingValue;
     }
   }
   for (std::size_t k = 0; k < c.tolerances.size(); ++k) column(concat("r_for_tol_", k));
@@ -187,7 +188,7 @@ void write_sweep_results(const SweepConfig& c, const std::vector<PointOutcome>& 
       // A numeric axis is stored as numbers, any other as strings.
       bool all_numbers = true;
       for (std::size_t i = 0; i < P; ++i) {
-        double v = kNaN;
+        double v = kMissingValue;
         if (col.texts[i].empty()) continue;
         if (is_number(col.texts[i], v))
           col.numbers[i] = v;

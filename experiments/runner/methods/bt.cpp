@@ -12,8 +12,8 @@
 namespace mor::experiments {
 namespace {
 
-constexpr Choice<BtProjection> kProjections[] = {{"square_root", BtProjection::square_root},
-                                                 {"balancing_free", BtProjection::balancing_free}};
+constexpr Choice<BtProjection> kBtProjections[] = {
+    {"square_root", BtProjection::square_root}, {"balancing_free", BtProjection::balancing_free}};
 
 /// BtOptions::reference_extra_order of every run up to kReferenceMaxStates states (the surrogate
 /// the analysis uses); beyond, its two n x q bases (1.9 GB at N = 10^6 and q = 120) would cost
@@ -37,7 +37,7 @@ void bt_keys(O& o, V& v) {
   v.choice(Key{"projection", "",
                "square_root (balanced realisation, W^T E V = I) or balancing_free (orthonormal "
                "V, W)"},
-           o.projection, kProjections);
+           o.projection, kBtProjections);
   gramian_keys(o.gramians, v);
   v(Key{"store_bases", "", "write V and W (n x r) to the results file"}, o.store_bases);
 }

@@ -26,8 +26,8 @@ constexpr Choice<IrkaInitialShifts> kInitial[] = {{"ritz", IrkaInitialShifts::ri
                                                   {"given", IrkaInitialShifts::given}};
 constexpr Choice<IrkaCriterion> kCriteria[] = {{"shifts", IrkaCriterion::shifts},
                                                {"h2", IrkaCriterion::h2}};
-constexpr Choice<SoIrkaProjection> kProjections[] = {{"two_sided", SoIrkaProjection::two_sided},
-                                                     {"galerkin", SoIrkaProjection::galerkin}};
+constexpr Choice<SoIrkaProjection> kSoIrkaProjections[] = {
+    {"two_sided", SoIrkaProjection::two_sided}, {"galerkin", SoIrkaProjection::galerkin}};
 
 struct IrkaKeys {
   Index order = 0;
@@ -81,7 +81,7 @@ void irka_keys(O& o, V& v) {
   v.choice(Key{"projection", "",
                "second_order: two_sided (bitangential Hermite interpolation) or galerkin (W = V: "
                "keeps M_r, D_r, K_r symmetric definite, so a passive model stays stable)"},
-           o.projection, kProjections);
+           o.projection, kSoIrkaProjections);
   v(Key{"inner_max_iterations", "", "second_order: limit of the inner IRKA on the 2r states"},
     o.inner_max_iterations);
   v(Key{"h2_history", "",

@@ -13,7 +13,7 @@
 namespace mor::experiments {
 namespace {
 
-constexpr Choice<SecondOrderProjection> kProjections[] = {
+constexpr Choice<SecondOrderProjection> kSobtProjections[] = {
     {"square_root", SecondOrderProjection::square_root},
     {"balancing_free", SecondOrderProjection::balancing_free},
     {"galerkin", SecondOrderProjection::galerkin}};
@@ -41,7 +41,7 @@ void sobt_keys(O& o, V& v) {
   v.choice(Key{"projection", "",
                "square_root, balancing_free, or galerkin (W = V: keeps M_r, D_r, K_r symmetric "
                "definite, so a passive model stays stable)"},
-           o.projection, kProjections);
+           o.projection, kSobtProjections);
   v.choice(
       Key{"variant", "", "the Gramian pair ranking the coordinates (as pyMOR's SOBTp/v/pv/vp)"},
       o.variant, kVariants);

@@ -31,7 +31,7 @@ void linearised_multibody_keys(O& o, V& v) {
     o.benchmark);
 }
 
-std::string joined(const std::vector<std::string>& names) {
+std::string joined_names(const std::vector<std::string>& names) {
   std::string s;
   for (const auto& n : names) s += (s.empty() ? "" : ",") + n;
   return s;
@@ -57,8 +57,8 @@ class LinearisedMultibodySpec final : public ModelSpec {
     const auto& s = std::get<SecondOrderSystem>(*system_);
     out.set_attribute(layout::kModel, "title", title_ + ", linearised");
     out.set_attribute(layout::kModel, "n", static_cast<std::int64_t>(s.n()));
-    out.set_attribute(layout::kModel, "input_names", joined(inputs_));
-    out.set_attribute(layout::kModel, "output_names", joined(outputs_));
+    out.set_attribute(layout::kModel, "input_names", joined_names(inputs_));
+    out.set_attribute(layout::kModel, "output_names", joined_names(outputs_));
     out.set_attribute(
         layout::kModel, "symmetric",
         std::string(symmetric_iteration(s) ? "M, D, K symmetric" : "M, D or K nonsymmetric"));
