@@ -98,7 +98,12 @@ def signal(type, **keys):
 def _signal_default(key):
     import tomllib
 
-    return tomllib.loads("x = " + key["default"])["x"]
+    value = tomllib.loads("x = " + key["default"])["x"]
+    if key["type"] == "number":
+        return float(value)
+    if key["type"] == "array of numbers":
+        return [float(x) for x in value]
+    return value
 
 
 def _signal_constructor(info):
@@ -379,7 +384,8 @@ def _reduce_doc():
         "with their nonlinear force hyper-reduced. A method that does not fit the model is refused",
         "with the program's message.",
         "",
-        "experiment['training']: a list of dicts, one [[training]] table (a run from rest) each:",
+        "experiment['training']: a list of dicts, one [[training]] table (a run from rest) each,",
+        "or of mor.Signal objects (mor.Chirp(f1=0.2), ...: the table of their keys):",
         *_table_doc("training"),
         "",
         "experiment['simulation']: a dict, the [simulation] table of the training runs:",

@@ -119,7 +119,7 @@ def test_table_signal_has_its_columns(tmp_path):
 def test_bad_keys_and_values_raise_value_error_naming_them(make, match):
     with pytest.raises(ValueError, match=match) as e:
         make()
-    print(e.value)
+    print(e.value)  # the message, for the log
 
 
 def test_missing_table_file_raises_os_error(tmp_path):
@@ -285,3 +285,15 @@ def test_linear_method_on_a_nonlinear_model_names_the_linearisation(tmp_path):
     linear = mor.reduce(mor.Chain(N=30, k_n=0.0), "bt", order=4)
     assert linear.linearisation is None and "linearisation" not in repr(linear)
     assert linear.summary().splitlines()[0] == "reduced   bt, r = 4"
+
+
+def test_stub_has_the_signal_constructors():
+    import ast
+    import pathlib
+
+    stub = pathlib.Path(mor.__file__).with_name("__init__.pyi").read_text()
+    funcs = {f.name: f for f in ast.parse(stub).body if isinstance(f, ast.FunctionDef)}
+    for t in mor.signal_types():
+        f = funcs[t["name"].capitalize()]
+        assert [a.arg for a in f.args.kwonlyargs] == [k["name"] for k in t["keys"]], t["name"]
+    assert "signal" in funcs and "class Signal:" in stub
