@@ -51,6 +51,7 @@ def main(out):
         "    type: str",
         "    keys: dict[str, Any]",
         "    channels: int",
+        "    def __init__(self, type: str, **keys: Any) -> None: ...",
         "    def __call__(self, t: float | np.ndarray) -> float | np.ndarray: ...",
         "    def describe(self) -> str: ...",
         "    def toml(self) -> str: ...",

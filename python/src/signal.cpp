@@ -163,6 +163,10 @@ The signals of experiment files ([input], [[training]]; docs/keys.md), made by m
 **keys) or its constructors (mor.Sine, mor.Step, mor.Chirp, ...), with the same keys, defaults
 and checks. sig(t) evaluates it at a number or an array of times; mor.simulate(model, sig, ...)
 drives every input of the model with it, as an experiment file's [input] does.)")
+      .def(py::init([](const std::string& type, const py::kwargs& keys) {
+             return make_object(type, keys, "mor.Signal(\"" + type + "\")");
+           }),
+           py::arg("type"), "mor.Signal(type, **keys), the same as mor.signal(type, **keys)")
       .def_property_readonly(
           "type", [](const SignalObject& s) { return s.spec.type; },
           "the signal type (zero, step, sine, chirp, multisine, table)")

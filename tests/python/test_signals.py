@@ -46,6 +46,7 @@ def test_repr_is_readable_and_makes_the_same_signal():
     assert repr(ms) == "mor.Multisine(amplitude=1.0, frequencies=[0.1, 0.3], seed=7)"
     assert repr(mor.Zero()) == "mor.Zero()"
     assert mor.signal("chirp", f1=0.2).keys == mor.Chirp(f1=0.2).keys
+    assert mor.Signal("chirp", f1=0.2).keys == mor.Chirp(f1=0.2).keys
     assert sig.describe() == "sine(amplitude=2, frequency=0.1 Hz, phase=0, offset=0)"
     import tomllib
 
@@ -297,3 +298,16 @@ def test_stub_has_the_signal_constructors():
         f = funcs[t["name"].capitalize()]
         assert [a.arg for a in f.args.kwonlyargs] == [k["name"] for k in t["keys"]], t["name"]
     assert "signal" in funcs and "class Signal:" in stub
+
+
+def test_a_numerical_failure_of_a_linearisation_names_it():
+    """BT of the undamped pendulum's linearisation fails (its poles lie on the imaginary axis):
+    the message names the linearisation, as `mor run`'s does; modal reduces it."""
+    pendulum = mor.model("pendulum")
+    with pytest.raises(RuntimeError, match='^mor.reduce: "bt" of the linearisation about the '
+                                           'hanging equilibrium: .*not stable'):
+        mor.reduce(pendulum, "bt", order=1)
+    rom = mor.reduce(pendulum, "modal", order=1)
+    assert rom.linearisation == "the hanging equilibrium"
+    assert rom.summary().startswith("reduced   modal of the linearisation about the hanging "
+                                    "equilibrium, r = 1\noffline   ")
