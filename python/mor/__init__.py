@@ -340,7 +340,9 @@ def _summary(self):
     offline = f"offline   {total:.3g} s"
     if timings:
         offline += ": " + ", ".join(f"{_stage_name(k)} {v:.3g} s" for k, v in timings.items())
-    return f"reduced   {_reduced_by(self)}, r = {self.r}\n{offline}"
+    points = self.deim_points
+    deim = f" ({len(points)} DEIM points)" if points is not None and len(points) else ""
+    return f"reduced   {_reduced_by(self)}, r = {self.r}{deim}\n{offline}"
 
 
 Model.summary = _summary

@@ -311,3 +311,22 @@ def test_a_numerical_failure_of_a_linearisation_names_it():
     assert rom.linearisation == "the hanging equilibrium"
     assert rom.summary().startswith("reduced   modal of the linearisation about the hanging "
                                     "equilibrium, r = 1\noffline   ")
+
+
+def test_summary_of_a_projection_is_mor_runs_line(tmp_path):
+    """POD + Q-DEIM of the nonlinear chain trained on a chirp: rom.summary()'s first line is the
+    start of the line `mor run` prints for the same file (order and DEIM points)."""
+    from mor import _build
+
+    train = mor.Chirp(f1=0.3, t1=20.0)
+    rom = mor.reduce(mor.Chain(N=40, k_n=2.0), "pod", order=6, experiment={
+        "simulation": {"t_end": 20.0, "dt": 0.1}, "training": [train]})
+    line = rom.summary().splitlines()[0]
+    assert line == "reduced   pod, r = 6 (12 DEIM points)"
+    path = experiment(tmp_path, 'type = "mass_spring_chain"\nN = 40\nk_n = 2.0',
+                      'type = "sine"', t_end=20.0, dt=0.1,
+                      reduction='method = "pod"\norder = 6\n\n[[training]]\n' + train.toml())
+    out = subprocess.run([_build.PROGRAM, "run", str(path)], capture_output=True, text=True,
+                         check=True).stdout
+    printed = [s.strip() for s in out.splitlines() if s.strip().startswith("reduced")]
+    assert len(printed) == 1 and printed[0].startswith(line + ":"), (printed, line)
