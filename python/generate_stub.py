@@ -42,8 +42,19 @@ def main(out):
         "from . import results as results",
         "",
         "Matrix = scipy.sparse.spmatrix | np.ndarray | Sequence[Sequence[float]]",
-        "Input = Callable[[float], float | Sequence[float]] | np.ndarray | float",
+        "InputEntry = Signal | Callable[[float], float] | float | None",
+        "Input = (Signal | Callable[[float], float | Sequence[float]] | np.ndarray | float\n"
+        "         | Sequence[InputEntry] | Mapping[int, InputEntry])",
         "__version__: str",
+        "",
+        "class Signal:",
+        "    type: str",
+        "    keys: dict[str, Any]",
+        "    channels: int",
+        "    def __init__(self, type: str, **keys: Any) -> None: ...",
+        "    def __call__(self, t: float | np.ndarray) -> float | np.ndarray: ...",
+        "    def describe(self) -> str: ...",
+        "    def toml(self) -> str: ...",
         "",
         "class Model:",
         "    kind: str",
@@ -62,12 +73,14 @@ def main(out):
         "    W: np.ndarray | None",
         "    deim_points: np.ndarray | None",
         "    deim_basis: np.ndarray | None",
+        "    linearisation: str | None",
     ]
     for name in ("E", "A", "B", "C", "D", "M", "K", "Cp", "Cv"):
         lines.append(f"    {name}: scipy.sparse.csc_matrix | np.ndarray")
     lines += [
         "    def matrix(self, name: str) -> scipy.sparse.csc_matrix | np.ndarray: ...",
         "    def toml(self) -> str: ...",
+        "    def summary(self) -> str: ...",
         "",
         "def LtiModel(A: Matrix, B: Matrix, C: Matrix, E: Matrix | None = None, "
         "D: Matrix | None = None) -> Model: ...",
@@ -86,7 +99,16 @@ def main(out):
                 seen.add(k["name"])
                 lines.append(f"    {k['name']}: {annotation(k)}")
     lines += ["", "class Experiment(TypedDict, total=False):",
-              "    training: Sequence[Training]", "    simulation: Simulation", ""]
+              "    training: Sequence[Training | Signal]", "    simulation: Simulation", ""]
+    # The signals of [input] / [[training]]: mor.signal and one constructor per type.
+    types = mor.signal_types()
+    lines.append("def signal(type: Literal[" + ", ".join(repr(t["name"]) for t in types)
+                 + "], **keys: Any) -> Signal: ...")
+    for t in types:
+        args = ", ".join(f"{k['name']}: {annotation(k)} = {default(k)}" for k in t["keys"])
+        name = "".join(part.capitalize() for part in t["name"].split("_"))
+        lines.append(f"def {name}({'*, ' + args if args else ''}) -> Signal: ...")
+    lines.append("def signal_types() -> list[dict[str, Any]]: ...")
     kinds = {k["name"]: k for k in mor.model_kinds()}
     chain = kinds.get("mass_spring_chain")
     if chain:

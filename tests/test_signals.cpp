@@ -124,6 +124,12 @@ TEST_F(TableSignal, InterpolatesLinearlyAndHoldsTheEnds) {
   Vector w(3);
   b->evaluate(1.0, w);
   EXPECT_TRUE((w.array() == 2.0).all());
+  // m = 0: as many channels as the table has value columns.
+  const auto own = make_table_signal(0, write("0 0 10\n2 4 30\n"));
+  ASSERT_EQ(own->size(), 2);
+  own->evaluate(1.0, u);
+  EXPECT_DOUBLE_EQ(u(0), 2.0);
+  EXPECT_DOUBLE_EQ(u(1), 20.0);
 }
 
 TEST_F(TableSignal, BadTablesNameFileLineAndValue) {

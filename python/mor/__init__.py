@@ -8,6 +8,7 @@
     rom.A, rom.hsv, rom.error_bound, rom.timings
     mor.h2_error(fom, rom), mor.hinf_norm(fom), mor.sigma(rom, [0.1, 1.0])
     t, y = mor.simulate(rom, lambda t: 1.0, t_end=10.0, dt=0.01)
+    t, y = mor.simulate(fom, mor.Sine(amplitude=2.0, frequency=0.1), t_end=10.0, dt=0.01)
     pod = mor.reduce(fom, "pod", order=20, experiment={
         "simulation": {"t_end": 200.0, "dt": 0.5}, "training": [{"type": "chirp", "f1": 0.05}]})
 
@@ -19,12 +20,12 @@ library's one-line messages.
 import os as _os
 
 from . import _mor
-from ._mor import Model, methods, model_kinds
+from ._mor import Model, Signal, methods, model_kinds, signal_types
 
 __all__ = [
     "Model", "LtiModel", "SecondOrderModel", "Chain", "load_model", "model", "reduce",
     "simulate", "h2_norm", "h2_error", "hinf_norm", "sigma", "transfer_function", "hsv", "run",
-    "sweep", "methods", "model_kinds", "results",
+    "sweep", "methods", "model_kinds", "results", "Signal", "signal", "signal_types",
 ]
 __version__ = _mor.__version__
 
@@ -68,7 +69,83 @@ def load_model(path, **keys):
 
 def reduce(model, method, *, experiment=None, **keys):
     # The docstring is generated from the method registry below.
-    return _mor.reduce(model, method, keys, experiment or {})
+    experiment = dict(experiment or {})
+    if "training" in experiment and isinstance(experiment["training"], (list, tuple)):
+        experiment["training"] = [_signal_table(x) for x in experiment["training"]]
+    return _mor.reduce(model, method, keys, experiment)
+
+
+# --- signals: the [input] / [[training]] signals of experiment files ------------------------
+
+def _constructor_name(type_):
+    return "".join(part.capitalize() for part in type_.split("_"))
+
+
+def _signal_table(x):
+    """A mor.Signal as the dict of its [[training]] table (other entries unchanged)."""
+    return dict(x.keys, type=x.type) if isinstance(x, Signal) else x
+
+
+def signal(type, **keys):
+    """An input signal of experiment files by its type (mor.signal_types() lists them with
+    their keys): mor.signal("sine", amplitude=2.0, frequency=0.1). The keys, defaults and checks
+    are the [input] table's (docs/keys.md); an unknown key or a bad value raises ValueError
+    naming both. The constructors mor.Zero, mor.Step, mor.Sine, mor.Chirp, mor.Multisine,
+    mor.Table (one per type) make the same objects."""
+    return _mor.signal(type, keys)
+
+
+def _signal_default(key):
+    import tomllib
+
+    value = tomllib.loads("x = " + key["default"])["x"]
+    if key["type"] == "number":
+        return float(value)
+    if key["type"] == "array of numbers":
+        return [float(x) for x in value]
+    return value
+
+
+def _signal_constructor(info):
+    import inspect
+
+    type_, name = info["name"], _constructor_name(info["name"])
+
+    def make(**keys):
+        return _mor.signal(type_, keys, f"mor.{name}")
+
+    make.__name__ = make.__qualname__ = name
+    make.__module__ = __name__
+    make.__signature__ = inspect.Signature(
+        [inspect.Parameter(k["name"], inspect.Parameter.KEYWORD_ONLY, default=_signal_default(k))
+         for k in info["keys"]], return_annotation=Signal)
+    lines = [f"mor.{name}(**keys): the {type_!r} signal of experiment files, {info['doc']}.",
+             "",
+             f'The same as mor.signal("{type_}", **keys). It drives every input of a model in',
+             "mor.simulate (as an experiment file's [input] does), or one input as an entry of a",
+             "list or dict u; sig(t) evaluates it."]
+    if info["keys"]:
+        lines += ["", "Keys (the [input] keys of docs/keys.md):"]
+        for k in info["keys"]:
+            unit = f" [{k['unit']}]" if k["unit"] else ""
+            lines.append(f"    {k['name']} ({k['type']}, default {k['default']}){unit}: {k['doc']}")
+    make.__doc__ = "\n".join(lines)
+    return name, make
+
+
+for _info in signal_types():
+    _name, _make = _signal_constructor(_info)
+    globals()[_name] = _make
+    __all__.append(_name)
+del _info, _name, _make
+
+
+def _signal_repr(self):
+    args = ", ".join(f"{k}={v!r}" for k, v in self.keys.items())
+    return f"mor.{_constructor_name(self.type)}({args})"
+
+
+Signal.__repr__ = _signal_repr
 
 
 def simulate(model, u, t_end, dt, integrator="implicit_midpoint", t0=0.0, stride=1,
@@ -78,10 +155,18 @@ def simulate(model, u, t_end, dt, integrator="implicit_midpoint", t0=0.0, stride
     model, [q, v] (positions, then velocities) of a second-order one, the reduced coordinates
     [q_r, v_r] of a projected chain (rom.V @ q_r lifts them).
 
-    u is a callable u(t) (a number or an array of the model's m inputs), an array of samples on
-    the time grid t0, t0 + dt, ..., t_end (k rows of m columns, or 1-D for one input or the same
-    signal on every input; linearly interpolated between samples), or a constant. integrator is
-    "implicit_midpoint", "rk4" or "generalized_alpha". t_end - t0 must be a whole number of steps.
+    u is
+    - a mor.Signal (mor.Sine(...), mor.signal("chirp", ...), ...): it drives every input, as an
+      experiment file's [input] does (a table of m columns one input each), so the result is the
+      file's run of the same model, integrator and steps;
+    - a list of m entries, one per input, each a mor.Signal, a callable, a number or None (zero),
+      or a dict {i: entry} of 0-based inputs i (the others zero), e.g. {0: mor.Step()};
+    - a callable u(t) (a number or an array of the model's m inputs);
+    - an array of samples on the time grid t0, t0 + dt, ..., t_end (k rows of m columns, or 1-D
+      for one input or the same signal on every input; linearly interpolated between samples);
+    - or a constant.
+    integrator is "implicit_midpoint", "rk4" or "generalized_alpha". t_end - t0 must be a whole
+    number of steps.
     """
     return _mor.simulate(model, u, float(t_end), float(dt), integrator, float(t0), int(stride),
                          bool(snapshots))
@@ -222,9 +307,45 @@ Model.deim_points = property(
 Model.deim_basis = _record(
     "deim_basis", "DEIM, with store_bases=True: the force basis U (a row per mass or element, "
                   "one column per DEIM point)")
+Model.linearisation = property(
+    lambda self: (self.info or {}).get("linearisation"),
+    doc="the state whose linearisation a linear method (bt, sobt, modal, irka) reduced, when the "
+        "model it reduced was nonlinear (as `mor run` says: 'reduced bt of the linearisation "
+        "about ...'); None otherwise")
+
+
+def _reduced_by(self):
+    lin = self.linearisation
+    return self.method + (f" of the linearisation about {lin}" if lin else "")
+
+
 Model.__repr__ = lambda self: (
     f"<mor.Model {self.kind}, n = {self.n}"
-    + (f", reduced by {self.method}" if self.is_reduced else "") + ">")
+    + (f", reduced by {_reduced_by(self)}" if self.is_reduced else "") + ">")
+
+
+def _stage_name(stage):
+    return (stage[:-2] if stage.endswith("_s") else stage).replace("_", " ")
+
+
+def _summary(self):
+    """The lines `mor run` prints of a model: its kind and size; of a reduced model the method
+    (and the linearisation it reduced), the order and the offline seconds by stage."""
+    if not self.is_reduced:
+        form = " states (first order)" if self.first_order else " (second order)"
+        return (f"model     {self.kind}, n = {self.n}{form}, "
+                f"{'linear' if self.is_linear else 'nonlinear'}")
+    timings = dict(self.timings or {})
+    total = timings.pop("total_s", 0.0)
+    offline = f"offline   {total:.3g} s"
+    if timings:
+        offline += ": " + ", ".join(f"{_stage_name(k)} {v:.3g} s" for k, v in timings.items())
+    points = self.deim_points
+    deim = f" ({len(points)} DEIM points)" if points is not None and len(points) else ""
+    return f"reduced   {_reduced_by(self)}, r = {self.r}{deim}\n{offline}"
+
+
+Model.summary = _summary
 
 
 def _table_doc(table):
@@ -265,7 +386,8 @@ def _reduce_doc():
         "with their nonlinear force hyper-reduced. A method that does not fit the model is refused",
         "with the program's message.",
         "",
-        "experiment['training']: a list of dicts, one [[training]] table (a run from rest) each:",
+        "experiment['training']: a list of dicts, one [[training]] table (a run from rest) each,",
+        "or of mor.Signal objects (mor.Chirp(f1=0.2), ...: the table of their keys):",
         *_table_doc("training"),
         "",
         "experiment['simulation']: a dict, the [simulation] table of the training runs:",

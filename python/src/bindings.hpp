@@ -20,6 +20,7 @@
 #include <thread>
 
 #include "experiments/runner/chain_reduction_run.hpp"
+#include "experiments/runner/config.hpp"
 #include "experiments/runner/model_kind.hpp"
 #include "src/core/interrupt.hpp"
 #include "src/systems/dense_model.hpp"
@@ -66,6 +67,22 @@ struct Model {
   bool first_order() const;
   Index n() const;
 };
+
+/// The object behind mor.Signal: an input signal of experiment files ([input], [[training]]),
+/// its keys read by the runner's reader of those tables.
+struct SignalObject {
+  experiments::InputSpec spec;
+  /// The signal with its own channels (one; a table's value columns), for sig(t).
+  std::shared_ptr<const Signal> values;
+  /// The name it was made by, for messages ("mor.Sine").
+  std::string maker;
+};
+
+/// The signal `u` of mor.simulate for a model with m inputs: a SignalObject drives them as an
+/// experiment file's [input] does (make_signal); nullptr if u is not a SignalObject.
+std::unique_ptr<Signal> signal_for_inputs(py::handle u, Index m);
+/// Binds mor.Signal and the signal constructors (python/src/signal.cpp).
+void bind_signals(py::module_& mod);
 
 /// A ModelSpec over an in-memory system (mor.LtiModel, mor.SecondOrderModel, reduced models).
 std::shared_ptr<const ModelSpec> memory_spec(std::shared_ptr<const LinearSystem> system);

@@ -20,6 +20,7 @@
 #include "python/src/compute.hpp"
 #include "reduction/system_norms.hpp"
 #include "src/core/timing.hpp"
+#include "src/signals/signal.hpp"
 
 namespace mor::python {
 namespace fs = std::filesystem;
@@ -88,6 +89,8 @@ struct ReductionOutcome {
   std::shared_ptr<ChainReduction> chain;
   std::shared_ptr<FullModel> chain_full;
   bool first_order_record = false;
+  /// "" unless a linear method reduced a nonlinear model: the state of its linearisation.
+  std::string linearisation;
   std::vector<std::pair<std::string, double>> stages;
   double seconds = 0;
 };
@@ -182,10 +185,22 @@ std::shared_ptr<Model> reduce(const std::shared_ptr<Model>& model, const std::st
       // A dense reduced model has no FullModel behind its operator: the one of its system (pod
       // simulates it).
       if (!full) full = model->spec->build(c->solver);
-      o.linear = c->reduction->reduce_linear_in_run(*c, *full, *op, full->second_order_system(),
-                                                    out, &g_stop_requested);
+      // As `mor run` says and records it (experiment.cpp, reduce_linear_family).
+      o.linearisation = full->linearisation();
+      try {
+        o.linear = c->reduction->reduce_linear_in_run(*c, *full, *op, full->second_order_system(),
+                                                      out, &g_stop_requested);
+      } catch (const NumericalError& e) {
+        if (o.linearisation.empty()) throw;
+        throw NumericalError(detail::concat(source, ": \"", method,
+                                            "\" of the linearisation about ", o.linearisation, ": ",
+                                            e.what()));
+      }
       o.stages = o.linear->stages;
       o.seconds = o.linear->seconds;
+      if (!o.linearisation.empty())
+        out.set_attribute(layout::kReduction, "reduces",
+                          "the linearisation about " + o.linearisation);
     } else {
       o.chain_full = c->model->build(c->solver);
       o.chain = std::make_shared<ChainReduction>(
@@ -204,6 +219,7 @@ std::shared_ptr<Model> reduce(const std::shared_ptr<Model>& model, const std::st
   for (const auto& [stage, s] : outcome.stages) timings[py::str(stage)] = s;
   timings["total_s"] = outcome.seconds;
   rec.info["timings"] = timings;
+  if (!outcome.linearisation.empty()) rec.info["linearisation"] = outcome.linearisation;
   if (outcome.linear) {
     const bool first = r.exists(layout::child(layout::kReductionReduced, "A"));
     if (first) {
@@ -339,6 +355,85 @@ class PythonSignal final : public Signal {
   Matrix u_;  ///< one row per time
 };
 
+/// One signal per input (mor.simulate with u a list or a dict): each part has one channel.
+class PerInputSignal final : public Signal {
+ public:
+  explicit PerInputSignal(std::vector<std::unique_ptr<Signal>> parts) : parts_(std::move(parts)) {}
+  Index size() const override { return static_cast<Index>(parts_.size()); }
+  void evaluate(double t, Eigen::Ref<Vector> u) const override {
+    for (std::size_t i = 0; i < parts_.size(); ++i) {
+      double x = 0.0;
+      Eigen::Map<Vector> one(&x, 1);
+      parts_[i]->evaluate(t, one);
+      u(static_cast<Index>(i)) = x;
+    }
+  }
+  std::string describe() const override {
+    std::string s = "per input: ";
+    for (std::size_t i = 0; i < parts_.size(); ++i) {
+      if (i > 0) s += "; ";
+      s += parts_[i]->describe();
+    }
+    return s;
+  }
+
+ private:
+  std::vector<std::unique_ptr<Signal>> parts_;
+};
+
+bool is_signal_entry(py::handle e) {
+  return py::isinstance<SignalObject>(e) || PyCallable_Check(e.ptr()) || e.is_none();
+}
+
+/// The signal of one input: a mor.Signal of one channel, a callable, a number, or None (zero).
+std::unique_ptr<Signal> one_input(py::handle e, const std::string& where) {
+  if (e.is_none()) return make_zero_signal(1);
+  if (py::isinstance<SignalObject>(e)) {
+    const auto& s = e.cast<const SignalObject&>();
+    require(s.values->size() == 1, "mor.simulate: ", where, " is a table of ", s.values->size(),
+            " columns; an entry of u drives one input (pass the table itself to drive all)");
+    return signal_for_inputs(e, 1);
+  }
+  if (PyCallable_Check(e.ptr()))
+    return std::make_unique<PythonSignal>(1, py::reinterpret_borrow<py::object>(e));
+  const Matrix x = to_dense(e, "mor.simulate: " + where);
+  require(x.size() == 1, "mor.simulate: ", where, " = ", std::string(py::repr(e)),
+          " is not a mor.Signal, a callable, a number or None");
+  return std::make_unique<PythonSignal>(1, Vector(), Matrix::Constant(1, 1, x(0, 0)));
+}
+
+/// u as one signal per input, if it is a list or tuple of m entries one of which is a
+/// mor.Signal, a callable or None, or a dict {input: entry} (0-based inputs, the others zero);
+/// nullptr otherwise (then u is a constant or samples).
+std::unique_ptr<Signal> per_input(py::handle u, Index m) {
+  std::vector<std::unique_ptr<Signal>> parts;
+  if (py::isinstance<py::dict>(u)) {
+    std::vector<py::handle> entries(static_cast<std::size_t>(m), py::none());
+    for (auto [k, v] : u.cast<py::dict>()) {
+      require(py::isinstance<py::int_>(k), "mor.simulate: u has the key ", std::string(py::repr(k)),
+              "; the keys of a dict u are 0-based input numbers");
+      const auto i = k.cast<long long>();
+      require(i >= 0 && i < m, "mor.simulate: u[", i, "]: the model has ", m,
+              " input(s), numbered 0 to ", m - 1);
+      entries[static_cast<std::size_t>(i)] = v;
+    }
+    for (Index i = 0; i < m; ++i)
+      parts.push_back(
+          one_input(entries[static_cast<std::size_t>(i)], detail::concat("u[", i, "]")));
+    return std::make_unique<PerInputSignal>(std::move(parts));
+  }
+  if (!py::isinstance<py::list>(u) && !py::isinstance<py::tuple>(u)) return nullptr;
+  const auto seq = py::reinterpret_borrow<py::sequence>(u);
+  bool any = false;
+  for (py::handle e : seq) any = any || is_signal_entry(e);
+  if (!any) return nullptr;
+  require(static_cast<Index>(seq.size()) == m, "mor.simulate: u has ", seq.size(),
+          " entries, one per input; the model has ", m, " input(s)");
+  for (Index i = 0; i < m; ++i)
+    parts.push_back(one_input(seq[static_cast<std::size_t>(i)], detail::concat("u[", i, "]")));
+  return std::make_unique<PerInputSignal>(std::move(parts));
+}
+
 }  // namespace
 
 py::tuple simulate(const std::shared_ptr<Model>& model, py::object u, double t_end, double dt,
@@ -355,8 +450,11 @@ py::tuple simulate(const std::shared_ptr<Model>& model, py::object u, double t_e
   std::shared_ptr<FullModel> full;
   if (!model->chain_rom) full = model->spec->build(SparseBackend::cholmod);
   const Index m = full ? full->n_inputs() : model->chain_rom->main.model->n_inputs();
-  std::unique_ptr<PythonSignal> input;
-  if (PyCallable_Check(u.ptr())) {
+  std::unique_ptr<Signal> input = signal_for_inputs(u, m);  // a mor.Signal, as [input] drives it
+  if (!input) input = per_input(u, m);
+  if (input) {
+    // a mor.Signal, or one signal per input
+  } else if (PyCallable_Check(u.ptr())) {
     input = std::make_unique<PythonSignal>(m, u);
   } else {
     Matrix samples = to_dense(u, "u", m == 1 ? 'c' : 'r');

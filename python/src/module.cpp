@@ -280,6 +280,8 @@ reduced ones.)")
           },
           "the effective [model] keys, as an experiment file spells them");
 
+  bind_signals(mod);
+
   mod.def("lti_model", &lti_model, py::arg("A"), py::arg("B"), py::arg("C"),
           py::arg("E") = py::none(), py::arg("D") = py::none());
   mod.def("second_order_model", &second_order_model, py::arg("M"), py::arg("D"), py::arg("K"),

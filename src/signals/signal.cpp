@@ -155,7 +155,7 @@ std::unique_ptr<Signal> make_multisine_signal(Index m, double amplitude,
 }
 
 std::unique_ptr<Signal> make_table_signal(Index m, const std::filesystem::path& file) {
-  require(m >= 1, "a signal needs at least one input, got m = ", m);
+  require(m >= 0, "a signal needs at least one input, got m = ", m);
   // Only a regular file, opened without blocking (a FIFO or /dev/zero is refused by name).
   const io::InputFile input(file, "input table");
   std::ifstream in(input.descriptor_path());
@@ -197,6 +197,7 @@ std::unique_ptr<Signal> make_table_signal(Index m, const std::filesystem::path& 
   }
   require(!rows.empty(), "input table '", file.string(), "' has no data rows");
   const Index k = static_cast<Index>(rows.front().size());
+  if (m == 0) m = k;
   require(k == 1 || k == m, "input table '", file.string(), "' has ", k,
           " value columns; the model has ", m, " input(s) (give 1 column or ", m, ")");
   Matrix values(k, static_cast<Index>(rows.size()));
