@@ -348,44 +348,11 @@ static int run_command(int argc, char** argv) {
           std::printf("mor: wrote %s\n", f.string().c_str());
         return 0;
       }
-      // A results file is read, and the files written to their temporaries, in a child process,
-      // as by `mor info`: HDF5 may crash on a damaged file. The child hands the temporaries
-      // ("temporary\0final\0" each) to this process, which renames them unless stopped meanwhile.
-      // The child also writes: the writers (matio, CHOLMOD; no endless loops) take time in
-      // proportion to the data, so the reading's limit grows by 1 s (mat) or 5 s (mtx: CHOLMOD
-      // tries up to 17 digits a value) per MB of the file. Measured at a load of 12 to 17 on 2
-      // cores: V and W of n = 10^5, r = 30 (a 96 MB file) as mat in 13 s, as mtx in 272 s.
-      // A limit set in MOR_READ_TIME_LIMIT is taken as it is.
-      auto limit = mor::io::results_read_time_limit();
-      std::error_code size_error;
-      const auto megabytes = std::filesystem::file_size(source, size_error) / 1'000'000;
-      if (std::getenv("MOR_READ_TIME_LIMIT") == nullptr && !size_error)
-        limit += std::chrono::seconds(megabytes *
-                                      (format == mor::experiments::ExportFormat::mtx ? 5 : 1));
-      std::string staged;
-      try {
-        staged = mor::io::read_contained(
-            source, "results file",
-            [&](std::ostream& out) {
-              for (const auto& [temporary, file] :
-                   mor::experiments::stage_results_export(source, format, export_out).release())
-                out << temporary.string() << '\0' << file.string() << '\0';
-            },
-            limit);
-      } catch (...) {
-        // A child killed (stop request, time limit) or crashed leaves its temporaries.
-        mor::experiments::remove_dead_export_temporaries(export_out, format);
-        throw;
-      }
-      std::vector<std::pair<std::filesystem::path, std::filesystem::path>> pairs;
-      for (std::size_t at = 0, end; (end = staged.find('\0', at)) != std::string::npos;) {
-        const std::size_t next = staged.find('\0', end + 1);
-        if (next == std::string::npos) break;
-        pairs.emplace_back(staged.substr(at, end - at), staged.substr(end + 1, next - end - 1));
-        at = next + 1;
-      }
-      auto files = mor::io::StagedFiles::adopt(pairs);
-      for (const auto& f : mor::experiments::commit_export(files, format, export_out))
+      // A results file is read in a child process, as by `mor info` (HDF5 may crash or loop on a
+      // damaged file), under the plain read limit: the child only reads and checks, and this
+      // process writes what it hands over (export_results).
+      for (const auto& f : mor::experiments::export_results(source, format, export_out,
+                                                            mor::io::results_read_time_limit()))
         std::printf("mor: wrote %s\n", f.string().c_str());
       return 0;
     }

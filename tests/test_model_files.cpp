@@ -10,9 +10,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -22,10 +25,13 @@
 #include <random>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "src/core/errors.hpp"
+#include "src/core/interrupt.hpp"
 #include "src/io/matrix_files.hpp"
+#include "src/io/matrix_stream.hpp"
 #include "src/io/model_files.hpp"
 #include "support/sanitizers.hpp"
 #include "support/temp_dir.hpp"
@@ -1031,6 +1037,205 @@ TEST_F(ModelFilesTest, WritersRefuseBadInputAndKeepThePreviousFile) {
                               {{"A", Matrix(Matrix::Ones(1, 1))}});
       },
       {"cd.mat", "'A'"}));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Named matrices as a stream of bytes (src/io/matrix_stream.hpp): how `mor export`'s reading
+// child hands a results file's matrices to the parent that writes them.
+
+/// Whether a and b hold the same names in order, of the same kind and size, with the same bits
+/// (memcmp: -0.0, subnormals and the last bit count); the first difference otherwise.
+::testing::AssertionResult bit_identical(const std::vector<NamedMatrix>& a,
+                                         const std::vector<NamedMatrix>& b) {
+  if (a.size() != b.size())
+    return ::testing::AssertionFailure() << a.size() << " matrices against " << b.size();
+  const auto same_bytes = [](const auto* x, const auto* y, Index n) {
+    return n == 0 || std::memcmp(x, y, sizeof(*x) * static_cast<std::size_t>(n)) == 0;
+  };
+  for (std::size_t k = 0; k < a.size(); ++k) {
+    const std::string which = "matrix " + std::to_string(k) + " ('" + a[k].name + "')";
+    if (a[k].name != b[k].name)
+      return ::testing::AssertionFailure() << which << " came back as '" << b[k].name << "'";
+    if (a[k].value.index() != b[k].value.index())
+      return ::testing::AssertionFailure() << which << " changed kind";
+    if (const auto* x = std::get_if<Matrix>(&a[k].value)) {
+      const auto& y = std::get<Matrix>(b[k].value);
+      if (x->rows() != y.rows() || x->cols() != y.cols() ||
+          !same_bytes(x->data(), y.data(), x->size()))
+        return ::testing::AssertionFailure() << which << " differs";
+      continue;
+    }
+    SparseMatrix x = std::get<SparseMatrix>(a[k].value);
+    x.makeCompressed();
+    const auto& y = std::get<SparseMatrix>(b[k].value);
+    if (!y.isCompressed() || x.rows() != y.rows() || x.cols() != y.cols() ||
+        x.nonZeros() != y.nonZeros() ||
+        !same_bytes(x.outerIndexPtr(), y.outerIndexPtr(), x.cols() + 1) ||
+        !same_bytes(x.innerIndexPtr(), y.innerIndexPtr(), x.nonZeros()) ||
+        !same_bytes(x.valuePtr(), y.valuePtr(), x.nonZeros()))
+      return ::testing::AssertionFailure() << which << " differs";
+  }
+  return ::testing::AssertionSuccess();
+}
+
+std::string encoded(const std::vector<NamedMatrix>& vars) {
+  std::ostringstream out;
+  mor::io::encode_matrices(out, vars);
+  return std::move(out).str();
+}
+
+/// Dense and sparse matrices with values whose bits must survive (17 digits, -0.0, the smallest
+/// subnormal, the extremes), empty shapes, a sparse matrix with empty columns and one left
+/// uncompressed.
+std::vector<NamedMatrix> stream_samples() {
+  std::mt19937_64 random(29);
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  Matrix X(7, 5);
+  for (Index k = 0; k < X.size(); ++k) X.data()[k] = u(random) * std::pow(10.0, k % 40 - 20);
+  X(0, 0) = -0.0;
+  X(1, 0) = 5e-324;
+  X(2, 0) = std::numeric_limits<double>::max();
+  X(3, 0) = -std::numeric_limits<double>::min();
+  SparseMatrix S(6, 9);
+  S.insert(5, 0) = 1.0 / 3.0;
+  S.insert(0, 4) = -2.5e-300;
+  S.insert(3, 4) = 7.0;
+  S.insert(2, 8) = -0.0;
+  SparseMatrix compressed = S;
+  compressed.makeCompressed();
+  return {{"A", X},
+          {"B", Matrix(Matrix::Ones(3, 1))},
+          {"E0", Matrix(0, 4)},
+          {"none", Matrix(3, 0)},
+          {"S_uncompressed", S},
+          {"Sc", compressed},
+          {"Z", SparseMatrix(4, 0)},
+          {"hsv", Matrix(Matrix::Constant(1, 1, 0.1))}};
+}
+
+TEST(MatrixStream, RoundTripsBitForBit) {
+  const auto vars = stream_samples();
+  EXPECT_TRUE(bit_identical(vars, mor::io::decode_matrices(encoded(vars))));
+  EXPECT_TRUE(bit_identical({}, mor::io::decode_matrices(encoded({}))));
+  // A large dense block (a basis) too: 2 x 10^5 values.
+  Matrix V = Matrix::Random(40000, 5);
+  V(39999, 4) = -0.0;
+  const std::vector<NamedMatrix> basis = {{"V", V}};
+  EXPECT_TRUE(bit_identical(basis, mor::io::decode_matrices(encoded(basis))));
+  // A name the stream could not carry (it becomes part of a file name) is refused on writing.
+  std::ostringstream out;
+  EXPECT_THROW(mor::io::encode_matrices(out, {{"../x", Matrix(Matrix::Zero(1, 1))}}),
+               mor::InvalidArgument);
+}
+
+// Every prefix of a stream (a child killed while writing it) is refused with one plain line;
+// so are streams bent in each field, a claim of more than the stream holds (before anything of
+// that size is allocated), a name that is no variable name, a NaN, and bytes after the end.
+TEST(MatrixStream, TruncatedOrMalformedStreamsAreRefusedPlainly) {
+  const std::string whole = encoded(stream_samples());
+  for (std::size_t n = 0; n < whole.size(); ++n) {
+    const auto refused = throws_with<mor::IoError>(
+        [&] { mor::io::decode_matrices(std::string_view(whole).substr(0, n)); },
+        {n < 8 ? "the stream ends at byte " + std::to_string(n) + " in its header"
+               : "the stream ends at byte " + std::to_string(n)});
+    // The header is checked first: a prefix of 8 bytes or more names the byte it ends at.
+    EXPECT_TRUE(refused) << "prefix of " << n << " of " << whole.size() << " bytes";
+  }
+  // The fields of a one-matrix stream: header 0-7, count 8-15, name length 16-23, name 24,
+  // kind 25, rows 26-33, cols 34-41, then the values.
+  const std::string one = encoded({{"A", Matrix(Matrix::Constant(2, 3, 1.5))}});
+  ASSERT_EQ(one.size(), 42u + 6 * 8);
+  const auto bent = [&](std::size_t at, const void* bytes, std::size_t n) {
+    std::string s = one;
+    s.replace(at, n, static_cast<const char*>(bytes), n);
+    return s;
+  };
+  const std::uint64_t huge = std::uint64_t{1} << 62;
+  const std::int64_t minus_one = -1, many = std::int64_t{1} << 40;
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const struct {
+    std::string stream;
+    std::vector<std::string> parts;
+  } cases[] = {
+      {"MORMATS1" + one.substr(8), {"does not start with the header"}},
+      {one.substr(0, 60),
+       {"the stream ends at byte 60 in 'A' (dense, 2 x 3), which needs 48 bytes (18 are left)"}},
+      {bent(8, &huge, 8),
+       {"the stream ends at byte 90 in the name of matrix 2 of 4611686018427387904"}},
+      {bent(16, &huge, 8), {"the name of matrix 1 of 1 claims 4611686018427387904 characters"}},
+      {bent(24, "/", 1), {"the name of matrix 1 of 1 is not a variable name"}},
+      {bent(25, "X", 1), {"'A' (matrix 1 of 1) has kind 88 and size 2 x 3"}},
+      {bent(26, &minus_one, 8), {"'A' (matrix 1 of 1) has kind 68 and size -1 x 3"}},
+      {bent(34, &many, 8),
+       {"the stream ends at byte 90 in 'A' (dense, 2 x 1099511627776), which needs 17592186044416 "
+        "bytes (48 are left)"}},
+      {bent(26, &many, 8), {"in 'A' (dense, 1099511627776 x 3), which needs 26388279066624 bytes"}},
+      {bent(42 + 8 * 4, &nan, 8), {"'A' (dense, 2 x 3) holds nan at (1, 3)"}},
+      {one + "x", {"the stream goes on for 1 bytes after its 1 matrices"}},
+      {encoded({{"A", Matrix(Matrix::Zero(1, 1))}, {"B", Matrix(Matrix::Zero(1, 1))}})
+           .replace(58, 1, "A"),
+       {"'A' comes twice"}},
+  };
+  for (const auto& c : cases)
+    EXPECT_TRUE(throws_with<mor::IoError>([&] { mor::io::decode_matrices(c.stream); }, c.parts));
+  // An empty matrix of 2^40 columns holds no value: decoded at once (a check that walked the
+  // columns took minutes; found by mutating streams under ASan).
+  std::string empty = encoded({{"E", Matrix(0, 3)}});
+  empty.replace(34, 8, reinterpret_cast<const char*>(&many), 8);
+  const auto wide = mor::io::decode_matrices(empty);
+  ASSERT_EQ(wide.size(), 1u);
+  EXPECT_EQ(std::get<Matrix>(wide[0].value).cols(), many);
+  // A sparse matrix whose structure is bent: a row index out of range, out of order, column
+  // starts that do not add up.
+  SparseMatrix S(3, 2);
+  S.insert(0, 0) = 1.0;
+  S.insert(2, 0) = 2.0;
+  S.insert(1, 1) = 3.0;
+  S.makeCompressed();
+  const std::string sparse = encoded({{"S", S}});
+  // Header 8, count 8, name 8 + 1, kind 1, rows 8, cols 8, nonzeros 8 = 50; column starts
+  // 0, 2, 3 at 50, 54, 58; row indices 0, 2, 1 at 62, 66, 70; values.
+  const auto bent_int = [&](std::size_t at, int value) {
+    std::string s = sparse;
+    s.replace(at, 4, reinterpret_cast<const char*>(&value), 4);
+    return s;
+  };
+  EXPECT_TRUE(throws_with<mor::IoError>([&] { mor::io::decode_matrices(bent_int(62, 3)); },
+                                        {"'S' (sparse, 3 x 2): row index 3 of column 1"}));
+  EXPECT_TRUE(
+      throws_with<mor::IoError>([&] { mor::io::decode_matrices(bent_int(66, 0)); },
+                                {"row index 0 of column 1 is out of range or out of order"}));
+  EXPECT_TRUE(throws_with<mor::IoError>([&] { mor::io::decode_matrices(bent_int(58, 2)); },
+                                        {"column starts run from 0 to 2, not from 0 to its 3"}));
+  // A column start past the end (read before the last start is known to be smaller).
+  EXPECT_TRUE(throws_with<mor::IoError>([&] { mor::io::decode_matrices(bent_int(54, 4)); },
+                                        {"column 2 starts at 4 and ends at 3"}));
+}
+
+// CHOLMOD's MatrixMarket writer costs microseconds a value; a stop request ends it within a
+// buffer of output (its FILE fails the writes) instead of after the whole matrix. The stopped
+// write of a dense block of 5 x 10^4 values must take under a tenth of the complete one, measured
+// in the same test (so the machine's load cancels), and leave no temporary.
+TEST_F(ModelFilesTest, StopRequestEndsCholmodsWritingAtOnce) {
+  using Clock = std::chrono::steady_clock;
+  const Matrix V = Matrix::Random(10000, 5);
+  const fs::path file = dir_ / "v.mtx";
+  auto start = Clock::now();
+  mor::io::write_matrix_market(file, V);
+  const double whole = std::chrono::duration<double>(Clock::now() - start).count();
+  mor::g_stop_requested.store(true);
+  start = Clock::now();
+  const auto stopped =
+      throws_with<mor::Interrupted>([&] { mor::io::write_matrix_market(dir_ / "w.mtx", V); },
+                                    {"writing '", "w.mtx' interrupted"});
+  const double cut = std::chrono::duration<double>(Clock::now() - start).count();
+  mor::g_stop_requested.store(false);
+  EXPECT_TRUE(stopped);
+  EXPECT_LT(cut, whole / 10) << "stopped after " << cut << " s; the whole write took " << whole
+                             << " s";
+  EXPECT_FALSE(fs::exists(dir_ / "w.mtx"));
+  for (const auto& entry : fs::directory_iterator(dir_))
+    EXPECT_EQ(entry.path().string().find(".tmp-"), std::string::npos) << entry.path();
 }
 
 }  // namespace

@@ -14,7 +14,9 @@
 #include "src/core/errors.hpp"
 #include "src/core/interrupt.hpp"
 #include "src/core/version.hpp"
+#include "src/io/contained.hpp"
 #include "src/io/matrix_files.hpp"
+#include "src/io/matrix_stream.hpp"
 #include "src/io/results.hpp"
 
 namespace mor::experiments {
@@ -55,26 +57,9 @@ std::vector<fs::path> targets(const std::vector<io::NamedMatrix>& vars, ExportFo
   return files;
 }
 
-/// Writes every file of the set to its temporary (nothing is renamed yet).
-io::StagedFiles stage(const std::vector<io::NamedMatrix>& vars, ExportFormat format,
-                      const fs::path& out) {
-  require(!out.empty(), "mor export: --out must name a file (or, for mtx, a prefix)");
-  const auto files = targets(vars, format, out);
-  for (const auto& f : files) require_replaceable_by_export(f, format);
-  const std::string marker = concat(kMarker, " (mor ", program_version(), ")");
-  if (format != ExportFormat::mtx) {
-    const bool v5 = format == ExportFormat::mat;
-    return io::stage_mat(out, vars, v5 ? io::MatVersion::v5 : io::MatVersion::v73,
-                         concat(v5 ? "MATLAB 5.0 MAT-file, " : "MATLAB 7.3 MAT-file, ", marker));
-  }
-  std::vector<std::pair<fs::path, io::MatrixValue>> set;
-  for (std::size_t k = 0; k < vars.size(); ++k) set.emplace_back(files[k], vars[k].value);
-  return io::stage_matrix_market_files(set, " " + marker);
-}
-
 std::vector<fs::path> write(const std::vector<io::NamedMatrix>& vars, ExportFormat format,
                             const fs::path& out) {
-  io::StagedFiles staged = stage(vars, format, out);
+  io::StagedFiles staged = stage_export(vars, format, out);
   return commit_export(staged, format, out);
 }
 
@@ -96,8 +81,7 @@ ExportFormat parse_export_format(const std::string& name) {
                                "mat73 (MATLAB v7.3, HDF5), mtx (MatrixMarket, one file a matrix)"));
 }
 
-io::StagedFiles stage_results_export(const std::filesystem::path& results, ExportFormat format,
-                                     const std::filesystem::path& out) {
+std::vector<io::NamedMatrix> read_results_export(const std::filesystem::path& results) {
   const io::ResultsReader r(results);
   const std::string& grp = layout::kReductionReduced;
   require(r.exists(grp), results.string(), " holds no reduced linear model (no ", grp,
@@ -114,13 +98,45 @@ io::StagedFiles stage_results_export(const std::filesystem::path& results, Expor
   for (const char* name : {"hsv", "sv"})
     if (r.exists(layout::child(layout::kReduction, name)))
       vars.push_back({name, Matrix(r.read_finite_vector(layout::child(layout::kReduction, name)))});
-  return stage(vars, format, out);
+  return vars;
+}
+
+io::StagedFiles stage_export(const std::vector<io::NamedMatrix>& vars, ExportFormat format,
+                             const std::filesystem::path& out) {
+  require(!out.empty(), "mor export: --out must name a file (or, for mtx, a prefix)");
+  const auto files = targets(vars, format, out);
+  for (const auto& f : files) require_replaceable_by_export(f, format);
+  const std::string marker = concat(kMarker, " (mor ", program_version(), ")");
+  if (format != ExportFormat::mtx) {
+    const bool v5 = format == ExportFormat::mat;
+    return io::stage_mat(out, vars, v5 ? io::MatVersion::v5 : io::MatVersion::v73,
+                         concat(v5 ? "MATLAB 5.0 MAT-file, " : "MATLAB 7.3 MAT-file, ", marker));
+  }
+  std::vector<std::pair<fs::path, io::MatrixValue>> set;
+  for (std::size_t k = 0; k < vars.size(); ++k) set.emplace_back(files[k], vars[k].value);
+  return io::stage_matrix_market_files(set, " " + marker);
 }
 
 std::vector<std::filesystem::path> export_results(const std::filesystem::path& results,
                                                   ExportFormat format,
-                                                  const std::filesystem::path& out) {
-  io::StagedFiles staged = stage_results_export(results, format, out);
+                                                  const std::filesystem::path& out,
+                                                  std::chrono::milliseconds read_time_limit) {
+  std::vector<io::NamedMatrix> vars;
+  {
+    // The child reads and checks; it hands over the matrices as a stream of bytes (freed once
+    // decoded: the data is held twice only meanwhile).
+    const std::string stream = io::read_contained(
+        results, "results file",
+        [&](std::ostream& to) { io::encode_matrices(to, read_results_export(results)); },
+        read_time_limit);
+    try {
+      vars = io::decode_matrices(stream);
+    } catch (const IoError& e) {
+      throw IoError(concat("damaged results file: ", quoted(results),
+                           " (what its reader handed over is unusable: ", e.what(), ")"));
+    }
+  }
+  io::StagedFiles staged = stage_export(vars, format, out);
   return commit_export(staged, format, out);
 }
 

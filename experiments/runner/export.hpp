@@ -9,6 +9,7 @@
 // per matrix, or MatrixMarket files PATH.<name>.mtx, one per matrix.
 #pragma once
 
+#include <chrono>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -29,17 +30,31 @@ ExportFormat parse_export_format(const std::string& name);
 // so that only they are replaced: see require_replaceable_by_export.
 
 /// Writes the reduced model of a results file. Returns the files written.
-/// @throws IoError for a missing or foreign results file, a matrix in it that is not finite
+/// The file is read in a child process (io::read_contained, limited to read_time_limit), since
+/// HDF5 may crash or loop on a damaged file; the child only reads: it checks every matrix finite
+/// (read_results_export) and hands them through the pipe (io::encode_matrices). This process
+/// decodes them (a stream cut short or malformed, say by a child that crashed, is a damaged
+/// results file), writes the temporaries and renames them: the writing (matio, CHOLMOD's
+/// MatrixMarket writer, in time proportional to the data) is under no time limit, and a stop
+/// request or a failure leaves nothing new, as for every export.
+/// @throws IoError for a missing, damaged or foreign results file (a crash or the time limit of
+///         the reader: "damaged results file: '<file>' (...)"), a matrix in it that is not finite
 ///         (naming the dataset), a file that cannot be written or may not be replaced;
 ///         InvalidArgument if it holds no reduced linear model (reduction.method = "none"), naming
 ///         what it holds; Interrupted.
 std::vector<std::filesystem::path> export_results(const std::filesystem::path& results,
                                                   ExportFormat format,
-                                                  const std::filesystem::path& out);
-/// export_results up to the renames: the complete temporaries, for the caller (or, released,
-/// another process) to commit.
-io::StagedFiles stage_results_export(const std::filesystem::path& results, ExportFormat format,
-                                     const std::filesystem::path& out);
+                                                  const std::filesystem::path& out,
+                                                  std::chrono::milliseconds read_time_limit);
+/// What export_results writes, as the child reads it: the reduced matrices in the order their
+/// form lists them (E, A, M, D, K, B, C, Cp, Cv), the bases V, W and the values hsv, sv that
+/// are stored, each checked finite.
+/// @throws IoError, InvalidArgument as export_results.
+std::vector<io::NamedMatrix> read_results_export(const std::filesystem::path& results);
+/// Writes every file of an export of vars to out to its temporary (nothing is renamed yet; see
+/// commit_export). Each final name is checked with require_replaceable_by_export first.
+io::StagedFiles stage_export(const std::vector<io::NamedMatrix>& vars, ExportFormat format,
+                             const std::filesystem::path& out);
 
 /// Writes the full-order model of an experiment file (overrides as for mor run).
 /// @throws InvalidArgument for a model without an LTI form (the nonlinear chain) and as

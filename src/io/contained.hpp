@@ -4,8 +4,9 @@
 // hang of the program. HDF5 1.10.8 (Debian's) has both on damaged results files: a null-pointer
 // SEGV while iterating over the attributes of an object (H5Aiterate2 -> H5A__close) and an
 // endless loop reading a variable-length string from a damaged global heap (H5HG_read); see
-// docs/hardening.md, "Fuzzing". Used by `mor info` and `mor export` on results files, and by the
-// fuzz targets to tell such third-party crashes from ours.
+// docs/hardening.md, "Fuzzing". Used by `mor info` and `mor export` on results files (export's
+// child only reads: it hands the matrices to the parent, which writes them; io/matrix_stream.hpp),
+// and by the fuzz targets to tell such third-party crashes from ours.
 #pragma once
 
 #include <chrono>
@@ -60,7 +61,8 @@ std::string read_contained(const std::filesystem::path& file, std::string_view w
 /// $MOR_READ_TIME_LIMIT seconds if set (the tests use 2).
 /// @throws InvalidArgument naming the value unless it is a number of seconds in (0, 1e6). They read
 /// attributes and, at most, the reduced matrices and bases (400 MB for n = 10^6, r = 50, a few
-/// seconds); HDF5's endless loops on damaged files never end by themselves.
+/// seconds), which `mor export`'s child passes to the parent through the pipe; the parent writes
+/// the files, outside the limit. HDF5's endless loops on damaged files never end by themselves.
 std::chrono::milliseconds results_read_time_limit();
 
 }  // namespace mor::io

@@ -16,8 +16,9 @@
 // is then copied to the temporary with every write, the fsync and the close checked, so a full
 // disk is "No space left on device" naming the file. MAT v7.3 goes through HDF5, which cannot
 // open a memfd by name but reports failed writes: it writes the temporary, which is then fsync'ed
-// and read back. The copy polls the stop flag
-// (src/core/interrupt.hpp). A set of files (stage_*) is renamed only once all are complete.
+// and read back. The copy polls the stop flag (src/core/interrupt.hpp), matio's writing checks
+// it per variable and CHOLMOD's FILE fails its writes once it is set (CHOLMOD stops at a failed
+// write). A set of files (stage_*) is renamed only once all are complete.
 #pragma once
 
 #include <filesystem>
@@ -60,6 +61,8 @@ struct NamedMatrix {
   std::string name;  ///< a MATLAB variable name: a letter, then letters, digits, '_'; <= 63 chars
   MatrixValue value;
 };
+/// Whether name is a MATLAB variable name: a letter, then letters, digits or '_', at most 63.
+bool is_variable_name(const std::string& name);
 
 enum class MatVersion {
   v5,   ///< MATLAB 5 (zlib-compressed variables, as MATLAB's -v7); scipy.io.loadmat reads it
