@@ -21,6 +21,7 @@
 
 #include "experiments/runner/chain_reduction_run.hpp"
 #include "experiments/runner/config.hpp"
+#include "experiments/runner/keys.hpp"
 #include "experiments/runner/model_kind.hpp"
 #include "src/core/interrupt.hpp"
 #include "src/systems/dense_model.hpp"
@@ -83,6 +84,10 @@ struct SignalObject {
 std::unique_ptr<Signal> signal_for_inputs(py::handle u, Index m);
 /// Binds mor.Signal and the signal constructors (python/src/signal.cpp).
 void bind_signals(py::module_& mod);
+
+/// Key declarations (experiments/runner/keys.hpp) as dicts: name, type, default, unit, doc,
+/// variant; what mor.keys() and the signal constructors show (module.cpp).
+py::list key_rows(const std::vector<experiments::KeyDoc>& rows);
 
 /// A ModelSpec over an in-memory system (mor.LtiModel, mor.SecondOrderModel, reduced models).
 std::shared_ptr<const ModelSpec> memory_spec(std::shared_ptr<const LinearSystem> system);

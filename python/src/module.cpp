@@ -21,21 +21,6 @@ namespace {
 
 using namespace experiments;
 
-py::list key_rows(const std::vector<KeyDoc>& rows) {
-  py::list out;
-  for (const auto& k : rows) {
-    py::dict d;
-    d["name"] = k.name;
-    d["type"] = k.type;
-    d["default"] = k.default_value;
-    d["unit"] = k.unit;
-    d["doc"] = k.doc;
-    d["variant"] = k.variant;
-    out.append(d);
-  }
-  return out;
-}
-
 /// The registered methods and model kinds with their keys (the declarations of docs/keys.md).
 py::list methods() {
   py::list out;
@@ -224,6 +209,21 @@ py::object matrix(py::object self, const std::string& name) {
 }
 
 }  // namespace
+
+py::list key_rows(const std::vector<experiments::KeyDoc>& rows) {
+  py::list out;
+  for (const auto& k : rows) {
+    py::dict d;
+    d["name"] = k.name;
+    d["type"] = k.type;
+    d["default"] = k.default_value;
+    d["unit"] = k.unit;
+    d["doc"] = k.doc;
+    d["variant"] = k.variant;
+    out.append(d);
+  }
+  return out;
+}
 
 PYBIND11_MODULE(_mor, mod) {
   mod.doc() = "The mor library (model order reduction) for Python: see docs/python.md.";

@@ -125,16 +125,7 @@ py::list signal_types() {
     std::vector<KeyDoc> rows;
     KeyDocs docs(rows, "signal");
     signal_keys(in, docs);
-    py::list keys;
-    for (const auto& r : rows) {
-      py::dict d;
-      d["name"] = r.name;
-      d["type"] = r.type;
-      d["default"] = r.default_value;
-      d["unit"] = r.unit;
-      d["doc"] = r.doc;
-      keys.append(d);
-    }
+    py::list keys = key_rows(rows);
     py::dict d;
     d["name"] = std::string(t.name);
     d["doc"] = std::string(t.doc);
