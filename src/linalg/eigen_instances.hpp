@@ -4,7 +4,7 @@
 // mor_precompile_headers in cmake/MorTargets.cmake), the definitions in
 // eigen_instances_*.cpp (a definition may follow the declaration in the same file). Without them
 // each file that calls, say, BDCSVD<Matrix> compiled its 20-odd seconds of instantiation and
-// optimisation again: irka.cpp took 68 s of CPU, 39 s with them (g++ 12, -O3; docs/benchmarks.md
+// optimisation again: irka.cpp took 68 s of CPU, 39-43 s with them (g++ 12, -O3; docs/benchmarks.md
 // "The first command"). A file compiled without the precompiled header (MOR_PCH=OFF, the tests)
 // instantiates what it uses itself, as before; the linker keeps one copy either way.
 //
