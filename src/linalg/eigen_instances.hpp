@@ -26,11 +26,11 @@
   X(PartialPivLU<::mor::ComplexMatrix>) \
   X(HouseholderQR<::mor::Matrix>) X(ColPivHouseholderQR<::mor::Matrix>) X(LLT<::mor::Matrix>)
 // eigen_instances_eigen.cpp: the eigensolvers and the forms they go through.
-#define MOR_EIGEN_INSTANCES_EIGEN(X)                        \
-  X(SelfAdjointEigenSolver<::mor::Matrix>)                  \
-  X(GeneralizedSelfAdjointEigenSolver<::mor::Matrix>)       \
-  X(EigenSolver<::mor::Matrix>) X(RealSchur<::mor::Matrix>) \
-      X(HessenbergDecomposition<::mor::Matrix>)
+#define MOR_EIGEN_INSTANCES_EIGEN(X)                  \
+  X(SelfAdjointEigenSolver<::mor::Matrix>)            \
+  X(GeneralizedSelfAdjointEigenSolver<::mor::Matrix>) \
+  X(EigenSolver<::mor::Matrix>)                       \
+  X(RealSchur<::mor::Matrix>) X(HessenbergDecomposition<::mor::Matrix>)
 
 #define MOR_EIGEN_EXTERN_INSTANCE(T) \
   namespace Eigen {                  \
