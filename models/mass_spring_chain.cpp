@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "models/mass_spring_chain.hpp"
 
+#include <algorithm>
+#include <bit>
 #include <cmath>
+#include <cstdint>
 #include <limits>
 
 #include "src/core/errors.hpp"
@@ -248,6 +251,94 @@ void MassSpringChain::Workspace::factorize_iteration(double a, double b, double 
   a_ = a;
   b_ = b;
   c_ = c;
+}
+
+NewtonNorms MassSpringChain::Workspace::midpoint_newton(bool refactorize, double h, const Vector& q,
+                                                        const Vector& v, const Vector& u,
+                                                        Vector& x) {
+  const MassSpringChain& ch = chain_;
+  const Index N = ch.n_;
+  require(q.size() == N && v.size() == N && x.size() == N && u.size() == ch.n_inputs(),
+          "chain: midpoint_newton got q, v, x, u of sizes ", q.size(), ", ", v.size(), ", ",
+          x.size(), ", ", u.size(), " for n = ", N, " and ", ch.n_inputs(), " input(s)");
+  const auto& p = ch.params_;
+  const double a = 1.0, b = 0.5 * h, c = 0.25 * h * h;  // S = a M + b D + c (K + dg/dq)
+  const bool linear = ch.is_linear();
+  if (linear && a == a_ && b == b_ && c == c_) refactorize = false;  // as factorize_iteration
+  const double half_h = 0.5 * h, m = p.m;
+  const double* Q = q.data();
+  const double* V = v.data();
+  double* X = x.data();
+  constexpr Index kBlock = TridiagonalSpdSolver::kStreamBlock;
+  // The stage state of rows first - 1 .. first + count at qb[0 .. count + 1] (walls 0), with
+  // the arithmetic of integrate's lazy q + h/2 v_s, v_s = (v + x) / 2.
+  auto stage = [=](Index first, Index count, double* qb, double* vb) {
+    const Index lo = std::max<Index>(first - 1, 0), hi = std::min<Index>(first + count + 1, N);
+    qb[0] = vb[0] = qb[count + 1] = vb[count + 1] = 0.0;
+    for (Index r = lo; r < hi; ++r) {
+      const double vs = 0.5 * (V[r] + X[r]);
+      vb[r - first + 1] = vs;
+      qb[r - first + 1] = Q[r] + half_h * vs;
+    }
+  };
+  // R = M (x - v) - h F at the stage, F with the inputs (the plain path's arithmetic).
+  auto residual = [&](Index first, Index count, const double* qb, const double* vb, double* r) {
+    ch.stencil_rows(qb + 1, vb + 1, count, r);
+    for (std::size_t j = 0; j < ch.in_.size(); ++j)
+      if (ch.in_[j] >= first && ch.in_[j] < first + count)
+        r[ch.in_[j] - first] += u[static_cast<Index>(j)];
+    for (Index i = 0; i < count; ++i) r[i] = m * (X[first + i] - V[first + i]) - h * r[i];
+  };
+  auto rhs = [&](Index first, Index count, double* r) {
+    alignas(64) double qb[kBlock + 2], vb[kBlock + 2];
+    stage(first, count, qb, vb);
+    residual(first, count, qb, vb, r);
+  };
+  const double kl = p.k_l, kn3 = linear ? 0.0 : 3.0 * p.k_n;
+  const double diag0 = a * p.m + b * ch.d_diag_, off0 = b * ch.d_off_;
+  // S's rows as factorize_iteration assembles them: spring first + i (tangent k_l + 3 k_n e^2
+  // at tg[i]) joins rows first + i - 1 and first + i.
+  auto rows = [&](Index first, Index count, double* d, double* e, double* r) {
+    alignas(64) double qb[kBlock + 2], vb[kBlock + 2], tg[kBlock + 1];
+    stage(first, count, qb, vb);
+    for (Index i = 0; i <= count; ++i) {
+      const double el = qb[i + 1] - qb[i];
+      tg[i] = kl + kn3 * el * el;
+    }
+    for (Index i = 0; i < count; ++i) d[i] = diag0 + c * (tg[i] + tg[i + 1]);
+    for (Index i = 0; i <= count; ++i) e[i] = off0 - c * tg[i];
+    residual(first, count, qb, vb, r);
+  };
+  y_.resize(N);
+  bool streamed = false;
+  if (refactorize) {
+    streamed = tridiagonal_.factorize_forward(N, rows, y_.data());
+    if (streamed) {
+      ++factorizations_;
+      a_ = a;
+      b_ = b;
+      c_ = c;
+    } else {  // LAPACK decides (and reports) through the plain path
+      stage_ = q + half_h * (0.5 * (v + x));
+      a_ = -1.0;
+      factorize_iteration(a, b, c, stage_);
+    }
+  } else if (tridiagonal_.twisted()) {
+    tridiagonal_.forward(rhs, y_.data());
+    streamed = true;
+  }
+  if (!streamed) {  // the plain iteration on the last factorization
+    const auto v_stage = 0.5 * (v + x);
+    ch.force(q + half_h * v_stage, v_stage, u, residual_);
+    residual_ = m * (x - v) - h * residual_;
+    solve_iteration(residual_, delta_);
+    return detail::subtract_with_norms(N, X, delta_.data());
+  }
+  std::uint64_t delta_max = 0, x_max = 0;
+  tridiagonal_.backward(y_.data(), [&](Index first, Index count, const double* z) {
+    detail::subtract_with_norms(count, X + first, z, delta_max, x_max);
+  });
+  return {std::bit_cast<double>(delta_max), std::bit_cast<double>(x_max)};
 }
 
 void MassSpringChain::Workspace::solve_iteration(const Vector& r, Vector& x) {

@@ -32,6 +32,7 @@
 #include <Eigen/Core>
 
 #include "src/core/types.hpp"
+#include "src/integrators/second_order_model.hpp"
 #include "src/linalg/sparse_solver.hpp"
 #include "src/linalg/tridiagonal_solver.hpp"
 #include "src/systems/lti.hpp"
@@ -137,6 +138,22 @@ class MassSpringChain {
     void factorize_iteration(double a, double b, double c, const Vector& q);
     /// x = S^{-1} r for the last factorize_iteration; x may alias r. Sizes: r, x n.
     void solve_iteration(const Vector& r, Vector& x);
+    /// Implicit midpoint's Newton iteration in two passes over memory (StreamedMidpointModel,
+    /// src/integrators/second_order_model.hpp), on the tridiagonal path: the first pass
+    /// generates the stage state, the residual and (if refactorize) S's rows block by block
+    /// and runs S's factorization and forward sweep on them while they are in L1; the second
+    /// runs the back sweep and updates x with its norms. Where the streamed factorization
+    /// would fall back to LAPACK, the plain calls run instead (and throw as they do).
+    bool midpoint_streamed() const { return streamed_ && !sparse_; }
+    /// Off: integrators take the plain calls (factorize_iteration, force, solve_iteration) on
+    /// the tridiagonal path too; for the tests and benchmarks that compare the two.
+    void use_streamed(bool on) { streamed_ = on; }
+    /// x -= S^{-1} R(x), R(x) = M (x - v) - h F(q + h/2 v_s, v_s, u), v_s = (v + x) / 2,
+    /// S = M + h/2 D + h^2/4 (K + dg/dq) at that stage if refactorize (else the last S; for a
+    /// linear chain with an unchanged h, always the last). Sizes: q, v, x n; u n_inputs().
+    /// @throws NumericalError as factorize_iteration.
+    NewtonNorms midpoint_newton(bool refactorize, double h, const Vector& q, const Vector& v,
+                                const Vector& u, Vector& x);
     Index factorizations() const { return factorizations_; }
     ChainSolver solver() const { return solver_kind_; }
     /// "tridiagonal", or the SuiteSparse backend's name ("cholmod", ...), for results files.
@@ -149,6 +166,9 @@ class MassSpringChain {
     Vector diag_, off_;                     // S's diagonal (n) and off-diagonal (n - 1)
     std::unique_ptr<SparseSolver> sparse_;  // ChainSolver::sparse only
     SparseMatrix S_;                        // ChainSolver::sparse: tridiagonal, both triangles
+    bool streamed_ = true;
+    Vector y_;                         // midpoint_newton: the forward sweep's L^{-1} R
+    Vector stage_, residual_, delta_;  // midpoint_newton's plain fallback
     double a_ = -1, b_ = -1, c_ = -1;
     Index factorizations_ = 0;
   };

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -198,6 +199,104 @@ TEST(TridiagonalSolver, AgreesWithCholmodOnTheChainIterationMatrix) {
     EXPECT_TRUE(matrices_near(Vector(S * x_tri), r, kAgreementTol, Compare::relative))
         << "N = " << N;
   }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Streamed use: rows generated block by block, the factorization fused with the forward sweep.
+
+/// The streamed factorization and sweeps of (A, b) on the solver: factorize_forward (or forward
+/// if factorized already) and backward; the solution, or nothing if the factorization declined.
+std::optional<Vector> streamed_solve(TridiagonalSpdSolver& solver, const Tridiagonal& A,
+                                     const Vector& b, bool factorize,
+                                     std::vector<Index>* seen = nullptr) {
+  const Index n = A.diag.size();
+  auto rows = [&](Index first, Index count, double* d, double* e, double* r) {
+    EXPECT_TRUE(count >= 1 && count <= TridiagonalSpdSolver::kStreamBlock && first >= 0 &&
+                first + count <= n)
+        << first << " + " << count;
+    for (Index i = 0; i < count; ++i) {
+      d[i] = A.diag[first + i];
+      r[i] = b[first + i];
+    }
+    for (Index i = 0; i <= count; ++i) {
+      const Index j = first + i - 1;                         // e_j couples rows j and j + 1
+      e[i] = j >= 0 && j + 1 < n ? A.off[j] : std::nan("");  // e_{-1}, e_{n-1}: never read
+    }
+  };
+  auto rhs = [&](Index first, Index count, double* r) {
+    for (Index i = 0; i < count; ++i) r[i] = b[first + i];
+  };
+  Vector y(n);
+  if (factorize) {
+    if (!solver.factorize_forward(n, rows, y.data())) return std::nullopt;
+  } else {
+    solver.forward(rhs, y.data());
+  }
+  Vector x = Vector::Constant(n, std::nan(""));
+  std::vector<Index> count(static_cast<std::size_t>(n), 0);
+  solver.backward(y.data(), [&](Index first, Index len, const double* z) {
+    for (Index i = 0; i < len; ++i) {
+      x[first + i] = z[i];
+      ++count[static_cast<std::size_t>(first + i)];
+    }
+  });
+  for (Index i = 0; i < n; ++i)
+    EXPECT_EQ(count[static_cast<std::size_t>(i)], 1) << "row " << i << " of n = " << n;
+  if (seen) *seen = count;
+  return x;
+}
+
+TEST(TridiagonalSolver, StreamedFactorizationAndSweepsAreThePlainOnes) {
+  // The same recurrences in the same order: the pivots and both sweeps equal the plain path's
+  // bit for bit, at every size (each branch of the twisted layout, block boundaries at 128).
+  std::vector<Index> ns = sizes();
+  for (Index n : {127, 128, 129, 255, 256, 257, 258, 513}) ns.push_back(n);
+  for (Index n : ns) {
+    for (const Tridiagonal& A : {random_dominant(n, static_cast<unsigned>(n)), laplacian(n)}) {
+      const Vector b = random_vector(n, 7u + static_cast<unsigned>(n));
+      const Vector b2 = random_vector(n, 9u + static_cast<unsigned>(n));
+      TridiagonalSpdSolver plain, streamed;
+      plain.factorize(A.diag, A.off);
+      ASSERT_FALSE(plain.used_lapack()) << "n = " << n;
+      Vector x, x2;
+      plain.solve(b, x);
+      plain.solve(b2, x2);
+      const std::optional<Vector> s = streamed_solve(streamed, A, b, true);
+      ASSERT_TRUE(s.has_value()) << "n = " << n;
+      EXPECT_TRUE(streamed.twisted());
+      EXPECT_TRUE(matrices_near(*s, x, 0.0)) << "n = " << n;
+      EXPECT_LE(backward_error(A, *s, b), kBackwardErrorTol) << "n = " << n;
+      // A second right-hand side through the streamed forward sweep alone.
+      EXPECT_TRUE(matrices_near(*streamed_solve(streamed, A, b2, false), x2, 0.0)) << "n = " << n;
+    }
+  }
+}
+
+TEST(TridiagonalSolver, StreamedFactorizationDeclinesWhereThePlainOneFallsBackToLapack) {
+  // Minors out of range (as MinorsOutOfRangeFallBackToLapack) and an indefinite matrix: the
+  // streamed factorization declines and holds nothing, so the streamed sweeps refuse.
+  const Index n = 300;
+  Tridiagonal A = random_dominant(n, 5u);
+  for (Index i = 200; i < 210; ++i) A.diag[i] = 0x1p200;
+  Tridiagonal B = random_dominant(n, 6u);
+  B.off.setZero();
+  B.diag[150] = -1.0;  // the twist row k = 149's neighbour
+  Tridiagonal C = random_dominant(n, 7u);
+  C.diag[149] = -1.0;  // the twist row itself
+  C.off.setZero();
+  for (const Tridiagonal* M : {&A, &B, &C}) {
+    TridiagonalSpdSolver solver;
+    EXPECT_FALSE(streamed_solve(solver, *M, random_vector(n, 1u), true).has_value());
+    EXPECT_FALSE(solver.twisted());
+    Vector y(n);
+    EXPECT_THROW(solver.forward([](Index, Index, double*) {}, y.data()), InvalidArgument);
+    EXPECT_THROW(solver.backward(y.data(), [](Index, Index, const double*) {}), InvalidArgument);
+  }
+  // After the plain factorization's LAPACK fallback, too.
+  TridiagonalSpdSolver solver;
+  solver.factorize(A.diag, A.off);
+  ASSERT_TRUE(solver.used_lapack());
+  EXPECT_FALSE(solver.twisted());
 }
 
 // ---------------------------------------------------------------------------------------------

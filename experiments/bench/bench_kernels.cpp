@@ -19,6 +19,9 @@
 //   BM_factorize_iteration/{tridiagonal,cholmod}/<N>  the chain workspace's assembly plus
 //                                          factorization, on each of its two paths
 //   BM_step/{implicit_midpoint,generalized_alpha,rk4}/<N>  integrate(), 40 steps per call
+//   BM_step/implicit_midpoint_plain/<N>    the same without the chain's streamed Newton
+//                                          iteration (factorize_iteration, force and
+//                                          solve_iteration as separate passes)
 // Counters:
 //   ns_per_mass     time per call (per step for BM_step) / N
 //   axpy_passes     that time / the time of one axpy pass over 2N doubles, the median of samples
@@ -417,11 +420,12 @@ void BM_factorize_iteration(benchmark::State& state, Path path) {
   }
 }
 
-void BM_step(benchmark::State& state, Scheme scheme) {
+void BM_step(benchmark::State& state, Scheme scheme, bool streamed) {
   Fixture& fx = Fixture::get(state.range(0));
   const double N = static_cast<double>(fx.N());
   try {
     MassSpringChain::Workspace ws(fx.chain());
+    ws.use_streamed(streamed);
     IntegratorOptions opt;
     opt.scheme = scheme;
     opt.t0 = fx.t0();
@@ -439,8 +443,15 @@ void BM_step(benchmark::State& state, Scheme scheme) {
     // assembly (5), the factorization (6) and the accepting update (q, v, x in and out: 6): 22.
     // Generalized-alpha reads its previous acceleration in the force, the stage and the update
     // too, and writes it in the update: 21 and 24.
+    // The streamed midpoint iteration (the default; MassSpringChain::Workspace::midpoint_newton):
+    // per Newton iteration the first pass (q, v, x and L in, y out + write-allocate: 6) and
+    // the back sweep with the update (y, D, L, x in, x out: 5): 11; per step the
+    // factorization in the first pass of the step (D and L written + write-allocate, L not
+    // read: 3) and the accepting update (6): 9.
     const bool alpha = scheme == Scheme::generalized_alpha;
-    const double newton_vectors = alpha ? 21.0 : 20.0, step_vectors = alpha ? 24.0 : 22.0;
+    const bool fused = streamed && scheme == Scheme::implicit_midpoint;
+    const double newton_vectors = fused ? 11.0 : alpha ? 21.0 : 20.0;
+    const double step_vectors = fused ? 9.0 : alpha ? 24.0 : 22.0;
     const Floor floor = scheme == Scheme::rk4
                             ? Floor{4.0 * kForceFlops * N + 20.0 * N, 23.0 * N * kBytes, 0.0}
                             : Floor{};
@@ -487,10 +498,12 @@ void register_benchmarks() {
   sized(benchmark::RegisterBenchmark("BM_factorize_iteration/cholmod", BM_factorize_iteration,
                                      Path::cholmod));
   sized(benchmark::RegisterBenchmark("BM_step/implicit_midpoint", BM_step,
-                                     Scheme::implicit_midpoint));
+                                     Scheme::implicit_midpoint, true));
+  sized(benchmark::RegisterBenchmark("BM_step/implicit_midpoint_plain", BM_step,
+                                     Scheme::implicit_midpoint, false));
   sized(benchmark::RegisterBenchmark("BM_step/generalized_alpha", BM_step,
-                                     Scheme::generalized_alpha));
-  sized(benchmark::RegisterBenchmark("BM_step/rk4", BM_step, Scheme::rk4));
+                                     Scheme::generalized_alpha, true));
+  sized(benchmark::RegisterBenchmark("BM_step/rk4", BM_step, Scheme::rk4, true));
 }
 
 }  // namespace

@@ -205,24 +205,7 @@ inline void rk4_update_into(Index len, double h, double cq, double cv, const dou
   }
 }
 
-struct Norms {
-  double delta, x;  ///< ||delta||_inf and ||x||_inf; NaN if any entry is NaN
-};
-
-/// x -= delta and both infinity norms in one pass. The maxima are taken over the bit patterns
-/// of |entry| (ordered like the magnitudes, with NaN above infinity), which vectorizes where a
-/// floating-point max reduction would not, and lets a NaN through to the caller's check.
-inline Norms subtract_with_norms(Index n, double* __restrict x, const double* __restrict delta) {
-  constexpr std::uint64_t kMagnitude = 0x7fff'ffff'ffff'ffffu;
-  std::uint64_t delta_max = 0, x_max = 0;
-  for (Index i = 0; i < n; ++i) {
-    const double d = delta[i], xi = x[i] - d;
-    x[i] = xi;
-    delta_max = std::max(delta_max, std::bit_cast<std::uint64_t>(d) & kMagnitude);
-    x_max = std::max(x_max, std::bit_cast<std::uint64_t>(xi) & kMagnitude);
-  }
-  return {std::bit_cast<double>(delta_max), std::bit_cast<double>(x_max)};
-}
+using Norms = NewtonNorms;
 
 /// Accepts an implicit midpoint step in one pass: q += h/2 (v + x), v = x (the new velocity),
 /// and x = 2 x - v_n, the linear extrapolation that predicts the next step's velocity.
@@ -400,27 +383,14 @@ IntegrationStats integrate(const Model& model, typename Model::Workspace& ws, co
     const bool reuse = opt.reuse_jacobian && !linear;
     bool stale = true;  // the iteration matrix must be (re)factorized before use
 
-    // One run of steps. q_stage, v_stage: the stage state (q_s, v_s) at which the residual is
-    // evaluated, as lazy expressions of q, v, acc and x (nothing is materialized but qs, once
-    // per factorization); prepare() runs after each factorization and at the start of each
-    // step (folded models precompute there what does not depend on x); correct(delta) sets
-    // delta = S^{-1} R(x), the Newton correction; accept() updates q, v (and acc) from x and
-    // leaves the next step's predictor in x, in one pass.
-    auto run = [&](double stage_time, const auto& q_stage, auto&& prepare, auto&& correct,
+    // One run of steps. factorize(k) (re)factorizes the iteration matrix at the stage state
+    // (or, for a streamed workspace, has the next iteration do so in its first pass);
+    // prepare() runs after each factorization and at the start of each step (folded models
+    // precompute there what does not depend on x); iterate(k) performs one Newton iteration,
+    // x -= S^{-1} R(x), and returns the norms of the correction and of the new x; accept()
+    // updates q, v (and acc) from x and leaves the next step's predictor in x, in one pass.
+    auto run = [&](double stage_time, auto&& factorize, auto&& prepare, auto&& iterate,
                    auto&& accept) {
-      // The iteration matrix at the current stage state; a failure names the step, and a
-      // non-finite state is reported as the divergence it is.
-      auto factorize = [&](Index k) {
-        qs = q_stage;
-        try {
-          ws.factorize_iteration(a, b, c, qs);
-        } catch (const NumericalError& e) {
-          if (!detail::all_finite(qs)) detail::throw_diverged(time_at(k), k, total, opt.scheme, h);
-          throw NumericalError(detail::concat(e.what(), " (iteration matrix of step ", k,
-                                              " at t = ", time_at(k - 1), ")"));
-        }
-        ++stats.factorizations;
-      };
       for (Index k = 1; k <= total; ++k) {
         input.evaluate(time_at(k - 1) + stage_time, u_a);
         bool refactorized_after_first = false;
@@ -434,9 +404,8 @@ IntegrationStats integrate(const Model& model, typename Model::Workspace& ws, co
         for (;;) {
           ++it;
           ++stats.newton_iterations;
-          correct(delta);
+          const detail::Norms norms = iterate(k);
           ++stats.force_evaluations;
-          const detail::Norms norms = detail::subtract_with_norms(n, x.data(), delta.data());
           if (linear) break;  // the residual is linear in x: one solve is exact
           const double size = x_to_v * norms.delta;
           const double tol = opt.newton_rtol * x_to_v * norms.x + opt.newton_atol;
@@ -458,6 +427,33 @@ IntegrationStats integrate(const Model& model, typename Model::Workspace& ws, co
         after_step(k);
       }
     };
+    // A failed factorization names the step, and a non-finite state is reported as the
+    // divergence it is.
+    auto factorization_failed = [&](const NumericalError& e, const Vector& state, Index k) {
+      if (!detail::all_finite(state)) detail::throw_diverged(time_at(k), k, total, opt.scheme, h);
+      throw NumericalError(detail::concat(e.what(), " (iteration matrix of step ", k,
+                                          " at t = ", time_at(k - 1), ")"));
+    };
+    // The iteration matrix at the stage state q_stage (a lazy expression of q, v, acc and x,
+    // materialized once per factorization).
+    auto factorize_at = [&](const auto& q_stage) {
+      return [&, stage = &q_stage](Index k) {
+        qs = *stage;
+        try {
+          ws.factorize_iteration(a, b, c, qs);
+        } catch (const NumericalError& e) {
+          factorization_failed(e, qs, k);
+        }
+        ++stats.factorizations;
+      };
+    };
+    // The plain Newton iteration: delta = correct(), then x -= delta with the norms.
+    auto subtracting = [&](auto correct) {
+      return [&, correct](Index) mutable {
+        correct(delta);
+        return detail::subtract_with_norms(n, x.data(), delta.data());
+      };
+    };
 
     auto no_preparation = [] {};
     if (midpoint) {
@@ -465,18 +461,42 @@ IntegrationStats integrate(const Model& model, typename Model::Workspace& ws, co
       const auto v_stage = 0.5 * (v + x);
       const auto q_stage = q + (0.5 * h) * v_stage;
       auto accept = [&] { detail::midpoint_accept(n, 0.5 * h, q.data(), v.data(), x.data()); };
-      bool folded = false;
+      bool folded = false, streamed = false;
       if constexpr (FoldedMidpointModel<Model>) folded = ws.midpoint_folded();
+      if constexpr (StreamedMidpointModel<Model>) streamed = !folded && ws.midpoint_streamed();
       if (folded) {
         // The same correction from the workspace's fused products (S^{-1} folded in).
         if constexpr (FoldedMidpointModel<Model>)
           run(
-              0.5 * h, q_stage, [&] { ws.midpoint_prepare(h, q, v, u_a); },
-              [&](Vector& d) { ws.midpoint_correction(x, d); }, accept);
+              0.5 * h, factorize_at(q_stage), [&] { ws.midpoint_prepare(h, q, v, u_a); },
+              subtracting([&](Vector& d) { ws.midpoint_correction(x, d); }), accept);
+      } else if (streamed) {
+        // The same iteration in two passes: the factorization is done by the next iteration's
+        // first pass, with the residual and the forward sweep.
+        if constexpr (StreamedMidpointModel<Model>) {
+          bool pending = false;
+          run(
+              0.5 * h,
+              [&](Index) {
+                pending = true;
+                ++stats.factorizations;
+              },
+              no_preparation,
+              [&](Index k) {
+                if (!pending) return ws.midpoint_newton(false, h, q, v, u_a, x);
+                pending = false;
+                try {
+                  return ws.midpoint_newton(true, h, q, v, u_a, x);
+                } catch (const NumericalError& e) {
+                  qs = q_stage;
+                  factorization_failed(e, qs, k);
+                  throw;  // not reached: factorization_failed throws
+                }
+              },
+              accept);
+        }
       } else {
-        run(
-            0.5 * h, q_stage, no_preparation,
-            [&](Vector& d) {
+        run(0.5 * h, factorize_at(q_stage), no_preparation, subtracting([&](Vector& d) {
               model.force(q_stage, v_stage, u_a, F);
               if (m) {
                 F = *m * (x - v) - h * F;
@@ -487,7 +507,7 @@ IntegrationStats integrate(const Model& model, typename Model::Workspace& ws, co
               model.mass(work, R);
               R -= h * F;
               ws.solve_iteration(R, d);
-            },
+            }),
             accept);
       }
     } else {
@@ -495,8 +515,7 @@ IntegrationStats integrate(const Model& model, typename Model::Workspace& ws, co
       // q_{n+1-af} = q_n + (1 - af) (q_{n+1} - q_n), likewise v.
       const auto q_stage = q + (1.0 - af) * (h * v + (h * h) * ((0.5 - beta) * acc + beta * x));
       const auto v_stage = v + (1.0 - af) * h * ((1.0 - gamma) * acc + gamma * x);
-      run((1.0 - af) * h, q_stage, no_preparation,
-          [&](Vector& d) {
+      run((1.0 - af) * h, factorize_at(q_stage), no_preparation, subtracting([&](Vector& d) {
             model.force(q_stage, v_stage, u_a, F);
             if (m) {
               F = *m * ((1.0 - am) * x + am * acc) - F;
@@ -507,7 +526,7 @@ IntegrationStats integrate(const Model& model, typename Model::Workspace& ws, co
             model.mass(work, R);
             R -= F;
             ws.solve_iteration(R, d);
-          },
+          }),
           [&] {
             detail::alpha_accept(n, h, beta, gamma, q.data(), v.data(), acc.data(), x.data());
           });

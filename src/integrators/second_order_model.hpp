@@ -41,15 +41,36 @@
 //                                           R(x) = M (x - v) - h F(q + h/2 v_s, v_s, u),
 //                                           v_s = (v + x) / 2, of (q, v, u) last prepared; the
 //                                           same Newton correction as force + solve_iteration
+//
+// Optional (StreamedMidpointModel), for large models whose iteration matrix and residual can be
+// generated row by row while they are factorized and solved (the chain's tridiagonal S):
+//   ws.midpoint_streamed()                  true if the call below may be used (run time)
+//   ws.midpoint_newton(refactorize, h, q, v, u, x) -> NewtonNorms
+//                                           one Newton iteration of implicit midpoint in place:
+//                                           x -= S^{-1} R(x) with R as above, S = M + h/2 D +
+//                                           h^2/4 (K + dg/dq) at the stage state of x if
+//                                           refactorize (else the last S); returns ||delta||_inf
+//                                           and the new ||x||_inf. The same iterate as
+//                                           factorize_iteration + force + solve_iteration, in
+//                                           two passes over memory instead of about six
 #pragma once
 
+#include <algorithm>
+#include <bit>
 #include <concepts>
+#include <cstdint>
 #include <optional>
 
 #include "src/core/types.hpp"
 #include "src/linalg/sparse_solver.hpp"
 
 namespace mor {
+
+/// What a Newton iteration reports: ||delta||_inf and ||x||_inf of the updated unknown; NaN if
+/// any entry is NaN.
+struct NewtonNorms {
+  double delta, x;
+};
 
 template <class Model>
 concept SecondOrderModel = requires(const Model& model, typename Model::Workspace& ws,
@@ -80,5 +101,39 @@ concept FoldedMidpointModel = SecondOrderModel<Model> &&
   ws.midpoint_prepare(s, x, x, x);
   ws.midpoint_correction(x, out);
 };
+
+template <class Model>
+concept StreamedMidpointModel = SecondOrderModel<Model> &&
+    requires(typename Model::Workspace& ws, const Vector& x, Vector& out, double s) {
+  { ws.midpoint_streamed() } -> std::convertible_to<bool>;
+  { ws.midpoint_newton(true, s, x, x, x, out) } -> std::convertible_to<NewtonNorms>;
+};
+
+namespace detail {
+/// x -= delta over n entries and both infinity norms in one pass. The maxima are taken over the
+/// bit patterns of |entry| (ordered like the magnitudes, with NaN above infinity), which
+/// vectorizes where a floating-point max reduction would not, and lets a NaN through to the
+/// caller's check. Accumulates into the bit patterns *delta_max, *x_max (start them at 0).
+inline void subtract_with_norms(Index n, double* __restrict x, const double* __restrict delta,
+                                std::uint64_t& delta_max, std::uint64_t& x_max) {
+  constexpr std::uint64_t kMagnitude = 0x7fff'ffff'ffff'ffffu;
+  std::uint64_t dm = delta_max, xm = x_max;
+  for (Index i = 0; i < n; ++i) {
+    const double d = delta[i], xi = x[i] - d;
+    x[i] = xi;
+    dm = std::max(dm, std::bit_cast<std::uint64_t>(d) & kMagnitude);
+    xm = std::max(xm, std::bit_cast<std::uint64_t>(xi) & kMagnitude);
+  }
+  delta_max = dm;
+  x_max = xm;
+}
+
+inline NewtonNorms subtract_with_norms(Index n, double* __restrict x,
+                                       const double* __restrict delta) {
+  std::uint64_t delta_max = 0, x_max = 0;
+  subtract_with_norms(n, x, delta, delta_max, x_max);
+  return {std::bit_cast<double>(delta_max), std::bit_cast<double>(x_max)};
+}
+}  // namespace detail
 
 }  // namespace mor

@@ -19,30 +19,7 @@ void dpttrs_(const int* n, const int* nrhs, const double* d, const double* e, do
 namespace mor {
 namespace {
 
-// The minors (rescaled) must stay within these bounds for the fast path: then every product in
-// the recurrence that matters at the unit roundoff is a normal number.
-constexpr double kMinorLow = 0x1p-900;
-constexpr double kMinorHigh = 0x1p900;
-// Rows between two rescalings of the minors' recurrence, and how far back the scale is taken
-// from (so that computing it never waits on the previous row).
-constexpr Index kRescaleEvery = 8;
-constexpr Index kRescaleLag = 4;
-
-/// a b + c, one rounding where the machine has FMA (ISO C++ mode does not contract a * b + c).
-inline double fmadd(double a, double b, double c) {
-#ifdef __FMA__
-  return std::fma(a, b, c);
-#else
-  return a * b + c;
-#endif
-}
-
-/// 2^-E for a positive normal x = f 2^E, f in [1, 2); some other number (caught by the range
-/// check of the minors) for zero, subnormal, infinite or NaN x.
-inline double inverse_power_of_two(double x) {
-  const std::uint64_t biased = (std::bit_cast<std::uint64_t>(x) >> 52) & 0x7ffu;  // E + 1023
-  return std::bit_cast<double>(((2046u - biased) & 0x7ffu) << 52);
-}
+using namespace tridiagonal_detail;
 
 int checked_int(Index n, const char* what) {
   require(n >= 0 && n <= std::numeric_limits<int>::max(), "tridiagonal solver: ", what, " = ", n,
@@ -66,29 +43,12 @@ bool twisted_factorize(Index n, const double* d, const double* e, double* inv_pi
   // that both are in ascending row order. P: the minor; Q: the previous one in the same scale.
   alignas(64) double top_p[kBlock], top_q[kBlock], bot_p[kBlock], bot_q[kBlock];
   double top1 = 0.0, top2 = 0.0, bot1 = 0.0, bot2 = 0.0;  // the last two minors of each end
-  // One row: p = d_i p1 - c p2 with both minors scaled by s first (s = 1 between rescalings);
-  // only the fused multiply-add waits on the previous row.
-  auto row = [](double di, double c, double s, double& p1, double& p2, double& p, double& q) {
-    const double next = fmadd(di * s, p1, -(c * s) * p2);
-    q = p1 * s;
-    p = next;
-    p2 = q;
-    p1 = next;
-  };
   // Row t rescales (by a power of two from the minor kRescaleLag rows back, computed long
   // before) when t % kRescaleEvery == kRescaleLag: the lagged row is then in the same block.
   // Inverse pivots q / p and couplings e / pivot of count rows; any minor out of range flags.
   std::uint32_t bad = 0;
   auto ratios = [&bad](const double* p, const double* q, Index count, const double* coupled,
-                       double* ip, double* l) {
-    for (Index i = 0; i < count; ++i) {
-      bad |= static_cast<std::uint32_t>(!(p[i] >= kMinorLow)) | !(p[i] <= kMinorHigh) |
-             !(q[i] >= kMinorLow) | !(q[i] <= kMinorHigh);
-      const double r = q[i] / p[i];
-      ip[i] = r;
-      l[i] = coupled[i] * r;
-    }
-  };
+                       double* ip, double* l) { bad |= minor_ratios(p, q, count, coupled, ip, l); };
   for (Index t0 = 0; t0 < bottom_rows; t0 += kBlock) {
     const Index t1 = std::min(t0 + kBlock, bottom_rows), top_end = std::min(t1, k);
     Index t = t0;
@@ -108,14 +68,14 @@ bool twisted_factorize(Index n, const double* d, const double* e, double* inv_pi
         st = inverse_power_of_two(top_p[i - kRescaleLag]);
         sb = inverse_power_of_two(bot_p[b + kRescaleLag]);
       }
-      row(d[t], e[t - 1] * e[t - 1], st, top1, top2, top_p[i], top_q[i]);
-      row(d[j], e[j] * e[j], sb, bot1, bot2, bot_p[b], bot_q[b]);
+      minor_row(d[t], e[t - 1] * e[t - 1], st, top1, top2, top_p[i], top_q[i]);
+      minor_row(d[j], e[j] * e[j], sb, bot1, bot2, bot_p[b], bot_q[b]);
     }
     for (; t < t1; ++t) {  // the bottom's one extra row when n is even
       const Index j = n - 1 - t, b = kBlock - 1 - (t - t0);
       const double sb =
           t % kRescaleEvery == kRescaleLag ? inverse_power_of_two(bot_p[b + kRescaleLag]) : 1.0;
-      row(d[j], e[j] * e[j], sb, bot1, bot2, bot_p[b], bot_q[b]);
+      minor_row(d[j], e[j] * e[j], sb, bot1, bot2, bot_p[b], bot_q[b]);
     }
     // Row t of the top couples to t + 1 through e_t; row j of the bottom to j - 1 via e_{j-1}.
     if (top_end > t0) ratios(top_p, top_q, top_end - t0, e + t0, inv_pivot + t0, coupling + t0);
@@ -176,6 +136,16 @@ void twisted_solve(Index n, const double* inv_pivot, const double* coupling, con
 }
 
 }  // namespace
+
+void TridiagonalSpdSolver::check_size(Index n) {
+  require(n >= 1, "tridiagonal solver: the matrix must have at least one row, got n = ", n);
+  checked_int(n, "n");
+}
+
+void TridiagonalSpdSolver::require_twisted() const {
+  require(twisted(), "tridiagonal solver: a streamed sweep needs a twisted factorization (",
+          factorized_ ? "the last one fell back to LAPACK" : "none is held", ")");
+}
 
 void TridiagonalSpdSolver::factorize(const Vector& diag, const Vector& off) {
   const Index n = diag.size();
