@@ -67,7 +67,7 @@ NnlsResult nnls(const Matrix& C, const Vector& b, const NnlsOptions& options = {
 
 struct EcswOptions {
   /// tau, the relative residual of the reduced force over the training snapshots. In (0, 1).
-  double tolerance = 1e-3;
+  double tolerance = 1e-6;
   /// C (r ns x m_e doubles) may take at most this many bytes: beyond it every k-th snapshot is
   /// used (k the smallest that fits); if one snapshot alone does not fit, the training throws.
   std::size_t memory_limit = std::size_t{1} << 30;

@@ -52,7 +52,7 @@ struct ChainProjectionOptions {
   std::string deim_method = "qdeim";    ///< deim (greedy) or qdeim (pivoted QR)
   Index deim_order = 0;                 ///< m interpolation points; 0 chooses 2 r
   std::string deim_sampling = "nodes";  ///< nodes (rows of G^T phi) or elements (rows of phi)
-  double ecsw_tolerance = 1e-3;         ///< tau of ECSW's NNLS, in (0, 1)
+  double ecsw_tolerance = 1e-6;         ///< tau of ECSW's NNLS, in (0, 1)
   Index training_stride = 10;           ///< steps between training snapshots
   /// Results files whose /snapshots/p (every row a snapshot of the positions) are training
   /// data too, besides the [[training]] runs (relative to the experiment file).
