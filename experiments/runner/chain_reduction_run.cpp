@@ -413,6 +413,7 @@ ChainReduction reduce_chain_and_record(const ExperimentConfig& c, const ChainPro
       opt.ecsw = &ecsw[i];
       variant.ecsw_elements = static_cast<Index>(ecsw[i].elements.size());
       variant.n_elements = model.n_elements();
+      variant.ecsw_snapshot_stride = ecsw[i].snapshot_stride;
     }
     const Matrix Vr = V.leftCols(variant.r);
     const Matrix Wr = W.size() > 0 ? Matrix(W.leftCols(variant.r)) : Matrix();

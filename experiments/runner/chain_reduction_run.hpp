@@ -34,9 +34,10 @@ class FullModel;
 /// One projected model: V (n x r), W, and the DEIM samples m.
 struct ReducedChainVariant {
   Index r = 0;
-  Index m = 0;              ///< DEIM samples (0 without DEIM)
-  Index ecsw_elements = 0;  ///< ECSW: the weighted elements k (0 without ECSW)
-  Index n_elements = 0;     ///< ECSW: the elements m_e they were chosen from
+  Index m = 0;                     ///< DEIM samples (0 without DEIM)
+  Index ecsw_elements = 0;         ///< ECSW: the weighted elements k (0 without ECSW)
+  Index n_elements = 0;            ///< ECSW: the elements m_e they were chosen from
+  Index ecsw_snapshot_stride = 1;  ///< ECSW: every k-th training snapshot (C's memory limit)
   std::unique_ptr<ProjectedModel> model;
 };
 

@@ -400,6 +400,7 @@ void reduce_projection_family(const Run& run, ProjectionFamilyRun& proj) {
   run.summary.deim_samples = proj.reduced.main.m;
   run.summary.ecsw_elements = proj.reduced.main.ecsw_elements;
   run.summary.n_elements = proj.reduced.main.n_elements;
+  run.summary.ecsw_snapshot_stride = proj.reduced.main.ecsw_snapshot_stride;
   run.summary.reduction_seconds = proj.reduced.seconds;
   run.summary.offline_stages = proj.reduced.stages;
   run.stage("reduced simulation");
