@@ -77,6 +77,8 @@ PATHS = {
     "reduction.empirical_singular_values": "/reduction/empirical_singular_values",
     "reduction.subspace_singular_values": "/reduction/subspace_singular_values",
     "reduction.deim_masses": "/reduction/deim_masses",  # 1-based
+    "reduction.ecsw_elements": "/reduction/ecsw_elements",  # 1-based
+    "reduction.ecsw_weights": "/reduction/ecsw_weights",
     "reduction.deim_basis": "/reduction/deim_basis",
     "reduction.omega": "/reduction/omega",  # modal
     "reduction.eigenvalues": "/reduction/eigenvalues",  # modal, first-order models
@@ -139,7 +141,8 @@ SINGULAR_VALUES = ("hsv", "sv", "pod_singular_values", "force_singular_values",
                    "empirical_singular_values", "subspace_singular_values",
                    "hankel_singular_values", "position_singular_values")
 METHOD_DATASETS = ("error_bound", "controllability_residuals", "observability_residuals", "P",
-                   "Q")  # under reduction: further datasets of a method (differential_balancing)
+                   "Q", "ecsw_elements", "ecsw_weights")  # under reduction: further datasets of
+# a method (differential_balancing; ECSW's 1-based elements and their weights)
 GRAMIAN_SOLVERS = ("adi_controllability", "adi_observability", "rksm_controllability",
                    "rksm_observability")  # groups: attributes, datasets residuals and shifts
 ERROR_VS_R_COLUMNS = ("r", "m", "relative_l2", "max_abs", "reduced_step_s")

@@ -23,6 +23,8 @@ struct ProjectionOptions {
   /// construction only).
   const DeimResult* deim = nullptr;
   DeimSampling sampling = DeimSampling::nodes;
+  /// NonlinearTreatment::ecsw: the weighted elements (read during construction only).
+  const EcswResult* ecsw = nullptr;
   std::size_t tensor_memory_limit = kDefaultReducedTensorMemoryLimit;
 };
 

@@ -62,8 +62,9 @@ NonlinearTreatment parse_nonlinear_treatment(std::string_view name) {
   if (name == "full") return NonlinearTreatment::full;
   if (name == "tensor") return NonlinearTreatment::tensor;
   if (name == "deim") return NonlinearTreatment::deim;
-  throw InvalidArgument(
-      detail::concat("unknown nonlinear treatment '", name, "' (expected full, tensor or deim)"));
+  if (name == "ecsw") return NonlinearTreatment::ecsw;
+  throw InvalidArgument(detail::concat("unknown nonlinear treatment '", name,
+                                       "' (expected full, tensor, deim or ecsw)"));
 }
 
 std::string_view to_string(NonlinearTreatment t) {
@@ -74,6 +75,8 @@ std::string_view to_string(NonlinearTreatment t) {
       return "tensor";
     case NonlinearTreatment::deim:
       return "deim";
+    case NonlinearTreatment::ecsw:
+      return "ecsw";
   }
   return "unknown";
 }
@@ -101,6 +104,9 @@ ReducedChainModel::ReducedChainModel(const MassSpringChain& chain, const Matrix&
     require(W.cols() == r_, "reduced chain: W has ", W.cols(), " columns, expected r = ", r_,
             " (the columns of V)");
   }
+  require(treatment_ != NonlinearTreatment::ecsw,
+          "reduced chain: the ecsw treatment weights the chain's springs as elements of its "
+          "network form: build a ReducedNetworkModel of chain.network()");
   require_finite(V, "V");
   if (!galerkin_) require_finite(W, "W");
   if (treatment_ == NonlinearTreatment::deim) {
@@ -204,6 +210,8 @@ Index ReducedChainModel::nonlinear_storage() const {
       return T_.size();
     case NonlinearTreatment::deim:
       return EL_.size() + ER_.size() + G_.size();
+    case NonlinearTreatment::ecsw:  // refused by the constructor
+      break;
   }
   return 0;
 }
@@ -244,6 +252,8 @@ void ReducedChainModel::nonlinear_force(const Eigen::Ref<const Vector>& q, Vecto
       g_r.noalias() = G_ * gP;
       break;
     }
+    case NonlinearTreatment::ecsw:  // refused by the constructor
+      break;
   }
 }
 
@@ -286,6 +296,8 @@ Matrix ReducedChainModel::nonlinear_jacobian(const Eigen::Ref<const Vector>& q) 
       J.noalias() = G_ * JPV;
       break;
     }
+    case NonlinearTreatment::ecsw:  // refused by the constructor
+      break;
   }
   return J;
 }

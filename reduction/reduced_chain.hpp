@@ -53,8 +53,10 @@ enum class NonlinearTreatment {
   full,    ///< g(V q_r) on all N masses: O(N r) per evaluation
   tensor,  ///< the exact reduced cubic tensor: O(r^4 / 6) per evaluation, r^4 / 6 doubles
   deim,    ///< DEIM / Q-DEIM hyper-reduction: O(m r) per evaluation
+  ecsw,    ///< ECSW (reduction/ecsw.hpp): k weighted elements, O(k r); networks only (the
+           ///< chain's through its network form), ReducedChainModel refuses it
 };
-/// "full", "tensor", "deim"; @throws InvalidArgument naming the value.
+/// "full", "tensor", "deim", "ecsw"; @throws InvalidArgument naming the value.
 NonlinearTreatment parse_nonlinear_treatment(std::string_view name);
 std::string_view to_string(NonlinearTreatment t);
 

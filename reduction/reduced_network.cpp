@@ -69,6 +69,18 @@ ReducedNetworkModel::ReducedNetworkModel(const NonlinearNetwork& net, const Matr
             W.cols(), ", expected ", n_full_, " x ", r_, " (the size of V)");
   require_finite(V, "V");
   if (!galerkin_) require_finite(W, "W");
+  require(!(options.deim && options.ecsw),
+          "reduced network: both a DEIM and an ECSW result given; the treatment takes one");
+  if (options.ecsw && !linear_) {
+    const EcswResult& ec = *options.ecsw;
+    require(!ec.elements.empty() && static_cast<Index>(ec.elements.size()) == ec.weights.size(),
+            "reduced network: the ECSW result has ", ec.elements.size(), " elements and ",
+            ec.weights.size(), " weights, expected as many and at least one");
+    for (Index i = 0; i < ec.weights.size(); ++i)
+      require(std::isfinite(ec.weights[i]) && ec.weights[i] > 0.0, "reduced network: ECSW weight ",
+              i, " (element ", ec.elements[static_cast<std::size_t>(i)], ") is ", ec.weights[i],
+              ", expected positive and finite");
+  }
   if (options.deim && !linear_)
     validate_deim(
         *options.deim, options.sampling == DeimSampling::nodes ? n_full_ : net.n_elements(),
@@ -106,10 +118,21 @@ ReducedNetworkModel::ReducedNetworkModel(const NonlinearNetwork& net, const Matr
 void ReducedNetworkModel::build_nonlinearity(const NonlinearNetwork& net,
                                              const ReducedNetworkOptions& options) {
   const Matrix& Wt = this->W();
+  if (options.ecsw) {
+    // Bad or repeated element indices throw in restricted_elements, naming them.
+    const RestrictedNonlinearity r = net.restricted_elements(options.ecsw->elements);
+    E_ = element_rows(r, V_);
+    C_ = r.coefficients;
+    const Matrix EW = galerkin_ ? E_ : element_rows(r, Wt);
+    P_ = EW.transpose() * options.ecsw->weights.asDiagonal();
+    if (galerkin_) energy_weights_ = options.ecsw->weights;
+    return;
+  }
   if (!options.deim) {
     E_ = net.G() * V_;
     C_ = net.coefficients();
     P_ = galerkin_ ? Matrix(E_.transpose()) : Matrix((net.G() * Wt).transpose());
+    if (galerkin_) energy_weights_ = Vector::Ones(E_.rows());
     return;
   }
   const DeimResult& d = *options.deim;
@@ -179,6 +202,21 @@ void ReducedNetworkModel::add_nonlinear_jacobian(const Vector& q, double c, Matr
   scratch.resize(k, r_);
   scratch.noalias() = w.asDiagonal() * E_;
   S.noalias() += P_ * scratch;
+}
+
+double ReducedNetworkModel::nonlinear_energy(const Eigen::Ref<const Vector>& q) const {
+  require(q.size() == r_, "reduced network: q_r has size ", q.size(), ", expected r = ", r_);
+  if (linear_) return 0.0;
+  require(has_nonlinear_energy(),
+          "reduced network: the reduced force has no energy (DEIM or a Petrov-Galerkin "
+          "projection): only the full Galerkin and the ECSW treatments are gradients");
+  const Vector s = E_ * q;
+  double V = 0.0;
+  for (Index e = 0; e < s.size(); ++e) {
+    const double c[4] = {C_(e, 0), C_(e, 1), C_(e, 2), C_(e, 3)};
+    V += energy_weights_[e] * element_energy(c, s[e]);
+  }
+  return V;
 }
 
 Vector ReducedNetworkModel::project(const Eigen::Ref<const Vector>& q) const {

@@ -19,6 +19,10 @@
 //  - elements: DEIM / Q-DEIM of the element forces f = phi(G q) (m_e), unassembled as in UDEIM
 //              (Tiso & Rixen 2013): f ~ U (P^T U)^{-1} f_S with S the sampled elements;
 //              P = (G W)^T U (P^T U)^{-1}. Each sample costs one element, not a node's support.
+//  - ecsw:     energy-conserving sampling and weighting (Farhat et al. 2014, 2015;
+//              reduction/ecsw.hpp): S the elements of positive weight w, P = (G W)_S^T diag(w).
+//              With W = V the reduced force is the gradient of sum_{e in S} w_e Phi_e(E_e q_r):
+//              a symmetric Jacobian and, under implicit midpoint, the discrete energy balance.
 // Exact when the sampled force lies in range(U) (e.g. m = n nodes, or m = m_e elements).
 #pragma once
 
@@ -29,6 +33,7 @@
 #include <Eigen/LU>
 
 #include "reduction/deim.hpp"
+#include "reduction/ecsw.hpp"
 #include "reduction/reduced_workspace.hpp"
 #include "src/core/types.hpp"
 #include "src/linalg/sparse_solver.hpp"
@@ -50,6 +55,8 @@ struct ReducedNetworkOptions {
   const DeimResult* deim = nullptr;  ///< read during construction only
   /// What deim's basis interpolates: the nodal force (n rows) or the element forces (m_e rows).
   DeimSampling sampling = DeimSampling::nodes;
+  /// ECSW's elements and weights instead of DEIM (not both): read during construction only.
+  const EcswResult* ecsw = nullptr;
 };
 
 class ReducedNetworkModel {
@@ -57,7 +64,9 @@ class ReducedNetworkModel {
   /// network: read during construction only; V: n x r, 1 <= r <= n, finite; W: n x r or empty
   /// (Galerkin); W^T V nonsingular.
   /// @throws InvalidArgument naming the value for wrong sizes, non-finite entries, a singular
-  ///         W^T V, or a DEIM result whose basis has the wrong row count or bad indices.
+  ///         W^T V, a DEIM result whose basis has the wrong row count or bad indices, an ECSW
+  ///         result with bad or repeated elements or weights that are not positive and finite,
+  ///         or both a DEIM and an ECSW result.
   ReducedNetworkModel(const NonlinearNetwork& network, const Matrix& V, const Matrix& W = Matrix(),
                       const ReducedNetworkOptions& options = {});
 
@@ -86,6 +95,12 @@ class ReducedNetworkModel {
   Index sampled_elements() const { return E_.rows(); }
   /// m, the DEIM samples (0 for the full treatment).
   Index deim_samples() const { return deim_samples_; }
+  /// True if g_r is the gradient of a reduced energy (Galerkin with the full treatment or
+  /// ECSW): then nonlinear_energy is defined.
+  bool has_nonlinear_energy() const { return linear_ || energy_weights_.size() == E_.rows(); }
+  /// sum_e w_e Phi_e(E_e q_r) (w = 1 for the full treatment), the potential whose gradient is
+  /// g_r. @throws InvalidArgument if !has_nonlinear_energy() or q_r.size() != r.
+  double nonlinear_energy(const Eigen::Ref<const Vector>& q_r) const;
 
   // --- States and matrices (as ReducedChainModel) ------------------------------------------------
   Index full_size() const { return n_full_; }
@@ -120,6 +135,7 @@ class ReducedNetworkModel {
   Matrix P_;    // r x k: the offline assembly and interpolation
   Matrix DKP_;  // [D_r K_r P]: r x (2 r + k), the force's one product
   Index deim_samples_ = 0;
+  Vector energy_weights_;  // k: the weights of a gradient treatment, else empty
 };
 
 // ---------------------------------------------------------------------------------------------

@@ -520,6 +520,46 @@ TEST_F(Experiment, PodDeimOnAnUnseenInputIsAccurateAndRecordsItsStages) {
   EXPECT_GT(r.attribute_double("/timings", "speedup_per_step"), 0.0);
 }
 
+TEST_F(Experiment, PodEcswIsAsAccurateAsTheFullForceAndRecordsItsWeights) {
+  // The same pipeline with ECSW (default tau = 1e-6) on the chain's 61 springs: its output error
+  // is of the order of the exact (full) treatment's, i.e. the POD error, and /reduction holds the
+  // elements and weights it evaluates with what the NNLS reached.
+  auto run = [&](const char* nonlinear, const char* file) {
+    ExperimentConfig c = parse_experiment(
+        kPod, "pod.toml", dir_,
+        {"model.N=60", "reduction.order=10",
+         std::string("reduction.nonlinear=\"") + nonlinear + "\"", "reduction.training_stride=2"});
+    c.output = dir_ / file;
+    return run_experiment(c);
+  };
+  const RunSummary full = run("full", "pod_full.h5");
+  const RunSummary deim = run("deim", "pod_deim.h5");
+  const RunSummary ecsw = run("ecsw", "pod_ecsw.h5");
+  std::printf("output error: full %.3g, deim %.3g, ecsw %.3g (%lld of %lld springs)\n",
+              full.output_error_relative, deim.output_error_relative, ecsw.output_error_relative,
+              static_cast<long long>(ecsw.ecsw_elements), static_cast<long long>(ecsw.n_elements));
+  // Measured: full 4.06e-09, deim 4.06e-09, ecsw 1.02e-08 with 17 springs.
+  EXPECT_LT(ecsw.output_error_relative, 10.0 * full.output_error_relative);
+  EXPECT_EQ(ecsw.n_elements, 61);
+  EXPECT_GE(ecsw.ecsw_elements, 1);
+  EXPECT_LT(ecsw.ecsw_elements, 61);
+  const io::ResultsReader r(dir_ / "pod_ecsw.h5");
+  EXPECT_EQ(r.attribute_int("/reduction", "ecsw_elements"), ecsw.ecsw_elements);
+  EXPECT_LE(r.attribute_double("/reduction", "ecsw_relative_residual"),
+            r.attribute_double("/reduction", "ecsw_tolerance"));
+  EXPECT_FALSE(r.exists("/reduction/deim_masses"));
+  const Vector elements = r.read_vector("/reduction/ecsw_elements");
+  const Vector weights = r.read_vector("/reduction/ecsw_weights");
+  ASSERT_EQ(elements.size(), ecsw.ecsw_elements);
+  ASSERT_EQ(weights.size(), ecsw.ecsw_elements);
+  for (Index i = 0; i < elements.size(); ++i) {
+    EXPECT_GE(elements[i], 1.0);
+    EXPECT_LE(elements[i], 61.0);
+    EXPECT_GT(weights[i], 0.0);
+  }
+  EXPECT_GE(r.attribute_double("/reduction", "ecsw_s"), 0.0);
+}
+
 /// Parsing and running kPod with the overrides fails with a message containing `needle` and
 /// leaves no results file in `dir`.
 void expect_pod_error(const fs::path& dir, const std::vector<std::string>& overrides,

@@ -8,6 +8,7 @@
 #include <optional>
 
 #include "reduction/deim.hpp"
+#include "reduction/ecsw.hpp"
 #include "reduction/empirical_gramians.hpp"
 #include "reduction/galerkin.hpp"
 #include "reduction/pod.hpp"
@@ -40,21 +41,26 @@ class SnapshotBuffer {
   Index used_ = 0;
 };
 
+/// What the second snapshot matrix G holds, of the positions of the training runs: the nodal
+/// force g(q) (DEIM on nodes), the element forces phi(G q) (DEIM on elements), the positions q
+/// themselves (ECSW, which trains on them reduced), or nothing.
+enum class ForceSnapshots { none, nodal, elements, positions };
+
 /// Snapshots Q for the POD basis (if wanted: positions, and velocities side by side with them
-/// if reduction.pod_snapshots has "v") and nonlinear-force snapshots G of the positions
-/// (nonlinear models only): the nodal force g(q), or the element forces phi(G q) for element
-/// sampling, of the [[training]] runs and the training files.
+/// if reduction.pod_snapshots has "v") and the snapshots G of the hyper-reduction (nonlinear
+/// models only; see ForceSnapshots), of the [[training]] runs and the training files.
 struct TrainingData {
   Matrix Q, G;
   double seconds = 0;
 };
 
 TrainingData collect_training(const ExperimentConfig& c, const ChainProjectionOptions& red,
-                              const FullModel& model, bool keep_positions, DeimSampling sampling,
+                              const FullModel& model, bool keep_positions, ForceSnapshots kind,
                               const std::atomic<bool>* stop) {
   const Index N = model.n();
-  const bool nonlinear = !model.is_linear();
-  const bool elements = sampling == DeimSampling::elements;
+  const bool nonlinear = !model.is_linear() && kind != ForceSnapshots::none;
+  const bool elements = kind == ForceSnapshots::elements;
+  const bool positions = kind == ForceSnapshots::positions;
   const Index force_rows = elements ? model.n_elements() : N;
   const auto t0 = Clock::now();
   const auto& fields = red.pod_snapshots;
@@ -67,7 +73,9 @@ TrainingData collect_training(const ExperimentConfig& c, const ChainProjectionOp
   auto add = [&](const Vector& q) {
     if (keep_positions && with_p && !first_order) Q.append(q);
     if (nonlinear) {
-      if (elements)
+      if (positions)
+        g = q;
+      else if (elements)
         model.element_forces(q, g);
       else
         model.nonlinear_force(q, g);
@@ -193,6 +201,49 @@ void write_deim(io::ResultsWriter& out, const std::string& grp, const HyperReduc
   out.write_vector(layout::kReductionDeimMasses, idx);
 }
 
+/// ECSW per order: the positions Qs (n x ns) reduced, q_r = (W^T V)^{-1} W^T q (V^T q for
+/// POD's orthonormal V), and the weights trained on them.
+std::vector<EcswResult> train_ecsw(const ChainProjectionOptions& red, const FullModel& model,
+                                   const Matrix& V, const Matrix& W, const Matrix& Qs,
+                                   const std::vector<Index>& orders) {
+  EcswOptions eo;
+  eo.tolerance = red.ecsw_tolerance;
+  std::vector<EcswResult> out;
+  for (Index r : orders) {
+    const Matrix Vr = V.leftCols(r);
+    const Matrix Wr = W.size() > 0 ? Matrix(W.leftCols(r)) : Matrix();
+    const Matrix& L = W.size() > 0 ? Wr : Vr;
+    const Matrix LtV = L.transpose() * Vr;
+    const Matrix LtQ = L.transpose() * Qs;
+    const Matrix Qr = LtV.partialPivLu().solve(LtQ);
+    try {
+      out.push_back(model.ecsw(Vr, Wr, Qr, eo));
+    } catch (const InvalidArgument& e) {
+      throw InvalidArgument(concat("reduction.nonlinear = \"ecsw\" at r = ", r, ": ", e.what()));
+    }
+  }
+  return out;
+}
+
+void write_ecsw(io::ResultsWriter& out, const std::string& grp, const EcswResult& e,
+                Index n_elements) {
+  const auto k = static_cast<Index>(e.elements.size());
+  out.set_attribute(grp, "ecsw_elements", static_cast<std::int64_t>(k));
+  out.set_attribute(grp, "ecsw_candidates", static_cast<std::int64_t>(n_elements));
+  out.set_attribute(grp, "ecsw_tolerance", e.tolerance);
+  out.set_attribute(grp, "ecsw_relative_residual", e.relative_residual);
+  out.set_attribute(grp, "ecsw_iterations", static_cast<std::int64_t>(e.iterations));
+  out.set_attribute(grp, "ecsw_status", std::string(to_string(e.status)));
+  out.set_attribute(grp, "ecsw_snapshots_used", static_cast<std::int64_t>(e.snapshots_used));
+  out.set_attribute(grp, "ecsw_snapshot_stride", static_cast<std::int64_t>(e.snapshot_stride));
+  Vector idx(k);
+  for (Index i = 0; i < k; ++i)
+    idx[i] = static_cast<double>(e.elements[static_cast<std::size_t>(i)]) + 1.0;
+  // 1-based rows of G, as deim_masses.
+  out.write_vector(layout::kReductionEcswElements, idx);
+  out.write_vector(layout::kReductionEcswWeights, e.weights);
+}
+
 /// The POD basis of the snapshots Q as red asks (order or energy; at least compare_max
 /// columns, nested), with its record in /reduction: what was asked, the method used, the
 /// snapshot fields ("x": a first-order model's state), the energies and every singular value
@@ -249,16 +300,21 @@ ChainReduction reduce_chain_and_record(const ExperimentConfig& c, const ChainPro
   ro.sampling = parse_deim_sampling(red.deim_sampling);
   if (!nonlinear) ro.nonlinear = NonlinearTreatment::full;  // g = 0: nothing to evaluate
   const bool use_deim = ro.nonlinear == NonlinearTreatment::deim;
+  const bool use_ecsw = ro.nonlinear == NonlinearTreatment::ecsw;
+  const ForceSnapshots force_kind =
+      use_deim ? (ro.sampling == DeimSampling::elements ? ForceSnapshots::elements
+                                                        : ForceSnapshots::nodal)
+               : (use_ecsw ? ForceSnapshots::positions : ForceSnapshots::none);
   const PodMethod pm = parse_pod_method(red.pod_method);
   const Index compare_max =
       red.compare_orders.empty()
           ? 0
           : *std::max_element(red.compare_orders.begin(), red.compare_orders.end());
 
-  // 1. Training snapshots: the positions for POD, the forces for DEIM.
+  // 1. Training snapshots: the positions for POD, the forces for DEIM, the positions for ECSW.
   TrainingData training;
-  if (pod_method || use_deim) {
-    training = collect_training(c, red, model, pod_method, ro.sampling, stop);
+  if (pod_method || use_deim || use_ecsw) {
+    training = collect_training(c, red, model, pod_method, force_kind, stop);
     result.training_snapshots = std::max(training.Q.cols(), training.G.cols());
     require(result.training_snapshots > 0, "reduction.method = \"", method,
             "\": the training data hold no snapshots");
@@ -333,6 +389,16 @@ ChainReduction reduce_chain_and_record(const ExperimentConfig& c, const ChainPro
     hyper = hyper_reduce(red, std::move(training.G), orders, pm);
     result.stages.emplace_back("deim_s", hyper->seconds);
   }
+  std::vector<EcswResult> ecsw;  // per order of orders_to_build
+  if (use_ecsw) {
+    require(training.G.cols() > 0,
+            "reduction: nonlinear = \"ecsw\" needs position snapshots from training runs "
+            "([[training]] inputs or reduction.training_files); there are none");
+    ecsw = train_ecsw(red, model, V, W, training.G, orders);
+    double s = 0;
+    for (const auto& e : ecsw) s += e.seconds;
+    result.stages.emplace_back("ecsw_s", s);
+  }
   training.G.resize(0, 0);
   const auto t = Clock::now();
   for (std::size_t i = 0; i < orders.size(); ++i) {
@@ -342,6 +408,12 @@ ChainReduction reduce_chain_and_record(const ExperimentConfig& c, const ChainPro
     if (hyper) {
       opt.deim = &hyper->deim[i];
       variant.m = static_cast<Index>(hyper->deim[i].indices.size());
+    }
+    if (!ecsw.empty()) {
+      opt.ecsw = &ecsw[i];
+      variant.ecsw_elements = static_cast<Index>(ecsw[i].elements.size());
+      variant.n_elements = model.n_elements();
+      variant.ecsw_snapshot_stride = ecsw[i].snapshot_stride;
     }
     const Matrix Vr = V.leftCols(variant.r);
     const Matrix Wr = W.size() > 0 ? Matrix(W.leftCols(variant.r)) : Matrix();
@@ -364,6 +436,7 @@ ChainReduction reduce_chain_and_record(const ExperimentConfig& c, const ChainPro
     write_deim(out, grp, *hyper);
     out.set_attribute(grp, "deim_sampling", std::string(to_string(ro.sampling)));
   }
+  if (!ecsw.empty()) write_ecsw(out, grp, ecsw.front(), model.n_elements());
   if (red.store_bases) {
     if (hyper) out.write_matrix(layout::kReductionDeimBasis, hyper->deim.front().U);
     out.write_matrix(layout::kReductionV, Matrix(V.leftCols(r_main)));
@@ -383,7 +456,7 @@ ReducedModel reduce_linear_by_pod(const ExperimentConfig& c, const ChainProjecti
   const auto t_start = Clock::now();
   ReducedModel reduced;
   // 1. Snapshots of the state x (first order) or of q (and v) (second order).
-  TrainingData training = collect_training(c, red, model, true, DeimSampling::nodes, stop);
+  TrainingData training = collect_training(c, red, model, true, ForceSnapshots::none, stop);
   require(training.Q.cols() > 0, "reduction.method = \"pod\": the training data hold no snapshots");
   reduced.stages.emplace_back("snapshots_s", training.seconds);
 

@@ -9,9 +9,11 @@
 //    (reduction/empirical_gramians.hpp), Petrov-Galerkin projection with the balancing bases;
 // both with the nonlinear force hyper-reduced by DEIM / Q-DEIM from the training runs' snapshots
 // of the nodal force (reduction.deim_sampling = "nodes") or of the element forces ("elements"),
-// or reduced exactly, or evaluated in full. reduction.compare_orders adds further reduced models
-// from the same nested bases, for the output error against r.
-// Used by run_experiment (experiment.cpp); the HDF5 layout is documented in README.md.
+// or by ECSW's weighted elements trained on the reduced position snapshots
+// (reduction.nonlinear = "ecsw", reduction/ecsw.hpp), or reduced exactly, or evaluated in full.
+// reduction.compare_orders adds further reduced models from the same nested bases, for the output
+// error against r. Used by run_experiment (experiment.cpp); the HDF5 layout is documented in
+// README.md.
 #pragma once
 
 #include <atomic>
@@ -32,7 +34,10 @@ class FullModel;
 /// One projected model: V (n x r), W, and the DEIM samples m.
 struct ReducedChainVariant {
   Index r = 0;
-  Index m = 0;  ///< DEIM samples (0 without DEIM)
+  Index m = 0;                     ///< DEIM samples (0 without DEIM)
+  Index ecsw_elements = 0;         ///< ECSW: the weighted elements k (0 without ECSW)
+  Index n_elements = 0;            ///< ECSW: the elements m_e they were chosen from
+  Index ecsw_snapshot_stride = 1;  ///< ECSW: every k-th training snapshot (C's memory limit)
   std::unique_ptr<ProjectedModel> model;
 };
 

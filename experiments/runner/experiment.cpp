@@ -398,6 +398,9 @@ void reduce_projection_family(const Run& run, ProjectionFamilyRun& proj) {
   proj.reduced = c.reduction->reduce_projection(c, run.model, run.out, run.options.stop_requested);
   run.summary.reduced_order = proj.reduced.main.r;
   run.summary.deim_samples = proj.reduced.main.m;
+  run.summary.ecsw_elements = proj.reduced.main.ecsw_elements;
+  run.summary.n_elements = proj.reduced.main.n_elements;
+  run.summary.ecsw_snapshot_stride = proj.reduced.main.ecsw_snapshot_stride;
   run.summary.reduction_seconds = proj.reduced.seconds;
   run.summary.offline_stages = proj.reduced.stages;
   run.stage("reduced simulation");

@@ -52,6 +52,9 @@ struct RunSummary {
   double peak_rss_mb = 0;
   double build_seconds = 0;  ///< the chain and its workspace
   Index deim_samples = 0;    ///< m of the main reduced model (0 without DEIM)
+  Index ecsw_elements = 0;   ///< k of the main reduced model (0 without ECSW), of n_elements
+  Index n_elements = 0;
+  Index ecsw_snapshot_stride = 1;  ///< ECSW trained on every k-th snapshot (memory limit)
   /// Offline wall-clock seconds per stage of the reduction, in the order run, e.g.
   /// ("gramians_s", ..), ("projection_s", ..) for BT; ("snapshots_s", ..), ("pod_s", ..) for POD.
   std::vector<std::pair<std::string, double>> offline_stages;

@@ -25,6 +25,10 @@ void FullModel::element_forces(const Vector&, Vector&) const {
   refuse("nonlinear elements to sample (use reduction.deim_sampling = \"nodes\")");
 }
 
+EcswResult FullModel::ecsw(const Matrix&, const Matrix&, const Matrix&, const EcswOptions&) const {
+  refuse("ECSW (weighted elements of a network's force)");
+}
+
 ProjectedModel FullModel::project(const Matrix&, const Matrix&, const ProjectionOptions&) const {
   refuse("second-order projection (it is not a second-order model)");
 }

@@ -123,6 +123,10 @@ class FullModel {
   virtual Index n_elements() const { return 0; }
   /// phi(G q), the element forces DEIM's element sampling interpolates (size n_elements()).
   virtual void element_forces(const Vector& q, Vector& f) const;
+  /// ECSW's elements and weights (reduction/ecsw.hpp) for the projection on V (W), trained on
+  /// the reduced snapshots Qr (r x ns); a network's, the chain's through its network form.
+  virtual EcswResult ecsw(const Matrix& V, const Matrix& W, const Matrix& Qr,
+                          const EcswOptions& o) const;
   /// The model projected on q = V q_r with the residual orthogonal to range(W) (W empty:
   /// Galerkin), its nonlinear force treated as o says.
   virtual ProjectedModel project(const Matrix& V, const Matrix& W,

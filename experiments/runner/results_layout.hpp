@@ -61,6 +61,10 @@ namespace mor::experiments::layout {
     "empirical_bt: singular values of the position subspace")                                      \
   X(kReductionDeimMasses, "reduction.deim_masses", "/reduction/deim_masses", "dataset",            \
     "DEIM: the 1-based masses whose forces are evaluated")                                         \
+  X(kReductionEcswElements, "reduction.ecsw_elements", "/reduction/ecsw_elements", "dataset",      \
+    "ECSW: the 1-based elements (rows of G) of positive weight, ascending")                        \
+  X(kReductionEcswWeights, "reduction.ecsw_weights", "/reduction/ecsw_weights", "dataset",         \
+    "ECSW: their weights w_e > 0")                                                                 \
   X(kReductionDeimBasis, "reduction.deim_basis", "/reduction/deim_basis", "dataset",               \
     "DEIM, with store_bases: the force basis U (a row per mass or element, m columns)")            \
   X(kReductionOmega, "reduction.omega", "/reduction/omega", "dataset",                             \

@@ -56,6 +56,13 @@ void print_run_summary(const ExperimentConfig& c, const RunSummary& s,
       std::fprintf(out, " of the linearisation about %s", s.linearisation.c_str());
     std::fprintf(out, ", r = %lld", ll(s.reduced_order));
     if (s.deim_samples > 0) std::fprintf(out, " (%lld DEIM points)", ll(s.deim_samples));
+    if (s.ecsw_elements > 0 && s.ecsw_snapshot_stride > 1)
+      std::fprintf(out,
+                   " (ECSW: %lld elements of %lld, trained on every %lld-th snapshot: the "
+                   "training matrix's memory limit)",
+                   ll(s.ecsw_elements), ll(s.n_elements), ll(s.ecsw_snapshot_stride));
+    else if (s.ecsw_elements > 0)
+      std::fprintf(out, " (ECSW: %lld elements of %lld)", ll(s.ecsw_elements), ll(s.n_elements));
     std::fprintf(out, ": %.3g s", s.reduced_stats.seconds);
     if (s.speedup_per_step > 0) std::fprintf(out, ", %.3gx faster per step", s.speedup_per_step);
     std::fprintf(out, "\n  offline   %.3g s", s.reduction_seconds);

@@ -304,6 +304,15 @@ def _deim_points(self):
 Model.deim_points = property(
     _deim_points, doc="DEIM: the 0-based masses (or elements, deim_sampling) whose forces the "
                       "reduced model evaluates, in the order selected; None without DEIM")
+def _ecsw_elements(self):
+    elements = (self.records or {}).get("ecsw_elements")
+    return None if elements is None else elements.astype(int) - 1
+
+
+Model.ecsw_elements = property(
+    _ecsw_elements, doc="ECSW (nonlinear=\"ecsw\"): the 0-based elements (rows of G) the reduced "
+                        "model evaluates, ascending; None without ECSW")
+Model.ecsw_weights = _record("ecsw_weights", "ECSW: the positive weights of ecsw_elements")
 Model.deim_basis = _record(
     "deim_basis", "DEIM, with store_bases=True: the force basis U (a row per mass or element, "
                   "one column per DEIM point)")

@@ -11,6 +11,7 @@
 #include "experiments/runner/method.hpp"
 #include "experiments/runner/model_kind.hpp"
 #include "reduction/deim.hpp"
+#include "reduction/ecsw.hpp"
 #include "reduction/pod.hpp"
 #include "reduction/reduced_chain.hpp"
 
@@ -22,8 +23,9 @@ void hyper_reduction_keys(O& o, V& v) {
   v(Key{"pod_method", "", "automatic, svd, snapshots (method of snapshots) or randomized"},
     o.pod_method);
   v(Key{"nonlinear", "",
-        "the nonlinear force: deim (hyper-reduced), tensor (exact, O(r^4); the chain only) or "
-        "full (O(N))"},
+        "the nonlinear force: deim (hyper-reduced by interpolation), ecsw (hyper-reduced by "
+        "weighted elements, keeping the gradient structure and the energy), tensor (exact, "
+        "O(r^4); the chain only) or full (O(N))"},
     o.nonlinear);
   v(Key{"deim_method", "", "deim (greedy) or qdeim (pivoted QR)"}, o.deim_method);
   v(Key{"deim_order", "", "m interpolation points; 0: 2 r"}, o.deim_order);
@@ -31,6 +33,10 @@ void hyper_reduction_keys(O& o, V& v) {
         "what DEIM samples: nodes (rows of G^T phi(G q), each with the elements in its "
         "support) or elements (rows of phi(G q), unassembled as in UDEIM)"},
     o.deim_sampling);
+  v(Key{"ecsw_tolerance", "",
+        "nonlinear = \"ecsw\": tau, the relative residual of the reduced force over the "
+        "training snapshots at which the NNLS for the element weights stops, in (0, 1)"},
+    o.ecsw_tolerance);
   v(Key{"training_stride", "", "steps between training snapshots"}, o.training_stride);
   v(Key{"training_files", "",
         "results files whose /snapshots/p (a first-order model's /snapshots/x) are training "
@@ -52,6 +58,8 @@ inline void check_hyper_reduction(const TableReader& r, const std::string& sourc
   require(o.order >= 0, r.where("order"), ": reduction.order must be >= 1, got ", o.order);
   require(o.deim_order >= 0, r.where("deim_order"),
           ": reduction.deim_order must be >= 1 (or 0: 2 r), got ", o.deim_order);
+  require(o.ecsw_tolerance > 0.0 && o.ecsw_tolerance < 1.0, r.where("ecsw_tolerance"),
+          ": reduction.ecsw_tolerance must be in (0, 1), got ", o.ecsw_tolerance);
   require(o.training_stride >= 1, r.where("training_stride"),
           ": reduction.training_stride must be >= 1, got ", o.training_stride);
 }
@@ -84,17 +92,18 @@ class ChainProjectionMethod : public ReductionMethod {
       require(c.model->reduced_tensor() || c.model->is_linear(), where,
               ": reduction.nonlinear = \"tensor\" is the chain's exact reduced cubic; model.type "
               "= \"",
-              c.model->kind(), "\" has general element laws: use \"deim\" or \"full\"");
+              c.model->kind(), "\" has general element laws: use \"deim\", \"ecsw\" or \"full\"");
     const Index N = c.model_size();
     for (Index order : o_.compare_orders)
       require(order >= 1 && order <= N, where,
               ": reduction.compare_orders entries must be in [1, N = ", N, "], got ", order);
+    const NonlinearTreatment t = parse_nonlinear_treatment(o_.nonlinear);
     const bool needs_training =
-        !o_.empirical || (!c.model->is_linear() &&
-                          parse_nonlinear_treatment(o_.nonlinear) == NonlinearTreatment::deim);
+        !o_.empirical ||
+        (!c.model->is_linear() && (t == NonlinearTreatment::deim || t == NonlinearTreatment::ecsw));
     require(!needs_training || !c.training.empty() || !o_.training_files.empty(), where,
             ": reduction.method = \"", name(), "\" needs training data",
-            o_.empirical ? " (force snapshots for DEIM)" : "",
+            o_.empirical ? " (force snapshots for DEIM, position snapshots for ECSW)" : "",
             ": [[training]] inputs or reduction.training_files");
   }
   double estimate_seconds(const ExperimentConfig& c, double full_seconds) const override {
@@ -113,7 +122,14 @@ class ChainProjectionMethod : public ReductionMethod {
     const double steps = static_cast<double>(step_count(c.integrator));
     const double k = static_cast<double>(c.training.size()) *
                      (steps / static_cast<double>(std::max<Index>(1, o_.training_stride)) + 1.0);
-    return 2.0 * 2.0 * 8.0 * N * k + (o_.empirical ? 8.0 * N * 400.0 : 0.0);
+    // ECSW's training matrix C (8 r k m_e bytes), subsampled to stay under its limit.
+    const double ecsw =
+        parse_nonlinear_treatment(o_.nonlinear) == NonlinearTreatment::ecsw && !c.model->is_linear()
+            ? std::min(static_cast<double>(EcswOptions{}.memory_limit),
+                       ecsw_matrix_bytes(std::max<Index>(o_.order, 1), static_cast<Index>(k),
+                                         c.model->nonlinear_elements()))
+            : 0.0;
+    return 2.0 * 2.0 * 8.0 * N * k + (o_.empirical ? 8.0 * N * 400.0 : 0.0) + ecsw;
   }
   ChainReduction reduce_projection(const ExperimentConfig& c, const FullModel& model,
                                    io::ResultsWriter& out,

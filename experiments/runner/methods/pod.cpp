@@ -29,8 +29,8 @@ void pod_keys(O& o, V& v) {
 }
 
 /// The keys that tune the hyper-reduction of a nonlinear force: a linear model has none.
-constexpr const char* kNonlinearKeys[] = {"nonlinear", "deim_method", "deim_order",
-                                          "deim_sampling"};
+constexpr const char* kNonlinearKeys[] = {"nonlinear", "deim_method", "deim_order", "deim_sampling",
+                                          "ecsw_tolerance"};
 
 class PodMethod final : public ChainProjectionMethod {
  public:

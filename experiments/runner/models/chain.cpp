@@ -58,15 +58,27 @@ class ChainFullModel final : public FullModel {
   void nonlinear_force(const Vector& q, Vector& g) const override { chain_.nonlinear_force(q, g); }
   Index n_elements() const override { return chain_.is_linear() ? 0 : chain_.n() + 1; }
   void element_forces(const Vector& q, Vector& f) const override { network().element_forces(q, f); }
+  EcswResult ecsw(const Matrix& V, const Matrix& W, const Matrix& Qr,
+                  const EcswOptions& o) const override {
+    return mor::ecsw(network(), V, W, Qr, o);
+  }
   ProjectedModel project(const Matrix& V, const Matrix& W,
                          const ProjectionOptions& o) const override {
     // Node sampling (and the full and tensor treatments) on the chain's own stencil kernels;
-    // element sampling on its network form.
+    // element sampling and ECSW on its network form.
     if (o.nonlinear == NonlinearTreatment::deim && o.sampling == DeimSampling::elements &&
         !chain_.is_linear()) {
       ReducedNetworkOptions ro;
       ro.deim = o.deim;
       ro.sampling = o.sampling;
+      return ProjectedModel(std::make_unique<ReducedNetworkModel>(network(), V, W, ro));
+    }
+    if (o.nonlinear == NonlinearTreatment::ecsw) {  // weighted springs, on the network form too
+      ReducedNetworkOptions ro;
+      if (!chain_.is_linear()) {
+        require(o.ecsw != nullptr, "reduction.nonlinear = \"ecsw\": no ECSW weights were trained");
+        ro.ecsw = o.ecsw;
+      }
       return ProjectedModel(std::make_unique<ReducedNetworkModel>(network(), V, W, ro));
     }
     ReducedChainOptions ro;
@@ -89,7 +101,7 @@ class ChainFullModel final : public FullModel {
   std::string solver_used() const override { return std::string(to_string(solver_)); }
 
  private:
-  /// The chain's network form, built when first asked for (element sampling only).
+  /// The chain's network form, built when first asked for (element sampling and ECSW only).
   const NonlinearNetwork& network() const {
     if (!network_) network_ = std::make_unique<NonlinearNetwork>(chain_.network());
     return *network_;

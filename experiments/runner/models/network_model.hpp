@@ -57,13 +57,21 @@ class NetworkFullModel final : public FullModel {
     return mor::differential_balancing(*net_, o);
   }
   void element_forces(const Vector& q, Vector& f) const override { net_->element_forces(q, f); }
+  EcswResult ecsw(const Matrix& V, const Matrix& W, const Matrix& Qr,
+                  const EcswOptions& o) const override {
+    return mor::ecsw(*net_, V, W, Qr, o);
+  }
   ProjectedModel project(const Matrix& V, const Matrix& W,
                          const ProjectionOptions& o) const override {
     require(o.nonlinear != NonlinearTreatment::tensor || net_->is_linear(),
             "reduction.nonlinear = \"tensor\" is the chain's exact reduced cubic; a network's "
-            "element laws take \"deim\" or \"full\"");
+            "element laws take \"deim\", \"ecsw\" or \"full\"");
     ReducedNetworkOptions ro;
     if (o.nonlinear == NonlinearTreatment::deim) ro.deim = o.deim;
+    if (o.nonlinear == NonlinearTreatment::ecsw && !net_->is_linear()) {
+      require(o.ecsw != nullptr, "reduction.nonlinear = \"ecsw\": no ECSW weights were trained");
+      ro.ecsw = o.ecsw;
+    }
     ro.sampling = o.sampling;
     return ProjectedModel(std::make_unique<ReducedNetworkModel>(*net_, V, W, ro));
   }
