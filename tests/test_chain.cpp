@@ -12,6 +12,7 @@
 #include "src/core/errors.hpp"
 #include "support/chains.hpp"
 #include "support/compare.hpp"
+#include "support/finite_differences.hpp"
 
 namespace mor {
 namespace {
@@ -117,17 +118,8 @@ TEST(Chain, JacobianMatchesFiniteDifferences) {
   const MassSpringChain chain(testing::test_chain_parameters(N));
   const Vector q = Vector::Random(N);
   const Matrix J = Matrix(chain.nonlinear_jacobian(q));
-  Matrix J_fd(N, N);
-  const double h = 1e-6;
-  Vector gp, gm;
-  for (Index j = 0; j < N; ++j) {
-    Vector qp = q, qm = q;
-    qp(j) += h;
-    qm(j) -= h;
-    chain.nonlinear_force(qp, gp);
-    chain.nonlinear_force(qm, gm);
-    J_fd.col(j) = (gp - gm) / (2.0 * h);
-  }
+  const Matrix J_fd = testing::central_difference_jacobian(
+      [&](const Vector& x, Vector& g) { chain.nonlinear_force(x, g); }, q);
   EXPECT_TRUE(matrices_near(J, J_fd, kFiniteDifferenceTol, Compare::relative));
   EXPECT_TRUE(matrices_near(J, Matrix(J.transpose()), 0.0)) << "dg/dq is symmetric (g = grad V)";
 }
@@ -140,14 +132,8 @@ TEST(Chain, PotentialIsTheForcePotential) {
   Vector g;
   chain.nonlinear_force(q, g);
   const Vector grad = chain.linear_system().K * q + g;
-  Vector grad_fd(N);
-  const double h = 1e-6;
-  for (Index j = 0; j < N; ++j) {
-    Vector qp = q, qm = q;
-    qp(j) += h;
-    qm(j) -= h;
-    grad_fd(j) = (chain.potential_energy(qp) - chain.potential_energy(qm)) / (2.0 * h);
-  }
+  const Vector grad_fd = testing::central_difference_gradient(
+      [&](const Vector& x) { return chain.potential_energy(x); }, q);
   EXPECT_TRUE(matrices_near(grad, grad_fd, kFiniteDifferenceTol, Compare::relative));
   const Vector v = Vector::Random(N);
   EXPECT_TRUE(testing::scalars_near(chain.dissipation_power(v), v.dot(chain.linear_system().D * v),

@@ -16,6 +16,7 @@
 #include "src/integrators/integrate.hpp"
 #include "src/signals/signal.hpp"
 #include "support/compare.hpp"
+#include "support/finite_differences.hpp"
 #include "support/random_systems.hpp"
 
 namespace mor {
@@ -176,19 +177,12 @@ TEST(Ecsw, ReducedForceIsAGradient) {
   model.add_nonlinear_jacobian(q, 1.0, J, scratch);
   EXPECT_TRUE(matrices_near(J, Matrix(J.transpose()), kSymmetryTol * J.norm()));
   // Finite differences of the force, and of the energy for the force.
-  Matrix Jfd(6, 6);
-  Vector g, dE(6);
+  Vector g;
   model.nonlinear_force(q, g);
-  for (Index j = 0; j < 6; ++j) {
-    const double h = 1e-6;
-    Vector qp = q, qm = q, gp, gm;
-    qp[j] += h;
-    qm[j] -= h;
-    model.nonlinear_force(qp, gp);
-    model.nonlinear_force(qm, gm);
-    Jfd.col(j) = (gp - gm) / (2 * h);
-    dE[j] = (model.nonlinear_energy(qp) - model.nonlinear_energy(qm)) / (2 * h);
-  }
+  const Matrix Jfd = testing::central_difference_jacobian(
+      [&](const Vector& x, Vector& gx) { model.nonlinear_force(x, gx); }, q);
+  const Vector dE = testing::central_difference_gradient(
+      [&](const Vector& x) { return model.nonlinear_energy(x); }, q);
   EXPECT_TRUE(matrices_near(J, Jfd, kFiniteDifferenceTol, Compare::relative));
   EXPECT_TRUE(matrices_near(dE, g, kFiniteDifferenceTol, Compare::relative));
 }

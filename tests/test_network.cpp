@@ -15,6 +15,7 @@
 #include "src/systems/nonlinear_network.hpp"
 #include "support/chains.hpp"
 #include "support/compare.hpp"
+#include "support/finite_differences.hpp"
 
 namespace mor {
 namespace {
@@ -64,16 +65,8 @@ TEST(Network, JacobianMatchesFiniteDifferences) {
   const NonlinearNetwork net = random_network(12, 20, 3);
   const Vector q = random_vector(12, 5);
   const Matrix J = Matrix(net.nonlinear_jacobian(q));
-  Matrix Jfd(12, 12);
-  const double h = 1e-6;
-  for (Index j = 0; j < 12; ++j) {
-    Vector qp = q, qm = q, gp, gm;
-    qp[j] += h;
-    qm[j] -= h;
-    net.nonlinear_force(qp, gp);
-    net.nonlinear_force(qm, gm);
-    Jfd.col(j) = (gp - gm) / (2 * h);
-  }
+  const Matrix Jfd = testing::central_difference_jacobian(
+      [&](const Vector& x, Vector& g) { net.nonlinear_force(x, g); }, q);
   EXPECT_TRUE(matrices_near(J, Jfd, kFiniteDifferenceTol, Compare::relative));
   EXPECT_TRUE(matrices_near(J, Matrix(J.transpose()), kRoundingTol, Compare::relative));
 }
@@ -84,14 +77,9 @@ TEST(Network, ForceIsTheGradientOfTheEnergy) {
   Vector g;
   net.nonlinear_force(q, g);
   const Vector Kq = net.linear_system().K * q;
-  const double h = 1e-6;
-  for (Index j = 0; j < 9; ++j) {
-    Vector qp = q, qm = q;
-    qp[j] += h;
-    qm[j] -= h;
-    const double dV = (net.potential_energy(qp) - net.potential_energy(qm)) / (2 * h);
-    EXPECT_NEAR(dV, Kq[j] + g[j], kFiniteDifferenceTol) << "coordinate " << j;
-  }
+  const Vector dV = testing::central_difference_gradient(
+      [&](const Vector& x) { return net.potential_energy(x); }, q);
+  EXPECT_TRUE(matrices_near(dV, Vector(Kq + g), kFiniteDifferenceTol));
 }
 
 TEST(Network, RestrictedEvaluationEqualsTheFullRows) {

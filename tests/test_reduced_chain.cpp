@@ -25,6 +25,7 @@
 #include "src/signals/signal.hpp"
 #include "support/chains.hpp"
 #include "support/compare.hpp"
+#include "support/finite_differences.hpp"
 #include "support/random_systems.hpp"
 
 namespace mor {
@@ -103,19 +104,8 @@ Trajectory run(const Model& model, Scheme scheme, const Vector& q0, const Vector
 
 /// Central differences of the reduced nonlinear force.
 Matrix finite_difference_jacobian(const ReducedChainModel& model, const Vector& q) {
-  const Index r = q.size();
-  Matrix J(r, r);
-  Vector gp, gm;
-  for (Index j = 0; j < r; ++j) {
-    const double h = 1e-6 * std::max(1.0, std::abs(q[j]));
-    Vector qp = q, qm = q;
-    qp[j] += h;
-    qm[j] -= h;
-    model.nonlinear_force(qp, gp);
-    model.nonlinear_force(qm, gm);
-    J.col(j) = (gp - gm) / (2.0 * h);
-  }
-  return J;
+  return testing::central_difference_jacobian(
+      [&](const Vector& x, Vector& g) { model.nonlinear_force(x, g); }, q);
 }
 
 /// W^T g(V q_r) evaluated by the full chain.

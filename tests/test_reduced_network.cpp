@@ -18,6 +18,7 @@
 #include "src/signals/signal.hpp"
 #include "support/chains.hpp"
 #include "support/compare.hpp"
+#include "support/finite_differences.hpp"
 #include "support/random_systems.hpp"
 
 namespace mor {
@@ -221,16 +222,8 @@ TEST(ReducedNetwork, JacobianMatchesFiniteDifferences) {
   const ReducedNetworkModel model(net, V, W, o);
   EXPECT_EQ(model.sampled_elements(), 9);
   const Matrix J = model.nonlinear_jacobian(q);
-  Matrix Jfd(5, 5);
-  for (Index j = 0; j < 5; ++j) {
-    const double h = 1e-6;
-    Vector qp = q, qm = q, gp, gm;
-    qp[j] += h;
-    qm[j] -= h;
-    model.nonlinear_force(qp, gp);
-    model.nonlinear_force(qm, gm);
-    Jfd.col(j) = (gp - gm) / (2 * h);
-  }
+  const Matrix Jfd = testing::central_difference_jacobian(
+      [&](const Vector& x, Vector& g) { model.nonlinear_force(x, g); }, q);
   EXPECT_TRUE(matrices_near(J, Jfd, kFiniteDifferenceTol, Compare::relative));
   // The workspace's in-place form S += c J, with c folded into the element weights.
   Matrix S = Matrix::Identity(5, 5), scratch;

@@ -166,6 +166,31 @@ inline std::uint32_t minor_ratios(const double* p, const double* q, Index count,
   }
   return bad;
 }
+
+/// The forward sweep L y = b over one block of both ends of the twisted layout (k the twist
+/// row): the top's rows t0 .. min(t1, k) - 1 from top_b (row t at [t - t0]), the bottom's rows
+/// n - 1 - t0 down to n - t1 from bot_b (row j at [j - (n - t1)]), the two recurrences
+/// interleaved; yt and yb carry each end's last value from block to block.
+inline void forward_block(Index n, Index k, Index t0, Index t1, const double* l,
+                          const double* top_b, const double* bot_b, double* y, double& yt,
+                          double& yb) {
+  const Index top_end = std::min(t1, k), first = n - t1;
+  Index t = t0;
+  if (t0 == 0) {
+    if (k > 0) y[0] = yt = top_b[0];
+    y[n - 1] = yb = bot_b[t1 - 1];
+    t = 1;
+  }
+  for (; t < top_end; ++t) {
+    const Index j = n - 1 - t;
+    y[t] = yt = fmadd(-l[t - 1], yt, top_b[t - t0]);
+    y[j] = yb = fmadd(-l[j + 1], yb, bot_b[j - first]);
+  }
+  for (; t < t1; ++t) {
+    const Index j = n - 1 - t;
+    y[j] = yb = fmadd(-l[j + 1], yb, bot_b[j - first]);
+  }
+}
 }  // namespace tridiagonal_detail
 
 template <class Rows>
@@ -231,22 +256,7 @@ bool TridiagonalSpdSolver::factorize_forward(Index n, Rows&& rows, double* y) {
     bad |= minor_ratios(bot_p + shift, bot_q + shift, count, bot_e, inv_pivot + first,
                         coupling + first);
     // The forward sweep over the block, both ends at once (solve's recurrences).
-    const double* l = coupling;
-    t = t0;
-    if (t0 == 0) {
-      if (k > 0) y[0] = yt = top_b[0];
-      y[n - 1] = yb = bot_b[count - 1];
-      t = 1;
-    }
-    for (; t < top_end; ++t) {
-      const Index j = n - 1 - t;
-      y[t] = yt = fmadd(-l[t - 1], yt, top_b[t - t0]);
-      y[j] = yb = fmadd(-l[j + 1], yb, bot_b[j - first]);
-    }
-    for (; t < t1; ++t) {
-      const Index j = n - 1 - t;
-      y[j] = yb = fmadd(-l[j + 1], yb, bot_b[j - first]);
-    }
+    forward_block(n, k, t0, t1, coupling, top_b, bot_b, y, yt, yb);
   }
   if (bad) return false;
   // The twist row k.
@@ -273,6 +283,7 @@ bool TridiagonalSpdSolver::factorize_forward(Index n, Rows&& rows, double* y) {
 template <class Rhs>
 void TridiagonalSpdSolver::forward(Rhs&& rhs, double* y) const {
   using tridiagonal_detail::fmadd;
+  using tridiagonal_detail::forward_block;
   constexpr Index kBlock = kStreamBlock;
   require_twisted();
   const Index n = n_, k = (n - 1) / 2, bottom_rows = n - 1 - k;
@@ -284,21 +295,7 @@ void TridiagonalSpdSolver::forward(Rhs&& rhs, double* y) const {
     const Index top_count = std::max<Index>(top_end - t0, 0), first = n - t1;
     if (top_count > 0) rhs(t0, top_count, top_b);
     rhs(first, t1 - t0, bot_b);
-    Index t = t0;
-    if (t0 == 0) {
-      if (k > 0) y[0] = yt = top_b[0];
-      y[n - 1] = yb = bot_b[t1 - 1];
-      t = 1;
-    }
-    for (; t < top_end; ++t) {
-      const Index j = n - 1 - t;
-      y[t] = yt = fmadd(-l[t - 1], yt, top_b[t - t0]);
-      y[j] = yb = fmadd(-l[j + 1], yb, bot_b[j - first]);
-    }
-    for (; t < t1; ++t) {
-      const Index j = n - 1 - t;
-      y[j] = yb = fmadd(-l[j + 1], yb, bot_b[j - first]);
-    }
+    forward_block(n, k, t0, t1, l, top_b, bot_b, y, yt, yb);
   }
   double bk;
   rhs(k, 1, &bk);
