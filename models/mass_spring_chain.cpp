@@ -74,6 +74,21 @@ void MassSpringChain::nonlinear_force(const Vector& q, Vector& g) const {
 }
 
 namespace {
+/// min over the rows first .. first + count - 1 of an n x n symmetric tridiagonal matrix of
+/// S_ii - |S_{i,i-1}| - |S_{i,i+1}|, with d[i] = S(first + i, first + i) and e[i] the coupling
+/// of row first + i to row first + i - 1 (i = 0 .. count; the couplings to the walls beyond rows
+/// 0 and n - 1 are not read). Floored at 0: the bound it gives needs a positive excess.
+double row_excess(Index n, Index first, Index count, const double* d, const double* e) {
+  double excess = std::numeric_limits<double>::infinity();
+  for (Index i = 0; i < count; ++i) {
+    const Index row = first + i;
+    const double left = row > 0 ? std::abs(e[i]) : 0.0;
+    const double right = row + 1 < n ? std::abs(e[i + 1]) : 0.0;
+    excess = std::min(excess, d[i] - left - right);
+  }
+  return std::max(excess, 0.0);
+}
+
 /// Symmetric tridiagonal matrix from its diagonal and off-diagonal (size n - 1).
 SparseMatrix tridiagonal(const Vector& diag, const Vector& off) {
   const Index n = diag.size();
@@ -234,6 +249,14 @@ void MassSpringChain::Workspace::factorize_iteration(double a, double b, double 
     }
     dg[N - 1] = diag0 + c * (tangent(x[N - 1] - x[N - 2]) + tangent(-x[N - 1]));
   }
+  // The arithmetic of row_excess, which the streamed path applies to the same rows.
+  double excess = std::numeric_limits<double>::infinity();
+  for (Index j = 0; j < N; ++j) {
+    const double left = j > 0 ? std::abs(of[j - 1]) : 0.0;
+    const double right = j + 1 < N ? std::abs(of[j]) : 0.0;
+    excess = std::min(excess, dg[j] - left - right);
+  }
+  excess_ = std::max(excess, 0.0);
   if (sparse_) {
     // Column j of the CSC storage holds rows j-1, j, j+1 (those that exist), in that order.
     double* val = S_.valuePtr();
@@ -253,9 +276,9 @@ void MassSpringChain::Workspace::factorize_iteration(double a, double b, double 
   c_ = c;
 }
 
-NewtonNorms MassSpringChain::Workspace::midpoint_newton(bool refactorize, double h, const Vector& q,
-                                                        const Vector& v, const Vector& u,
-                                                        Vector& x) {
+NewtonNorms MassSpringChain::Workspace::midpoint_newton(bool refactorize, bool bound, double h,
+                                                        const Vector& q, const Vector& v,
+                                                        const Vector& u, Vector& x) {
   const MassSpringChain& ch = chain_;
   const Index N = ch.n_;
   require(q.size() == N && v.size() == N && x.size() == N && u.size() == ch.n_inputs(),
@@ -298,6 +321,7 @@ NewtonNorms MassSpringChain::Workspace::midpoint_newton(bool refactorize, double
   const double diag0 = a * p.m + b * ch.d_diag_, off0 = b * ch.d_off_;
   // S's rows as factorize_iteration assembles them: spring first + i (tangent k_l + 3 k_n e^2
   // at tg[i]) joins rows first + i - 1 and first + i.
+  double excess = std::numeric_limits<double>::infinity();  // of the rows generated
   auto rows = [&](Index first, Index count, double* d, double* e, double* r) {
     alignas(64) double qb[kBlock + 2], vb[kBlock + 2], tg[kBlock + 1];
     stage(first, count, qb, vb);
@@ -307,6 +331,7 @@ NewtonNorms MassSpringChain::Workspace::midpoint_newton(bool refactorize, double
     }
     for (Index i = 0; i < count; ++i) d[i] = diag0 + c * (tg[i] + tg[i + 1]);
     for (Index i = 0; i <= count; ++i) e[i] = off0 - c * tg[i];
+    excess = std::min(excess, row_excess(N, first, count, d, e));
     residual(first, count, qb, vb, r);
   };
   y_.resize(N);
@@ -315,6 +340,7 @@ NewtonNorms MassSpringChain::Workspace::midpoint_newton(bool refactorize, double
     streamed = tridiagonal_.factorize_forward(N, rows, y_.data());
     if (streamed) {
       ++factorizations_;
+      excess_ = excess;
       a_ = a;
       b_ = b;
       c_ = c;
@@ -327,18 +353,57 @@ NewtonNorms MassSpringChain::Workspace::midpoint_newton(bool refactorize, double
     tridiagonal_.forward(rhs, y_.data());
     streamed = true;
   }
+  // The bound on the next correction (NewtonNorms::next) from R at the new x; not for a
+  // linear chain, whose one iteration is exact.
+  bound = bound && !linear && excess_ > 0.0;
   if (!streamed) {  // the plain iteration on the last factorization
     const auto v_stage = 0.5 * (v + x);
     ch.force(q + half_h * v_stage, v_stage, u, residual_);
     residual_ = m * (x - v) - h * residual_;
     solve_iteration(residual_, delta_);
-    return detail::subtract_with_norms(N, X, delta_.data());
+    NewtonNorms norms = detail::subtract_with_norms(N, X, delta_.data());
+    if (bound) {
+      ch.force(q + half_h * v_stage, v_stage, u, residual_);
+      residual_ = m * (x - v) - h * residual_;
+      norms.next = detail::max_abs(N, residual_.data()) / excess_;
+    }
+    return norms;
   }
-  std::uint64_t delta_max = 0, x_max = 0;
+  // The back sweep hands over x's rows from the twist row outwards, so the rows updated so far
+  // are one interval [lo, hi]; the residual of a row is taken once its neighbours are updated
+  // (rows [taken_lo, taken_hi]), while they are in L1.
+  constexpr std::uint64_t kMagnitude = 0x7fff'ffff'ffff'ffffu;
+  std::uint64_t delta_max = 0, x_max = 0, r_max = 0;
+  Index lo = N, hi = -1, taken_lo = N, taken_hi = -1;
+  auto take = [&](Index from, Index to) {  // rows from .. to
+    alignas(64) double qb[kBlock + 2], vb[kBlock + 2], r[kBlock];
+    for (Index first = from; first <= to; first += kBlock) {
+      const Index count = std::min(kBlock, to + 1 - first);
+      stage(first, count, qb, vb);
+      residual(first, count, qb, vb, r);
+      for (Index i = 0; i < count; ++i)
+        r_max = std::max(r_max, std::bit_cast<std::uint64_t>(r[i]) & kMagnitude);
+    }
+  };
   tridiagonal_.backward(y_.data(), [&](Index first, Index count, const double* z) {
     detail::subtract_with_norms(count, X + first, z, delta_max, x_max);
+    if (!bound) return;
+    lo = std::min(lo, first);
+    hi = std::max(hi, first + count - 1);
+    const Index from = lo == 0 ? 0 : lo + 1, to = hi == N - 1 ? N - 1 : hi - 1;
+    if (from > to) return;
+    if (taken_lo > taken_hi) {
+      take(from, to);
+    } else {
+      if (from < taken_lo) take(from, taken_lo - 1);
+      if (to > taken_hi) take(taken_hi + 1, to);
+    }
+    taken_lo = from;
+    taken_hi = to;
   });
-  return {std::bit_cast<double>(delta_max), std::bit_cast<double>(x_max)};
+  NewtonNorms norms{std::bit_cast<double>(delta_max), std::bit_cast<double>(x_max)};
+  if (bound) norms.next = std::bit_cast<double>(r_max) / excess_;
+  return norms;
 }
 
 void MassSpringChain::Workspace::solve_iteration(const Vector& r, Vector& x) {

@@ -150,10 +150,17 @@ class MassSpringChain {
     void use_streamed(bool on) { streamed_ = on; }
     /// x -= S^{-1} R(x), R(x) = M (x - v) - h F(q + h/2 v_s, v_s, u), v_s = (v + x) / 2,
     /// S = M + h/2 D + h^2/4 (K + dg/dq) at that stage if refactorize (else the last S; for a
-    /// linear chain with an unchanged h, always the last). Sizes: q, v, x n; u n_inputs().
+    /// linear chain with an unchanged h, always the last). If bound (and the chain is
+    /// nonlinear), the back sweep also takes the residual at the new x, for
+    /// NewtonNorms::next = ||R(x)||_inf / iteration_excess(). Sizes: q, v, x n; u n_inputs().
     /// @throws NumericalError as factorize_iteration.
-    NewtonNorms midpoint_newton(bool refactorize, double h, const Vector& q, const Vector& v,
-                                const Vector& u, Vector& x);
+    NewtonNorms midpoint_newton(bool refactorize, bool bound, double h, const Vector& q,
+                                const Vector& v, const Vector& u, Vector& x);
+    /// min_i (S_ii - sum_{j != i} |S_ij|) of the last iteration matrix (BoundedIterationModel):
+    /// at least a m = m for implicit midpoint, since K + dg/dq of hardening springs and the
+    /// chain's D are weakly diagonally dominant; 0 where S is not strictly diagonally dominant
+    /// (no bound), and before the first factorization.
+    double iteration_excess() const { return excess_; }
     Index factorizations() const { return factorizations_; }
     ChainSolver solver() const { return solver_kind_; }
     /// "tridiagonal", or the SuiteSparse backend's name ("cholmod", ...), for results files.
@@ -170,6 +177,7 @@ class MassSpringChain {
     Vector y_;                         // midpoint_newton: the forward sweep's L^{-1} R
     Vector stage_, residual_, delta_;  // midpoint_newton's plain fallback
     double a_ = -1, b_ = -1, c_ = -1;
+    double excess_ = 0.0;  // iteration_excess()
     Index factorizations_ = 0;
   };
 

@@ -118,11 +118,13 @@ TEST_F(Cli, DivergingIntegrationLeavesNoFile) {
   EXPECT_EQ(o.exit_code, 2) << o.output;
   expect_contains(o, "rk4 with dt = 0.1 is unstable on this model");
   EXPECT_TRUE(no_results_left());
-  // ... and a numerical failure during the run (Newton held to one iteration) exits 3 and
-  // leaves nothing either (the overflow found while stepping: integrators'
-  // DivergenceIsReportedWithTheTime and ExplodingStateIsADivergence).
+  // ... and a numerical failure during the run (Newton held to one iteration, with no bound on
+  // the next correction to accept it) exits 3 and leaves nothing either (the overflow found
+  // while stepping: integrators' DivergenceIsReportedWithTheTime and
+  // ExplodingStateIsADivergence).
   const Outcome failed = mor("run " + experiment("k_l = 1e4").string() +
-                             " --set simulation.newton_max_iterations=1 --set simulation.t_end=50");
+                             " --set simulation.newton_max_iterations=1"
+                             " --set simulation.newton_bound=false --set simulation.t_end=50");
   EXPECT_EQ(failed.exit_code, 3) << failed.output;
   expect_contains(failed, "Newton did not converge at t = ");
   expect_contains(failed, "dt than 0.1");
@@ -282,8 +284,8 @@ TEST_F(Cli, UnwritableSweepOutputIsOneLineNamingThePath) {
 TEST_F(Cli, FailedRunsLeaveNoFolderAndStaleTemporariesAreCleaned) {
   // A run that fails after its results file was opened removes the folder it made for it.
   Outcome o = mor("run " + experiment("k_l = 1e4").string() +
-                  " --set simulation.newton_max_iterations=1 --set simulation.t_end=50 -o "
-                  "new/deeper/r.h5");
+                  " --set simulation.newton_max_iterations=1 --set simulation.newton_bound=false"
+                  " --set simulation.t_end=50 -o new/deeper/r.h5");
   EXPECT_EQ(o.exit_code, 3) << o.output;
   EXPECT_FALSE(fs::exists(dir_ / "new")) << "a failed run left its folder";
   // The temporary file of a killed writer (its process is gone) is removed by the next writer of

@@ -19,6 +19,12 @@
 //   BM_factorize_iteration/{tridiagonal,cholmod}/<N>  the chain workspace's assembly plus
 //                                          factorization, on each of its two paths
 //   BM_step/{implicit_midpoint,generalized_alpha,rk4}/<N>  integrate(), 40 steps per call
+//   BM_step/implicit_midpoint_confirmed/<N>  the streamed iteration without the bound on the
+//                                          next correction (IntegratorOptions::newton_bound
+//                                          off): Newton stops on a computed correction only
+//   BM_step/implicit_midpoint_lagged{,_confirmed}/<N>  the same two with the Newton matrix kept
+//                                          across steps (reuse_jacobian, as the default
+//                                          experiment runs)
 //   BM_step/implicit_midpoint_plain/<N>    the same without the chain's streamed Newton
 //                                          iteration (factorize_iteration, force and
 //                                          solve_iteration as separate passes)
@@ -420,7 +426,8 @@ void BM_factorize_iteration(benchmark::State& state, Path path) {
   }
 }
 
-void BM_step(benchmark::State& state, Scheme scheme, bool streamed) {
+void BM_step(benchmark::State& state, Scheme scheme, bool streamed, bool bound,
+             bool lagged = false) {
   Fixture& fx = Fixture::get(state.range(0));
   const double N = static_cast<double>(fx.N());
   try {
@@ -428,12 +435,14 @@ void BM_step(benchmark::State& state, Scheme scheme, bool streamed) {
     ws.use_streamed(streamed);
     IntegratorOptions opt;
     opt.scheme = scheme;
+    opt.newton_bound = bound;
+    opt.reuse_jacobian = lagged;
     opt.t0 = fx.t0();
     opt.dt = kDt;
     opt.t_end = fx.t0() + static_cast<double>(kStepsPerCall) * kDt;
     opt.observe_stride = kStepsPerCall;
     Vector q, v;
-    Index newton = 0, calls = 0;
+    Index newton = 0, factorizations = 0, calls = 0;
     // Traffic per step. RK4: three force evaluations reading q, v and the previous stages
     // (2, 3, 4 vectors) and writing one each (+ write-allocate), then the last stage fused with
     // the update (q, v, F1, F2, F3 in, the new q over F1 and the new v into F4's storage +
@@ -447,11 +456,14 @@ void BM_step(benchmark::State& state, Scheme scheme, bool streamed) {
     // per Newton iteration the first pass (q, v, x and L in, y out + write-allocate: 6) and
     // the back sweep with the update (y, D, L, x in, x out: 5): 11; per step the
     // factorization in the first pass of the step (D and L written + write-allocate, L not
-    // read: 3) and the accepting update (6): 9.
+    // read: 3) and the accepting update (6): 9. With the bound on the next correction
+    // (IntegratorOptions::newton_bound, the default), the back sweep also reads q and v for the
+    // residual at the new x: 13 per Newton iteration.
     const bool alpha = scheme == Scheme::generalized_alpha;
     const bool fused = streamed && scheme == Scheme::implicit_midpoint;
-    const double newton_vectors = fused ? 11.0 : alpha ? 21.0 : 20.0;
-    const double step_vectors = fused ? 9.0 : alpha ? 24.0 : 22.0;
+    const double newton_vectors = fused ? (bound ? 13.0 : 11.0) : alpha ? 21.0 : 20.0;
+    // The accepting update (6 vectors) every step, the rest with each factorization.
+    const double factorization_vectors = (fused ? 9.0 : alpha ? 24.0 : 22.0) - 6.0;
     const Floor floor = scheme == Scheme::rk4
                             ? Floor{4.0 * kForceFlops * N + 20.0 * N, 23.0 * N * kBytes, 0.0}
                             : Floor{};
@@ -462,6 +474,7 @@ void BM_step(benchmark::State& state, Scheme scheme, bool streamed) {
           integrate(fx.chain(), ws, fx.input(), opt, q, v,
                     [](Index, double, const Vector&, const Vector&, const Vector&) {});
       newton += stats.newton_iterations;
+      factorizations += stats.factorizations;
       ++calls;
       benchmark::DoNotOptimize(q.data());
     });
@@ -471,8 +484,12 @@ void BM_step(benchmark::State& state, Scheme scheme, bool streamed) {
       state.counters["newton_per_step"] = per_step;
       state.counters["per_newton_axpy_passes"] =
           static_cast<double>(state.counters["axpy_passes"]) / per_step;
+      const double factorized =
+          static_cast<double>(factorizations) / (static_cast<double>(calls * kStepsPerCall));
+      state.counters["factorizations_per_step"] = factorized;
       state.counters["per_newton_traffic_passes"] =
-          (newton_vectors + step_vectors / per_step) / 6.0;  // 6 N-vectors make an axpy pass
+          (newton_vectors + (6.0 + factorization_vectors * factorized) / per_step) /
+          6.0;  // 6 N-vectors make an axpy pass
     }
   } catch (const std::exception& ex) {
     state.SkipWithError(ex.what());
@@ -498,12 +515,18 @@ void register_benchmarks() {
   sized(benchmark::RegisterBenchmark("BM_factorize_iteration/cholmod", BM_factorize_iteration,
                                      Path::cholmod));
   sized(benchmark::RegisterBenchmark("BM_step/implicit_midpoint", BM_step,
-                                     Scheme::implicit_midpoint, true));
+                                     Scheme::implicit_midpoint, true, true));
+  sized(benchmark::RegisterBenchmark("BM_step/implicit_midpoint_confirmed", BM_step,
+                                     Scheme::implicit_midpoint, true, false));
+  sized(benchmark::RegisterBenchmark("BM_step/implicit_midpoint_lagged", BM_step,
+                                     Scheme::implicit_midpoint, true, true, true));
+  sized(benchmark::RegisterBenchmark("BM_step/implicit_midpoint_lagged_confirmed", BM_step,
+                                     Scheme::implicit_midpoint, true, false, true));
   sized(benchmark::RegisterBenchmark("BM_step/implicit_midpoint_plain", BM_step,
-                                     Scheme::implicit_midpoint, false));
+                                     Scheme::implicit_midpoint, false, true));
   sized(benchmark::RegisterBenchmark("BM_step/generalized_alpha", BM_step,
-                                     Scheme::generalized_alpha, true));
-  sized(benchmark::RegisterBenchmark("BM_step/rk4", BM_step, Scheme::rk4, true));
+                                     Scheme::generalized_alpha, true, true));
+  sized(benchmark::RegisterBenchmark("BM_step/rk4", BM_step, Scheme::rk4, true, true));
 }
 
 }  // namespace

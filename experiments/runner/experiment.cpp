@@ -257,6 +257,8 @@ void record_setup(const Run& run) {
     out.set_attribute(layout::kSimulation, "newton_atol", o.newton_atol);
     out.set_attribute(layout::kSimulation, "reuse_jacobian",
                       static_cast<std::int64_t>(o.reuse_jacobian));
+    out.set_attribute(layout::kSimulation, "newton_bound",
+                      static_cast<std::int64_t>(o.newton_bound));
   }
   out.set_attribute(layout::kSimulation, "output_stride",
                     static_cast<std::int64_t>(o.observe_stride));

@@ -45,9 +45,9 @@ using detail::concat;
 
 SimulationTable simulation_table(const ExperimentConfig& c) {
   const IntegratorOptions& o = c.integrator;
-  return {o.scheme,         o.dt,          o.t_end,       c.solver,
-          o.rho_infinity,   o.newton_rtol, o.newton_atol, o.newton_max_iterations,
-          o.reuse_jacobian, c.max_steps};
+  return {o.scheme,         o.dt,           o.t_end,       c.solver,
+          o.rho_infinity,   o.newton_rtol,  o.newton_atol, o.newton_max_iterations,
+          o.reuse_jacobian, o.newton_bound, c.max_steps};
 }
 
 OutputTable output_table(const ExperimentConfig& c) {
@@ -174,6 +174,7 @@ void read_simulation(TableReader& r, const std::filesystem::path& base_dir, Expe
   o.newton_atol = t.newton_atol;
   o.newton_max_iterations = static_cast<int>(t.newton_max_iterations);
   o.reuse_jacobian = t.reuse_jacobian;
+  o.newton_bound = t.newton_bound;
   require(t.max_steps >= 1, r.where("max_steps"), ": simulation.max_steps must be >= 1, got ",
           t.max_steps);
   c.max_steps = t.max_steps;

@@ -54,6 +54,7 @@ struct SimulationTable {
   double newton_atol = IntegratorOptions{}.newton_atol;
   Index newton_max_iterations = IntegratorOptions{}.newton_max_iterations;
   bool reuse_jacobian = IntegratorOptions{}.reuse_jacobian;
+  bool newton_bound = IntegratorOptions{}.newton_bound;
   Index max_steps = 100'000'000;
 
   template <class V>
@@ -80,6 +81,12 @@ struct SimulationTable {
           "keep the factorized Newton matrix across steps (simplified Newton), refactorizing "
           "when it contracts slowly"},
       reuse_jacobian);
+    v(Key{"newton_bound", "",
+          "Newton also stops, without a further solve, once a bound on the next correction "
+          "(the residual over the Newton matrix's diagonal excess, where it is diagonally "
+          "dominant: the chain, networks of springs) meets the test; false: only a computed "
+          "correction stops it"},
+      newton_bound);
     v(Key{"max_steps", "",
           "the most steps t_end / dt a run may take (10^8: hours of a large model; a file that "
           "means more says so here), a guard against a mistyped dt such as 1e-12"},

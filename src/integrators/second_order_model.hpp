@@ -25,6 +25,14 @@
 //                                           the chain's is tridiagonal (no symbolic work)
 //   ws.solve_iteration(r, x)                x = S^{-1} r, once per Newton iteration
 //
+// Optional (BoundedIterationModel), for workspaces that can bound ||S^{-1}||_inf cheaply:
+//   ws.iteration_excess()                   min_i (S_ii - sum_{j != i} |S_ij|) of the last
+//                                           factorize_iteration (0 if S is not strictly
+//                                           diagonally dominant): Newton then evaluates the
+//                                           residual at each new iterate and stops without a
+//                                           further solve once ||R||_inf / excess, an upper
+//                                           bound on the next correction, meets the tolerance
+//
 // Optional (BlockForceModel), for models that evaluate their force block by block anyway:
 //   model.force_blocks(q, v, u, sink)       the same F handed over as sink(i0, len, f), f the
 //                                           rows [i0, i0 + len) (valid during the call), blocks
@@ -45,12 +53,15 @@
 // Optional (StreamedMidpointModel), for large models whose iteration matrix and residual can be
 // generated row by row while they are factorized and solved (the chain's tridiagonal S):
 //   ws.midpoint_streamed()                  true if the call below may be used (run time)
-//   ws.midpoint_newton(refactorize, h, q, v, u, x) -> NewtonNorms
+//   ws.midpoint_newton(refactorize, bound, h, q, v, u, x) -> NewtonNorms
 //                                           one Newton iteration of implicit midpoint in place:
 //                                           x -= S^{-1} R(x) with R as above, S = M + h/2 D +
 //                                           h^2/4 (K + dg/dq) at the stage state of x if
 //                                           refactorize (else the last S); returns ||delta||_inf
-//                                           and the new ||x||_inf. The same iterate as
+//                                           and the new ||x||_inf (and if bound, as
+//                                           NewtonNorms says, a bound on the next correction,
+//                                           from the residual at the new x taken in the back
+//                                           sweep and S's diagonal excess). The same iterate as
 //                                           factorize_iteration + force + solve_iteration, in
 //                                           two passes over memory instead of about six
 #pragma once
@@ -59,6 +70,7 @@
 #include <bit>
 #include <concepts>
 #include <cstdint>
+#include <limits>
 #include <optional>
 
 #include "src/core/types.hpp"
@@ -66,10 +78,14 @@
 
 namespace mor {
 
-/// What a Newton iteration reports: ||delta||_inf and ||x||_inf of the updated unknown; NaN if
-/// any entry is NaN.
+/// What a Newton iteration reports: ||delta||_inf and ||x||_inf of the updated unknown (NaN if
+/// any entry is NaN), and an upper bound on the next iteration's correction
+/// ||S^{-1} R(x)||_inf at the updated x: ||R(x)||_inf / min_i (S_ii - sum_{j != i} |S_ij|)
+/// (Varah, Linear Algebra Appl. 11 (1975) 3-5) where S is strictly diagonally dominant by rows,
+/// +inf where the workspace does not bound it. Newton stops when either is below its tolerance.
 struct NewtonNorms {
   double delta, x;
+  double next = std::numeric_limits<double>::infinity();
 };
 
 template <class Model>
@@ -86,6 +102,12 @@ concept SecondOrderModel = requires(const Model& model, typename Model::Workspac
   ws.solve_mass(x, out);
   ws.factorize_iteration(s, s, s, x);
   ws.solve_iteration(x, out);
+};
+
+template <class Model>
+concept BoundedIterationModel = SecondOrderModel<Model> &&
+    requires(const typename Model::Workspace& ws) {
+  { ws.iteration_excess() } -> std::convertible_to<double>;
 };
 
 template <class Model>
@@ -106,7 +128,7 @@ template <class Model>
 concept StreamedMidpointModel = SecondOrderModel<Model> &&
     requires(typename Model::Workspace& ws, const Vector& x, Vector& out, double s) {
   { ws.midpoint_streamed() } -> std::convertible_to<bool>;
-  { ws.midpoint_newton(true, s, x, x, x, out) } -> std::convertible_to<NewtonNorms>;
+  { ws.midpoint_newton(true, true, s, x, x, x, out) } -> std::convertible_to<NewtonNorms>;
 };
 
 namespace detail {
@@ -126,6 +148,15 @@ inline void subtract_with_norms(Index n, double* __restrict x, const double* __r
   }
   delta_max = dm;
   x_max = xm;
+}
+
+/// max_i |p_i| over n entries, NaN if any entry is NaN (the maximum of the bit patterns, as
+/// subtract_with_norms takes it).
+inline double max_abs(Index n, const double* __restrict p) {
+  constexpr std::uint64_t kMagnitude = 0x7fff'ffff'ffff'ffffu;
+  std::uint64_t mx = 0;
+  for (Index i = 0; i < n; ++i) mx = std::max(mx, std::bit_cast<std::uint64_t>(p[i]) & kMagnitude);
+  return std::bit_cast<double>(mx);
 }
 
 inline NewtonNorms subtract_with_norms(Index n, double* __restrict x,

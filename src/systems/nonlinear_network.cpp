@@ -278,6 +278,15 @@ void NonlinearNetwork::Workspace::factorize_iteration(double a, double b, double
     for (std::size_t k = 0; k < j_pos_.size(); ++k)
       val[j_pos_[k]] += c * dphi_[j_elem_[k]] * j_coef_[k];
   }
+  // Varah's bound ||S^{-1}||_inf <= 1 / excess needs the rows of S (stored by columns).
+  const Index n = S_.rows();
+  row_diag_.setZero(n);
+  row_off_.setZero(n);
+  for (Index j = 0; j < S_.outerSize(); ++j)
+    for (SparseMatrix::InnerIterator it(S_, j); it; ++it)
+      (it.row() == j ? row_diag_ : row_off_)[it.row()] += std::abs(it.value());
+  excess_ = n > 0 ? std::max((row_diag_ - row_off_).minCoeff(), 0.0) : 0.0;
+  if (!std::isfinite(excess_)) excess_ = 0.0;
   iteration_->factorize(S_);
   ++factorizations_;
   a_ = a;

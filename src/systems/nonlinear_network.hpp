@@ -128,6 +128,12 @@ class NonlinearNetwork {
     /// @throws NumericalError as the backend's factorization.
     void factorize_iteration(double a, double b, double c, const Vector& q);
     void solve_iteration(const Vector& r, Vector& x) { iteration_->solve(r, x); }
+    /// min_i (|S_ii| - sum_{j != i} |S_ij|) of the last iteration matrix, 0 if S is not
+    /// strictly diagonally dominant by rows (BoundedIterationModel,
+    /// src/integrators/second_order_model.hpp). Networks whose G holds differences of
+    /// coordinates (springs between nodes and to walls) with phi' >= 0 have K + dg/dq weakly
+    /// dominant, so the excess is about a m for a lumped mass m.
+    double iteration_excess() const { return excess_; }
     Index factorizations() const { return factorizations_; }
     SparseBackend backend() const { return iteration_->backend(); }
 
@@ -140,6 +146,8 @@ class NonlinearNetwork {
     std::vector<Index> m_pos_, d_pos_, k_pos_, j_pos_, j_elem_;
     std::vector<double> j_coef_;
     Vector s_, dphi_;
+    Vector row_diag_, row_off_;  // iteration_excess: |S_ii| and sum_{j != i} |S_ij| by row
+    double excess_ = 0.0;
     double a_ = -1, b_ = -1, c_ = -1;
     Index factorizations_ = 0;
   };
