@@ -533,6 +533,35 @@ TEST_F(DamagedResults, DatasetClaimingMoreThanTheFileHoldsIsRefused) {
   EXPECT_FALSE(fs::exists(dir_ / "y.A.mtx"));
 }
 
+// An empty matrix may claim any number of columns: 0 x 2^40 holds nothing, so no size check
+// refuses it, and reading it used to walk its 2^40 empty columns (the row-major conversion and
+// allFinite(); fuzz_results found a 0 x 1684957547 C, 1 December). Now it reads at once, and
+// export refuses it for its shape. With a time limit of 20 s, a walk would end in the limit's
+// message instead.
+TEST_F(DamagedResults, EmptyMatrixWithHugeDimensionReadsAtOnceAndIsRefusedByShape) {
+  const char* src = std::getenv("MOR_SOURCE_DIR");
+  ASSERT_NE(src, nullptr) << "MOR_SOURCE_DIR is set by ctest";
+  const Outcome run = mor("run '" + std::string(src) +
+                          "/experiments/bt_chain.toml' --set model.N=20 --set simulation.t_end=2 "
+                          "--set reduction.order=4 --set output.plots=false -q -o good.h5");
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  fs::copy_file(dir_ / "good.h5", dir_ / "bad.h5");
+  const Outcome py = shell(
+      "/usr/bin/python3 -c \"import h5py; f = h5py.File('bad.h5', 'r+'); "
+      "del f['reduction/reduced/C']; f.create_dataset('reduction/reduced/C', "
+      "shape=(0, 2**40), dtype='f8'); f.close()\"");
+  ASSERT_EQ(py.exit_code, 0) << py.output;
+  const std::string limited = "MOR_READ_TIME_LIMIT=20 '" + mor_.string() + "' ";
+  const Outcome info = shell(limited + "info bad.h5");
+  EXPECT_EQ(info.exit_code, 0) << info.output;
+  const Outcome o = shell(limited + "export bad.h5 --format mat --out y.mat");
+  EXPECT_EQ(o.exit_code, 2) << o.output;
+  expect_contains(o, "mor: error: results file 'bad.h5' is damaged: /reduction/reduced/C is 0 x "
+                     "1099511627776, which does not fit a reduced model of order 4");
+  EXPECT_FALSE(fs::exists(dir_ / "y.mat"));
+  EXPECT_EQ(mor("export good.h5 --format mat --out z.mat").exit_code, 0);
+}
+
 // An attribute claiming 2^61 + 1 doubles (2^64 + 8 bytes, past every integer type) is refused
 // with the claim as it is: converting it to long long was undefined behaviour (UBSan in
 // fuzz_results, 25 November) and printed -9223372036854775808.

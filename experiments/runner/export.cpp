@@ -70,6 +70,39 @@ std::vector<io::NamedMatrix> named(const LinearSystem& sys) {
   return {{"M", s.M}, {"D", s.D}, {"K", s.K}, {"B", s.B}, {"Cp", s.Cp}, {"Cv", s.Cv}};
 }
 
+/// The reduced model's matrices agree in their sizes: first order E, A r x r, B r x m, C p x r;
+/// second order M, D, K r x r, B r x m, Cp, Cv p x r. A damaged file can claim any shape
+/// (fuzz_results found a C of 0 x 1684957547 beside a 2 x 2 A).
+/// @throws IoError naming the file, the matrix, its shape and r.
+void require_consistent_shapes(const fs::path& results, const std::vector<io::NamedMatrix>& vars) {
+  auto shape = [](const io::MatrixValue& m) {
+    return std::visit([](const auto& x) { return std::pair<Index, Index>(x.rows(), x.cols()); }, m);
+  };
+  auto find = [&](const char* name) -> const io::MatrixValue* {
+    for (const auto& v : vars)
+      if (v.name == name) return &v.value;
+    return nullptr;
+  };
+  const bool second_order = find("K") != nullptr;
+  const io::MatrixValue* square = find(second_order ? "K" : "A");
+  if (!square) return;
+  const Index r = shape(*square).first;
+  auto check = [&](const char* name, bool rows_are_r, bool cols_are_r) {
+    const io::MatrixValue* m = find(name);
+    if (!m) return;
+    const auto [rows, cols] = shape(*m);
+    if ((rows_are_r && rows != r) || (cols_are_r && cols != r))
+      throw IoError(concat("results file ", quoted(results), " is damaged: /reduction/reduced/",
+                           name, " is ", rows, " x ", cols,
+                           ", which does not fit a reduced model of order ", r));
+  };
+  for (const char* name : second_order ? std::initializer_list<const char*>{"M", "D", "K"}
+                                       : std::initializer_list<const char*>{"E", "A"})
+    check(name, true, true);
+  check("B", true, false);
+  for (const char* name : {"C", "Cp", "Cv"}) check(name, false, true);
+}
+
 }  // namespace
 
 ExportFormat parse_export_format(const std::string& name) {
@@ -98,6 +131,7 @@ std::vector<io::NamedMatrix> read_results_export(const std::filesystem::path& re
   for (const char* name : {"hsv", "sv"})
     if (r.exists(layout::child(layout::kReduction, name)))
       vars.push_back({name, Matrix(r.read_finite_vector(layout::child(layout::kReduction, name)))});
+  require_consistent_shapes(results, vars);
   return vars;
 }
 
