@@ -179,7 +179,8 @@ for t in "${TARGETS[@]}"; do
   while [ "${#left[@]}" -gt 0 ]; do
     rc=0 ended=""
     wait -n -p ended "${left[@]}" || rc=$?
-    [ -n "$ended" ] || continue  # Ctrl-C reached this shell: the processes stop by themselves
+    # wait -p unsets `ended` when a signal interrupts it (Ctrl-C): the processes stop by themselves
+    [ -n "${ended:-}" ] || continue
     for i in "${!left[@]}"; do [ "${left[$i]}" != "$ended" ] || unset "left[$i]"; done
     left=("${left[@]}")
     if [ "$rc" -ne 0 ] && [ "$failed" -eq 0 ]; then
