@@ -419,6 +419,14 @@ class DamagedResults : public Cli {
     EXPECT_EQ(py.exit_code, 0) << edit << "\n" << py.output;
     return mor("info bad.h5");
   }
+  /// A small BT run of the chain (r = 4) into good.h5: a results file with a reduced model.
+  Outcome run_small_bt() {
+    const char* src = std::getenv("MOR_SOURCE_DIR");
+    EXPECT_NE(src, nullptr) << "MOR_SOURCE_DIR is set by ctest";
+    return mor("run '" + std::string(src ? src : "") +
+               "/experiments/bt_chain.toml' --set model.N=20 --set simulation.t_end=2 "
+               "--set reduction.order=4 --set output.plots=false -q -o good.h5");
+  }
 };
 
 TEST_F(DamagedResults, MissingOrWrongObjectsAreNamed) {
@@ -512,11 +520,7 @@ TEST_F(DamagedResults, HdfCrashesAndEndlessLoopsEndWithAMessage) {
 // A dataset whose header claims more than the file can hold, even compressed (a chunked
 // 10^6 x 10^6 matrix with no chunk written), is refused by name before anything is allocated.
 TEST_F(DamagedResults, DatasetClaimingMoreThanTheFileHoldsIsRefused) {
-  const char* src = std::getenv("MOR_SOURCE_DIR");
-  ASSERT_NE(src, nullptr) << "MOR_SOURCE_DIR is set by ctest";
-  const Outcome run = mor("run '" + std::string(src) +
-                          "/experiments/bt_chain.toml' --set model.N=20 --set simulation.t_end=2 "
-                          "--set reduction.order=4 --set output.plots=false -q -o good.h5");
+  const Outcome run = run_small_bt();
   ASSERT_EQ(run.exit_code, 0) << run.output;
   ASSERT_EQ(mor("export good.h5 --format mtx --out x").exit_code, 0);
   fs::copy_file(dir_ / "good.h5", dir_ / "bad.h5");
@@ -539,11 +543,7 @@ TEST_F(DamagedResults, DatasetClaimingMoreThanTheFileHoldsIsRefused) {
 // export refuses it for its shape. With a time limit of 20 s, a walk would end in the limit's
 // message instead.
 TEST_F(DamagedResults, EmptyMatrixWithHugeDimensionReadsAtOnceAndIsRefusedByShape) {
-  const char* src = std::getenv("MOR_SOURCE_DIR");
-  ASSERT_NE(src, nullptr) << "MOR_SOURCE_DIR is set by ctest";
-  const Outcome run = mor("run '" + std::string(src) +
-                          "/experiments/bt_chain.toml' --set model.N=20 --set simulation.t_end=2 "
-                          "--set reduction.order=4 --set output.plots=false -q -o good.h5");
+  const Outcome run = run_small_bt();
   ASSERT_EQ(run.exit_code, 0) << run.output;
   fs::copy_file(dir_ / "good.h5", dir_ / "bad.h5");
   const Outcome py = shell(
@@ -556,8 +556,9 @@ TEST_F(DamagedResults, EmptyMatrixWithHugeDimensionReadsAtOnceAndIsRefusedByShap
   EXPECT_EQ(info.exit_code, 0) << info.output;
   const Outcome o = shell(limited + "export bad.h5 --format mat --out y.mat");
   EXPECT_EQ(o.exit_code, 2) << o.output;
-  expect_contains(o, "mor: error: results file 'bad.h5' is damaged: /reduction/reduced/C is 0 x "
-                     "1099511627776, which does not fit a reduced model of order 4");
+  expect_contains(o,
+                  "mor: error: results file 'bad.h5' is damaged: /reduction/reduced/C is 0 x "
+                  "1099511627776, which does not fit a reduced model of order 4");
   EXPECT_FALSE(fs::exists(dir_ / "y.mat"));
   EXPECT_EQ(mor("export good.h5 --format mat --out z.mat").exit_code, 0);
 }
