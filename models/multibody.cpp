@@ -26,6 +26,9 @@ bool MultibodyModel::exact_outputs(double, Vector&) const {
 double MultibodyModel::power(double, const Vector&) const {
   return 0.0;
 }
+std::vector<double> MultibodyModel::load_discontinuities() const {
+  return {};
+}
 std::optional<MultibodyModel::LinearisationPoint> MultibodyModel::linearisation_point() const {
   return std::nullopt;
 }
@@ -86,8 +89,10 @@ MultibodyRunStats simulate_multibody(
       };
     }
   }
+  CvodeOptions o = options;
+  if (o.discontinuities.empty()) o.discontinuities = model.load_discontinuities();
   Vector xo(n);
-  stats.cvode = integrate_cvode(problem, z, options, [&](double t, const Vector& zz) {
+  stats.cvode = integrate_cvode(problem, z, o, [&](double t, const Vector& zz) {
     xo = zz.head(n);
     if (!xo.allFinite())
       throw NumericalError(detail::concat(model.id(), ": the state is not finite at t = ", t,

@@ -68,6 +68,9 @@ class MultibodyModel {
   virtual double energy(const Vector& x) const = 0;
   /// P, W: the power of the actuators minus the dampers' dissipation (0 if conservative).
   virtual double power(double t, const Vector& x) const;
+  /// Times where the benchmark's loads jump (the robot's phases); none by default. A run
+  /// restarts its integration there (CvodeOptions::discontinuities).
+  virtual std::vector<double> load_discontinuities() const;
 
   // --- drawing -------------------------------------------------------------------------------
   /// Points of the bodies in the world frame (3 x n_points, m) at x: joints, ends, masses.
@@ -114,8 +117,9 @@ struct MultibodyRunStats {
 };
 
 /// Integrates the benchmark run with CVODE (the model's method, Jacobian and projection), the
-/// work integral of P carried as one more state. The observer sees t, x and the balance
-/// E(t) - E(0) - integral_0^t P at the output times.
+/// work integral of P carried as one more state, restarting at the model's
+/// load_discontinuities() unless options name discontinuities of their own. The observer sees t, x
+/// and the balance E(t) - E(0) - integral_0^t P at the output times.
 /// @throws as integrate_cvode; NumericalError for a non-finite state.
 MultibodyRunStats simulate_multibody(
     const MultibodyModel& model, Vector& x, const CvodeOptions& options,

@@ -147,6 +147,8 @@ class SchiehlenRobot final : public MultibodyModel {
   double energy(const Vector& x) const override;
   /// P = Q_u(t)^T q'.
   double power(double t, const Vector& x) const override;
+  /// The phase ends of efforts(): 0.5 and 1.5 s.
+  std::vector<double> load_discontinuities() const override { return {0.5, 1.5}; }
   /// Ground, G0, G1, the gripper's joint J, G2, the gripper's tip J + 2 C y2.
   Eigen::Matrix3Xd points(const Vector& x) const override;
   /// Column (ground-G0), arm (G0-G1-J), gripper (J-G2-tip).

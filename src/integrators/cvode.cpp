@@ -8,11 +8,13 @@
 #include <sunlinsol/sunlinsol_dense.h>
 #include <sunmatrix/sunmatrix_dense.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <exception>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "src/core/errors.hpp"
 #include "src/core/timing.hpp"
@@ -141,6 +143,15 @@ void validate(const CvodeOptions& o, const OdeProblem& p, const Vector& x) {
   require(o.max_step >= 0.0, "CVODE: max_step must be >= 0 (0: unbounded), got ", o.max_step);
   require(o.max_steps >= 1, "CVODE: max_steps must be >= 1, got ", o.max_steps);
   require(std::isfinite(o.output_dt), "CVODE: output_dt must be finite, got ", o.output_dt);
+  for (std::size_t i = 0; i < o.discontinuities.size(); ++i) {
+    require(std::isfinite(o.discontinuities[i]), "CVODE: discontinuity ", i + 1,
+            " is not finite, got ", o.discontinuities[i]);
+    // (require's message arguments are evaluated before its test: no [i - 1] at i = 0.)
+    if (i > 0)
+      require(o.discontinuities[i] >= o.discontinuities[i - 1],
+              "CVODE: the discontinuities must be ascending, got ", o.discontinuities[i - 1],
+              " before ", o.discontinuities[i]);
+  }
   require(!p.projection || o.method == CvodeMethod::bdf,
           "CVODE: projection onto a constraint manifold needs the BDF method (CVODE has it for "
           "BDF only), got ",
@@ -174,7 +185,6 @@ CvodeStats integrate_cvode(const OdeProblem& problem, Vector& x, const CvodeOpti
   check(CVodeSStolerances(mem.get(), o.rtol, o.atol), "CVodeSStolerances");
   check(CVodeSetMaxNumSteps(mem.get(), o.max_steps), "CVodeSetMaxNumSteps");
   if (o.max_step > 0.0) check(CVodeSetMaxStep(mem.get(), o.max_step), "CVodeSetMaxStep");
-  check(CVodeSetStopTime(mem.get(), o.t_end), "CVodeSetStopTime");
 
   std::unique_ptr<_generic_SUNMatrix, MatrixDeleter> A(SUNDenseMatrix(n, n, ctx.get()));
   std::unique_ptr<_generic_SUNLinearSolver, SolverDeleter> LS(
@@ -188,45 +198,89 @@ CvodeStats integrate_cvode(const OdeProblem& problem, Vector& x, const CvodeOpti
     check(CVodeSetProjErrEst(mem.get(), SUNFALSE), "CVodeSetProjErrEst");
   }
 
+  // Two times closer than this are one: CVODE refuses an output or a stop time within its
+  // roundoff of the current time.
+  const auto close = [](double a, double b) {
+    return std::abs(a - b) <= 1e-12 * std::max(1.0, std::max(std::abs(a), std::abs(b)));
+  };
+  std::vector<double> restarts;  // strictly inside (t0, t_end), at least `close` apart
+  for (const double tb : o.discontinuities)
+    if (tb > o.t0 && tb < o.t_end && !close(tb, o.t0) && !close(tb, o.t_end) &&
+        (restarts.empty() || !close(tb, restarts.back())))
+      restarts.push_back(tb);
+  std::size_t next = 0;  // the next restart ahead
+
+  CvodeStats s;
+  // CVodeReInit zeroes CVODE's counters: each stretch's are added before it starts afresh.
+  const auto add_counters = [&] {
+    long value = 0;
+    CVodeGetNumSteps(mem.get(), &value);
+    s.steps += value;
+    CVodeGetNumRhsEvals(mem.get(), &value);
+    s.rhs_evaluations += value;
+    CVodeGetNumLinRhsEvals(mem.get(), &value);
+    s.rhs_evaluations += value;
+    CVodeGetNumJacEvals(mem.get(), &value);
+    s.jacobian_evaluations += value;
+    CVodeGetNumErrTestFails(mem.get(), &value);
+    s.error_test_failures += value;
+    CVodeGetNumNonlinSolvConvFails(mem.get(), &value);
+    s.nonlinear_convergence_failures += value;
+    if (problem.projection) {
+      CVodeGetNumProjEvals(mem.get(), &value);
+      s.projections += value;
+    }
+  };
+  double t = o.t0;
+  // To `target`, never across the next restart. With a projection the outputs are step points
+  // (stop time target): CVODE's interpolation between steps would leave the manifold by its
+  // interpolation error. Every call moves the stop time on: a stop time left behind makes
+  // CVODE return there again.
+  const auto advance = [&](double target) {
+    // (A restart within `close` of target counts as at target: the stop is not before it.)
+    const double stop = problem.projection
+                            ? target
+                            : std::max(target, next < restarts.size() ? restarts[next] : o.t_end);
+    check(CVodeSetStopTime(mem.get(), stop), "CVodeSetStopTime");
+    const int flag = CVode(mem.get(), target, y.get(), &t, CV_NORMAL);
+    if (cb.error) std::rethrow_exception(cb.error);
+    if (flag < 0)
+      throw NumericalError(concat("CVODE (", to_string(o.method), ", rtol ", o.rtol, ", atol ",
+                                  o.atol, ") failed at t = ", t, " on the way to t = ", target,
+                                  ": ", flag_name(flag),
+                                  cb.message.empty() ? "" : " (" + cb.message + ")"));
+    // In CV_NORMAL mode a successful return is at target exactly (interpolated, or the stop
+    // time itself); anything else would hand the observer a state under the wrong time.
+    if (t != target)
+      throw NumericalError(concat("CVODE returned at t = ", t, " instead of t = ", target, " (",
+                                  flag_name(flag), ")"));
+  };
+  const auto restart = [&] {
+    add_counters();
+    check(CVodeReInit(mem.get(), t, y.get()), "CVodeReInit");
+    ++s.restarts;
+    ++next;
+  };
+
   if (observe) observe(o.t0, x);
   const double span = o.t_end - o.t0;
   const long outputs =
       o.output_dt > 0.0 ? static_cast<long>(std::ceil(span / o.output_dt - 1e-9)) : 1;
-  double t = o.t0;
   for (long k = 1; k <= outputs; ++k) {
     const double t_out = k == outputs ? o.t_end : o.t0 + static_cast<double>(k) * o.output_dt;
-    // With a projection the outputs are step points (stop time t_out): CVODE's interpolation
-    // between steps would leave the manifold by its interpolation error. Every output moves the
-    // stop time on, the last one to t_end: a stop time left behind makes CVODE return there again.
-    if (problem.projection) check(CVodeSetStopTime(mem.get(), t_out), "CVodeSetStopTime");
-    const int flag = CVode(mem.get(), t_out, y.get(), &t, CV_NORMAL);
-    if (cb.error) std::rethrow_exception(cb.error);
-    if (flag < 0)
-      throw NumericalError(concat("CVODE (", to_string(o.method), ", rtol ", o.rtol, ", atol ",
-                                  o.atol, ") failed at t = ", t, " on the way to t = ", t_out, ": ",
-                                  flag_name(flag),
-                                  cb.message.empty() ? "" : " (" + cb.message + ")"));
-    // In CV_NORMAL mode a successful return is at t_out exactly (interpolated, or the stop time
-    // itself); anything else would hand the observer a state under the wrong time.
-    if (t != t_out)
-      throw NumericalError(concat("CVODE returned at t = ", t, " instead of the output time ",
-                                  t_out, " (", flag_name(flag), ")"));
+    while (next < restarts.size() && restarts[next] < t_out && !close(restarts[next], t_out)) {
+      advance(restarts[next]);
+      restart();
+    }
+    advance(t_out);
     x = view(y.get());
     if (!x.allFinite())
       throw NumericalError(concat("CVODE: the state became non-finite at t = ", t));
     if (observe) observe(t, x);
+    if (next < restarts.size() && close(restarts[next], t_out)) restart();
   }
 
-  CvodeStats s;
-  long value = 0;
-  CVodeGetNumSteps(mem.get(), &s.steps);
-  CVodeGetNumRhsEvals(mem.get(), &s.rhs_evaluations);
-  CVodeGetNumLinRhsEvals(mem.get(), &value);
-  s.rhs_evaluations += value;
-  CVodeGetNumJacEvals(mem.get(), &s.jacobian_evaluations);
-  CVodeGetNumErrTestFails(mem.get(), &s.error_test_failures);
-  CVodeGetNumNonlinSolvConvFails(mem.get(), &s.nonlinear_convergence_failures);
-  if (problem.projection) CVodeGetNumProjEvals(mem.get(), &s.projections);
+  add_counters();
   CVodeGetLastOrder(mem.get(), &s.last_order);
   s.seconds = seconds_since(start);
   return s;

@@ -12,6 +12,7 @@
 
 #include <functional>
 #include <string_view>
+#include <vector>
 
 #include "src/core/types.hpp"
 
@@ -34,6 +35,12 @@ struct CvodeOptions {
   double atol = 1e-12;       ///< absolute tolerance, every component (> 0)
   double max_step = 0.0;     ///< 0: unbounded
   long max_steps = 1000000;  ///< internal steps per output interval
+  /// Times where f jumps (a load switched on or off, the next phase of a benchmark's run):
+  /// CVODE stops at each exactly and starts afresh there (CVodeReInit), instead of stepping
+  /// across the jump and finding it by its error test, which costs steps and leaves an error
+  /// of the jump's size times the step that straddled it. Ascending; times outside (t0, t_end)
+  /// are ignored, so a model may give all of its own. They are not output times.
+  std::vector<double> discontinuities;
 };
 
 /// What the run cost.
@@ -44,6 +51,7 @@ struct CvodeStats {
   long error_test_failures = 0;
   long nonlinear_convergence_failures = 0;
   long projections = 0;
+  long restarts = 0;  ///< at the discontinuities
   int last_order = 0;
   double seconds = 0.0;  ///< wall-clock time of the run, observer included
 };
