@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <numbers>
+#include <vector>
 
 #include "src/core/errors.hpp"
 #include "src/signals/signal.hpp"
@@ -85,6 +86,11 @@ TEST(Signals, StepSwitchesOnAtItsTime) {
   EXPECT_EQ(at(*s, 2.0), -3.0);
   EXPECT_EQ(at(*s, 50.0), -3.0);
   EXPECT_EQ(at(*make_zero_signal(2), 5.0), 0.0);
+  // Its jump is where an error-controlled integrator restarts; continuous signals have none.
+  EXPECT_EQ(s->discontinuities(), std::vector<double>{2.0});
+  EXPECT_TRUE(make_step_signal(1, 0.0, 2.0)->discontinuities().empty());  // no jump at all
+  EXPECT_TRUE(make_sine_signal(1, 1.0, 0.5)->discontinuities().empty());
+  EXPECT_TRUE(make_chirp_signal(1, 1.0, 0.1, 1.0, 3.0)->discontinuities().empty());
 }
 
 class TableSignal : public testing::TempDirTest {

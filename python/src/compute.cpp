@@ -6,6 +6,7 @@
 // back) becomes the reduced model's hsv, info and records.
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <sstream>
 
@@ -375,6 +376,15 @@ class PerInputSignal final : public Signal {
       s += parts_[i]->describe();
     }
     return s;
+  }
+  std::vector<double> discontinuities() const override {
+    std::vector<double> all;
+    for (const auto& p : parts_) {
+      const std::vector<double> d = p->discontinuities();
+      all.insert(all.end(), d.begin(), d.end());
+    }
+    std::sort(all.begin(), all.end());
+    return all;
   }
 
  private:

@@ -24,23 +24,30 @@ void require_finite(double value, const char* what) {
 template <class Wave>
 class BroadcastSignal final : public Signal {
  public:
-  BroadcastSignal(Index m, Wave wave, std::string description)
-      : m_(m), wave_(std::move(wave)), description_(std::move(description)) {
+  BroadcastSignal(Index m, Wave wave, std::string description, std::vector<double> jumps)
+      : m_(m),
+        wave_(std::move(wave)),
+        description_(std::move(description)),
+        jumps_(std::move(jumps)) {
     require(m >= 1, "a signal needs at least one input, got m = ", m);
   }
   Index size() const override { return m_; }
   void evaluate(double t, Eigen::Ref<Vector> u) const override { u.setConstant(wave_(t)); }
   std::string describe() const override { return description_; }
+  std::vector<double> discontinuities() const override { return jumps_; }
 
  private:
   Index m_;
   Wave wave_;
   std::string description_;
+  std::vector<double> jumps_;
 };
 
 template <class Wave>
-std::unique_ptr<Signal> broadcast(Index m, Wave wave, std::string description) {
-  return std::make_unique<BroadcastSignal<Wave>>(m, std::move(wave), std::move(description));
+std::unique_ptr<Signal> broadcast(Index m, Wave wave, std::string description,
+                                  std::vector<double> jumps = {}) {
+  return std::make_unique<BroadcastSignal<Wave>>(m, std::move(wave), std::move(description),
+                                                 std::move(jumps));
 }
 
 class TableSignal final : public Signal {
@@ -87,7 +94,8 @@ std::unique_ptr<Signal> make_step_signal(Index m, double amplitude, double t_on)
   require_finite(t_on, "t_on");
   return broadcast(
       m, [=](double t) { return t >= t_on ? amplitude : 0.0; },
-      detail::concat("step(amplitude=", amplitude, ", t_on=", t_on, ")"));
+      detail::concat("step(amplitude=", amplitude, ", t_on=", t_on, ")"),
+      amplitude != 0.0 ? std::vector<double>{t_on} : std::vector<double>{});
 }
 
 std::unique_ptr<Signal> make_sine_signal(Index m, double amplitude, double frequency, double phase,

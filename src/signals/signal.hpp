@@ -25,6 +25,9 @@ class Signal {
   virtual void evaluate(double t, Eigen::Ref<Vector> u) const = 0;
   /// One line for logs and results files, e.g. "sine(amplitude=1, frequency=0.05 Hz, phase=0)".
   virtual std::string describe() const = 0;
+  /// Times where u jumps (a step's t_on), ascending: an integrator with error control
+  /// restarts there (CvodeOptions::discontinuities). A table's rows are kinks, not jumps.
+  virtual std::vector<double> discontinuities() const { return {}; }
 };
 
 /// u(t) = 0.

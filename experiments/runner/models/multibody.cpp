@@ -148,6 +148,13 @@ struct Sampled {
   }
 };
 
+/// o, restarting the integration where the input jumps (a step's t_on).
+CvodeOptions restarting_at_jumps(const CvodeOptions& o, const Signal& input) {
+  CvodeOptions with = o;
+  with.discontinuities = input.discontinuities();
+  return with;
+}
+
 /// The linear model from rest under the input, by CVODE; y includes the feed-through D_ff u.
 Sampled simulate_linear(const DenseSecondOrderSystem& sys, const Signal& input,
                         const CvodeOptions& o) {
@@ -162,7 +169,7 @@ Sampled simulate_linear(const DenseSecondOrderSystem& sys, const Signal& input,
   Vector x = Vector::Zero(2 * sys.n());
   Sampled out;
   const Index n = sys.n();
-  out.stats = integrate_cvode(p, x, o, [&](double t, const Vector& xt) {
+  out.stats = integrate_cvode(p, x, restarting_at_jumps(o, input), [&](double t, const Vector& xt) {
     out.t.push_back(t);
     Vector y = sys.Cp * xt.head(n) + sys.Cv * xt.tail(n);
     if (sys.D_ff.size() > 0) {
@@ -280,7 +287,7 @@ class MultibodyFullModel final : public FullModel {
       if (model_->project(o.t0, probe))
         p.projection = [this](double t, Vector& xx) { model_->project(t, xx); };
     }
-    CvodeOptions co = cvode_options(o);
+    const CvodeOptions co = restarting_at_jumps(cvode_options(o), input);
     std::vector<double> ts;
     std::vector<Vector> xs;
     const CvodeStats stats = integrate_cvode(p, x, co, [&](double t, const Vector& xt) {
@@ -552,7 +559,7 @@ class MultibodyFullModel final : public FullModel {
     std::vector<double> ts;
     std::vector<Vector> ys;
     Vector y;
-    integrate_cvode(p, x, o, [&](double t, const Vector& xt) {
+    integrate_cvode(p, x, restarting_at_jumps(o, input), [&](double t, const Vector& xt) {
       point_->outputs(xt, y);
       ts.push_back(t);
       ys.push_back(y - y0_);
