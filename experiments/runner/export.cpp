@@ -96,9 +96,12 @@ void require_consistent_shapes(const fs::path& results, const std::vector<io::Na
                            name, " is ", rows, " x ", cols,
                            ", which does not fit a reduced model of order ", r));
   };
-  for (const char* name : second_order ? std::initializer_list<const char*>{"M", "D", "K"}
-                                       : std::initializer_list<const char*>{"E", "A"})
-    check(name, true, true);
+  // (Not one loop over `second_order ? {...} : {...}`: an initializer_list copied out of a
+  // conditional outlives its array.)
+  if (second_order)
+    for (const char* name : {"M", "D", "K"}) check(name, true, true);
+  else
+    for (const char* name : {"E", "A"}) check(name, true, true);
   check("B", true, false);
   for (const char* name : {"C", "Cp", "Cv"}) check(name, false, true);
 }
