@@ -30,7 +30,21 @@
   X(SelfAdjointEigenSolver<::mor::Matrix>)            \
   X(GeneralizedSelfAdjointEigenSolver<::mor::Matrix>) \
   X(EigenSolver<::mor::Matrix>)                       \
+  X(GeneralizedEigenSolver<::mor::Matrix>)            \
+  X(RealQZ<::mor::Matrix>)                            \
   X(RealSchur<::mor::Matrix>) X(HessenbergDecomposition<::mor::Matrix>)
+// An instantiated class leaves its member templates out, and Eigen 3.4's eigensolvers take the
+// matrix of compute() (and of the constructors that call it) as an EigenBase<InputType>: these
+// are the calls with a plain Matrix, the decomposition's whole work (with them, a file that
+// calls SelfAdjointEigenSolver<Matrix>(A) compiles only the call). X(D) is one declaration D,
+// defined in eigen_instances_eigen.cpp.
+#define MOR_EIGEN_MEMBER_INSTANCES_EIGEN(X)                                                      \
+  X(SelfAdjointEigenSolver<::mor::Matrix>& SelfAdjointEigenSolver<::mor::Matrix>::compute(       \
+      const EigenBase<::mor::Matrix>&, int))                                                     \
+  X(EigenSolver<::mor::Matrix>& EigenSolver<::mor::Matrix>::compute(                             \
+      const EigenBase<::mor::Matrix>&, bool))                                                    \
+  X(RealSchur<::mor::Matrix>& RealSchur<::mor::Matrix>::compute(const EigenBase<::mor::Matrix>&, \
+                                                                bool))
 
 #define MOR_EIGEN_EXTERN_INSTANCE(T) \
   namespace Eigen {                  \
@@ -39,3 +53,8 @@
 MOR_EIGEN_INSTANCES_SVD(MOR_EIGEN_EXTERN_INSTANCE)
 MOR_EIGEN_INSTANCES_FACTOR(MOR_EIGEN_EXTERN_INSTANCE)
 MOR_EIGEN_INSTANCES_EIGEN(MOR_EIGEN_EXTERN_INSTANCE)
+#define MOR_EIGEN_EXTERN_MEMBER(...) \
+  namespace Eigen {                  \
+  extern template __VA_ARGS__;       \
+  }
+MOR_EIGEN_MEMBER_INSTANCES_EIGEN(MOR_EIGEN_EXTERN_MEMBER)
