@@ -36,3 +36,13 @@ function(mor_precompile_headers target)
                               ${PROJECT_SOURCE_DIR}/src/linalg/eigen_instances.hpp ${ARGN})
   endif()
 endfunction()
+
+# The libraries that need no header beyond mor_precompile_headers' list reuse mor_core's
+# precompiled header instead of compiling their own copy of it (8 s each, and their compiles
+# need not wait for it); they share mor_core's flags through mor_flags.
+function(mor_reuse_precompiled_headers target)
+  if(MOR_PCH)
+    target_precompile_headers(${target} REUSE_FROM mor_core)
+  endif()
+endfunction()
+

@@ -9,18 +9,12 @@
 #include <Eigen/Jacobi>
 
 #include "src/core/errors.hpp"
+#include "src/core/finite.hpp"
 #include "src/core/timing.hpp"
 
 namespace mor {
 
 namespace {
-
-void require_finite(const Matrix& X, const char* what) {
-  if (X.allFinite()) return;
-  for (Index j = 0; j < X.cols(); ++j)
-    for (Index i = 0; i < X.rows(); ++i)
-      require(std::isfinite(X(i, j)), what, "(", i, ", ", j, ") is ", X(i, j));
-}
 
 /// A thin QR, A = Q R, of the passive columns in the order they were added: Q (rows x k,
 /// orthonormal columns, stored with spare capacity), R (k x k, upper triangular). Adding a
@@ -106,8 +100,8 @@ NnlsResult nnls(const Matrix& C, const Vector& b, const NnlsOptions& o) {
           "nnls: the optimality tolerance is ", o.optimality_tolerance, ", expected > 0");
   require(o.max_iterations >= 0, "nnls: max_iterations is ", o.max_iterations,
           ", expected >= 0 (0: 3 times the columns)");
-  require_finite(C, "nnls: C");
-  require_finite(b, "nnls: b");
+  require_finite(C, "", "nnls: C");
+  require_finite(b, "", "nnls: b");
 
   NnlsResult res;
   res.w = Vector::Zero(cols);
@@ -234,8 +228,8 @@ EcswResult ecsw(const NonlinearNetwork& net, const Matrix& V, const Matrix& W, c
           ", expected r = ", r, " rows and at least one column");
   require(std::isfinite(o.tolerance) && o.tolerance > 0.0 && o.tolerance < 1.0,
           "ecsw: the tolerance tau is ", o.tolerance, ", expected 0 < tau < 1");
-  require_finite(Qr, "ecsw: reduced snapshot");
-  require_finite(V, "ecsw: V");
+  require_finite(Qr, "", "ecsw: reduced snapshot");
+  require_finite(V, "", "ecsw: V");
 
   const double one = ecsw_matrix_bytes(r, 1, m);
   const double limit = static_cast<double>(o.memory_limit);

@@ -19,19 +19,13 @@
 #include <Eigen/SVD>
 
 #include "src/core/errors.hpp"
+#include "src/core/timing.hpp"
 
 namespace mor {
 
 namespace {
 
 using detail::concat;
-using Clock = std::chrono::steady_clock;
-
-constexpr double kEps = std::numeric_limits<double>::epsilon();
-
-double seconds_since(Clock::time_point t0) {
-  return std::chrono::duration<double>(Clock::now() - t0).count();
-}
 
 double smax(const ComplexMatrix& G) {
   if (G.size() == 0) return 0.0;

@@ -7,18 +7,11 @@
 #include <limits>
 
 #include "src/core/errors.hpp"
+#include "src/core/finite.hpp"
 
 namespace mor {
 
 namespace {
-
-/// Every entry finite, else InvalidArgument naming the first non-finite (row, column).
-void require_finite(const Matrix& X, const char* name) {
-  if (X.allFinite()) return;
-  for (Index j = 0; j < X.cols(); ++j)
-    for (Index i = 0; i < X.rows(); ++i)
-      require(std::isfinite(X(i, j)), "reduced chain: ", name, "(", i, ", ", j, ") is ", X(i, j));
-}
 
 /// Delta X, (N+1) x cols: row s holds X_s - X_{s-1} (0-based, walls X_{-1} = X_N = 0), the
 /// elongations of the N + 1 springs for each column of X.
@@ -45,8 +38,8 @@ void validate_deim(const DeimResult& d, Index N) {
           d.indices.size(), " indices for m = ", m, " basis vectors");
   require(d.PtU_inv.rows() == m && d.PtU_inv.cols() == m, "reduced chain: (P^T U)^{-1} is ",
           d.PtU_inv.rows(), " x ", d.PtU_inv.cols(), ", expected ", m, " x ", m);
-  require_finite(d.U, "DEIM basis U");
-  require_finite(d.PtU_inv, "DEIM (P^T U)^{-1}");
+  require_finite(d.U, "reduced chain: ", "DEIM basis U");
+  require_finite(d.PtU_inv, "reduced chain: ", "DEIM (P^T U)^{-1}");
   for (Index p : d.indices)
     require(p >= 0 && p < N, "reduced chain: DEIM index ", p, " is outside [0, N = ", N, ")");
   std::vector<Index> sorted = d.indices;
@@ -107,8 +100,8 @@ ReducedChainModel::ReducedChainModel(const MassSpringChain& chain, const Matrix&
   require(treatment_ != NonlinearTreatment::ecsw,
           "reduced chain: the ecsw treatment weights the chain's springs as elements of its "
           "network form: build a ReducedNetworkModel of chain.network()");
-  require_finite(V, "V");
-  if (!galerkin_) require_finite(W, "W");
+  require_finite(V, "reduced chain: ", "V");
+  if (!galerkin_) require_finite(W, "reduced chain: ", "W");
   if (treatment_ == NonlinearTreatment::deim) {
     require(options.deim != nullptr,
             "reduced chain: the deim treatment needs a DeimResult (options.deim is null)");

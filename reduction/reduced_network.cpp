@@ -7,17 +7,11 @@
 #include <limits>
 
 #include "src/core/errors.hpp"
+#include "src/core/finite.hpp"
 
 namespace mor {
 
 namespace {
-
-void require_finite(const Matrix& X, const char* name) {
-  if (X.allFinite()) return;
-  for (Index j = 0; j < X.cols(); ++j)
-    for (Index i = 0; i < X.rows(); ++i)
-      require(std::isfinite(X(i, j)), "reduced network: ", name, "(", i, ", ", j, ") is ", X(i, j));
-}
 
 void validate_deim(const DeimResult& d, Index rows, const char* what) {
   const Index m = d.U.cols();
@@ -28,8 +22,8 @@ void validate_deim(const DeimResult& d, Index rows, const char* what) {
           d.indices.size(), " indices for m = ", m, " basis vectors");
   require(d.PtU_inv.rows() == m && d.PtU_inv.cols() == m, "reduced network: (P^T U)^{-1} is ",
           d.PtU_inv.rows(), " x ", d.PtU_inv.cols(), ", expected ", m, " x ", m);
-  require_finite(d.U, "DEIM basis U");
-  require_finite(d.PtU_inv, "DEIM (P^T U)^{-1}");
+  require_finite(d.U, "reduced network: ", "DEIM basis U");
+  require_finite(d.PtU_inv, "reduced network: ", "DEIM (P^T U)^{-1}");
 }
 
 /// Rows `rows` of the dense X.
@@ -67,8 +61,8 @@ ReducedNetworkModel::ReducedNetworkModel(const NonlinearNetwork& net, const Matr
   if (!galerkin_)
     require(W.rows() == n_full_ && W.cols() == r_, "reduced network: W is ", W.rows(), " x ",
             W.cols(), ", expected ", n_full_, " x ", r_, " (the size of V)");
-  require_finite(V, "V");
-  if (!galerkin_) require_finite(W, "W");
+  require_finite(V, "reduced network: ", "V");
+  if (!galerkin_) require_finite(W, "reduced network: ", "W");
   require(!(options.deim && options.ecsw),
           "reduced network: both a DEIM and an ECSW result given; the treatment takes one");
   if (options.ecsw && !linear_) {

@@ -8,14 +8,16 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BUILD_DIR="${MOR_BUILD_DIR:-$ROOT/build}"
 
 # What the first command needs (build `mor`, run the default experiment, make its plots), from
-# Debian's archive only.
-RUN_PACKAGES=(
+# Debian's archive only: BUILD_PACKAGES to build it, PLOT_PACKAGES for the figures (which
+# scripts/run_default.sh installs while mor compiles).
+BUILD_PACKAGES=(
   g++ make cmake ninja-build pkg-config git
   libeigen3-dev libspectra-dev libsuitesparse-dev libhdf5-dev
   libtomlplusplus-dev libcli11-dev libsundials-dev
   libopenmpi-dev openmpi-bin libmatio-dev libopenblas-dev liblapacke-dev libdsdp-dev ccache
-  python3 python3-numpy python3-matplotlib python3-h5py
 )
+PLOT_PACKAGES=(python3 python3-numpy python3-matplotlib python3-h5py)
+RUN_PACKAGES=("${BUILD_PACKAGES[@]}" "${PLOT_PACKAGES[@]}")
 # Added by the test, benchmark, sanitizer and fuzz commands: GoogleTest, Google Benchmark, the
 # SLICOT oracle, SciPy (independent references in the file tests) and clang with its runtimes
 # (llvm-14: llvm-symbolizer, which gives the sanitizers' reports their source lines).
