@@ -8,12 +8,13 @@ install_packages "${BUILD_PACKAGES[@]}"
 plot_log="$(mktemp)"
 install_packages "${PLOT_PACKAGES[@]}" >"$plot_log" 2>&1 &
 plot_packages=$!
+# A failed build still lets the installation finish (dpkg's lock released) and leaves no log.
+trap 'wait "$plot_packages" 2>/dev/null; rm -f "$plot_log"' EXIT
 # Only the program: the tests and benchmarks (and the packages they need) come with the test and
 # benchmark commands.
 BUILD_TARGETS=mor build_project -DMOR_BUILD_TESTS=OFF -DMOR_BUILD_BENCHMARKS=OFF
 wait "$plot_packages" || { cat "$plot_log" >&2; exit 1; }
 grep -v '^debconf: delaying' "$plot_log" || true
-rm -f "$plot_log"
 cd "$ROOT"
 echo "== run: build/bin/mor run experiments/default.toml"
 "$BUILD_DIR/bin/mor" run experiments/default.toml "$@"
