@@ -12,6 +12,7 @@
 #include "src/core/errors.hpp"
 #include "src/core/interrupt.hpp"
 #include "src/core/timing.hpp"
+#include "src/linalg/lapack.hpp"
 #include "src/signals/signal.hpp"
 
 namespace mor {
@@ -229,8 +230,8 @@ EmpiricalBalancingResult balancing_of(const Model& chain,
   res.seconds.observability = seconds_since(t0);
 
   t0 = Clock::now();
-  Eigen::BDCSVD<Matrix> svd(R * Lc, Eigen::ComputeThinU | Eigen::ComputeThinV);
-  res.sigma = svd.singularValues();
+  const lapack::Svd svd = lapack::thin_svd(R * Lc);
+  res.sigma = svd.s;
   const Index available = res.sigma.size();
   Index r = sel.order;
   if (sel.tolerance > 0.0) r = order_for_tolerance(res.sigma, sel.tolerance);
@@ -251,8 +252,8 @@ EmpiricalBalancingResult balancing_of(const Model& chain,
           " of the empirical Gramian product (sigma_", cols, " = ", res.sigma[cols - 1],
           " <= ", kEmpiricalRankTolerance, " sigma_1)");
   const Vector inv_sqrt = res.sigma.head(cols).cwiseSqrt().cwiseInverse();
-  res.V = res.Phi * ((Lc * svd.matrixV().leftCols(cols)) * inv_sqrt.asDiagonal());
-  res.W = res.Phi * ((R.transpose() * svd.matrixU().leftCols(cols)) * inv_sqrt.asDiagonal());
+  res.V = res.Phi * ((Lc * svd.V.leftCols(cols)) * inv_sqrt.asDiagonal());
+  res.W = res.Phi * ((R.transpose() * svd.U.leftCols(cols)) * inv_sqrt.asDiagonal());
   res.seconds.balancing = seconds_since(t0);
   return res;
 }

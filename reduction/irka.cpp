@@ -18,6 +18,7 @@
 #include "src/core/interrupt.hpp"
 #include "src/core/timing.hpp"
 #include "src/integrators/integrate.hpp"
+#include "src/linalg/lapack.hpp"
 
 namespace mor {
 
@@ -974,11 +975,11 @@ DenseLtiOperator surrogate_model(const ModelFunction& mf) {
   Matrix row(k, 2 * k), col(2 * k, k);
   row << Es, As / omega;
   col << Es, As / omega;
-  Eigen::BDCSVD<Matrix> sr(row, Eigen::ComputeThinU), sc(col, Eigen::ComputeThinV);
-  const Vector a = sr.singularValues(), b = sc.singularValues();
+  const lapack::Svd sr = lapack::thin_svd(row), sc = lapack::thin_svd(col);
+  const Vector &a = sr.s, &b = sc.s;
   Index q = 0;
   while (q < k && a(q) > kTruncation * a(0) && b(q) > kTruncation * b(0)) ++q;
-  const Matrix Y = sr.matrixU().leftCols(q), X = sc.matrixV().leftCols(q);
+  const Matrix Y = sr.U.leftCols(q), X = sc.V.leftCols(q);
   // Its modal realization (E = I, A block diagonal: the shifted solves of the IRKA on it are
   // as well conditioned as they can be, unlike those of the raw pencil, whose unit columns span
   // many orders of magnitude), without the poles in the closed right half plane (artefacts of

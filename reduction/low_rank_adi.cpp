@@ -25,6 +25,7 @@
 #include "src/core/progress.hpp"
 #include "src/core/timing.hpp"
 #include "src/integrators/integrate.hpp"
+#include "src/linalg/lapack.hpp"
 
 namespace mor {
 
@@ -151,13 +152,14 @@ std::vector<Complex> detail::pencil_eigenvalues(const Matrix& Ah, const Matrix& 
       return values;
     }
   }
-  // A nearly singular projected E: the QZ algorithm, dropping the (near) infinite eigenvalues.
-  Eigen::GeneralizedEigenSolver<Matrix> qz(Ah, Eh, false);
-  for (Index i = 0; i < qz.alphas().size(); ++i) {
-    const Complex a = qz.alphas()[i];
-    const double b = qz.betas()[i];
-    if (std::abs(b) > 1e-12 * std::abs(a)) values.push_back(a / b);
-  }
+  // A nearly singular projected E: the QZ algorithm (LAPACK's dggev), dropping the (near)
+  // infinite eigenvalues.
+  Matrix A = Ah, E = Eh;
+  ComplexVector alpha;
+  Vector beta;
+  lapack::generalized_eigenvalues(A, E, alpha, beta);
+  for (Index i = 0; i < alpha.size(); ++i)
+    if (std::abs(beta[i]) > 1e-12 * std::abs(alpha[i])) values.push_back(alpha[i] / beta[i]);
   return values;
 }
 

@@ -166,14 +166,14 @@ struct Modes {
 
 Modes svd_modes(const Matrix& A, const PodOptions& o, double total) {
   // 3.5 to 7.7 s at N = 5000 without a poll: on a thread a stop abandons (it reads a copy).
-  const auto svd = run_abandonable(
-      "POD", [A = Matrix(A)] { return Eigen::BDCSVD<Matrix>(A, Eigen::ComputeThinU); });
+  const auto svd =
+      run_abandonable("POD", [A = Matrix(A)]() mutable { return lapack::thin_svd(std::move(A)); });
   const double tol = pod_rank_tolerance(A.rows(), A.cols());
   Modes m;
-  m.s = svd.singularValues();
+  m.s = svd.s;
   const Index rank = numerical_rank(m.s, tol);
   m.r = select_order(o, m.s, rank, total, tol);
-  m.U = svd.matrixU().leftCols(basis_width(o, m.r, rank));
+  m.U = svd.U.leftCols(basis_width(o, m.r, rank));
   return m;
 }
 
@@ -240,15 +240,14 @@ Modes randomized_modes(const Matrix& A, const PodOptions& o, double total) {
     Q = orthonormal_columns(product(A, Qt));
   }
   throw_if_stop_requested("POD");
-  const auto svd = run_abandonable("POD", [B = transpose_product(Q, A)] {
-    return Eigen::BDCSVD<Matrix>(B, Eigen::ComputeThinU);
-  });
+  const auto svd = run_abandonable(
+      "POD", [B = transpose_product(Q, A)]() mutable { return lapack::thin_svd(std::move(B)); });
   const double tol = pod_rank_tolerance(n, k);
   Modes m;
-  m.s = svd.singularValues();
+  m.s = svd.s;
   const Index rank = numerical_rank(m.s, tol);
   m.r = select_order(o, m.s, rank, total, tol);
-  m.U = product(Q, svd.matrixU().leftCols(basis_width(o, m.r, rank)));
+  m.U = product(Q, svd.U.leftCols(basis_width(o, m.r, rank)));
   return m;
 }
 

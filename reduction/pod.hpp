@@ -22,7 +22,7 @@ namespace mor {
 
 enum class PodMethod {
   automatic,   ///< see automatic_pod_method
-  svd,         ///< Eigen BDCSVD of W^{1/2} X, thin U: every singular value, to eps * s_1
+  svd,         ///< LAPACK dgesdd of W^{1/2} X, thin U: every singular value, to eps * s_1
   snapshots,   ///< method of snapshots (Sirovich 1987): eigenpairs of the k x k X^T W X
   randomized,  ///< randomized range finder with power iterations (Halko, Martinsson & Tropp,
                ///< SIAM Rev. 53 (2011) 217-288, Alg. 4.4 and 5.1), then the SVD of Q^T W^{1/2} X

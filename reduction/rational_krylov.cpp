@@ -17,6 +17,7 @@
 #include "src/core/progress.hpp"
 #include "src/core/timing.hpp"
 #include "src/integrators/integrate.hpp"
+#include "src/linalg/lapack.hpp"
 
 namespace mor {
 
@@ -485,13 +486,12 @@ AdiResult rational_krylov(LtiOperator& sys, GramianKind kind, const RksmOptions&
 
   // Z = V Zk, compressed to the numerical rank of Zk (singular values below eps * s_1 change
   // Y = Zk Zk^T by less than its rounding error).
-  Eigen::BDCSVD<Matrix> svd(Zk, Eigen::ComputeThinU);
-  const Vector& sv = svd.singularValues();
+  const lapack::Svd svd = lapack::thin_svd(Zk);
+  const Vector& sv = svd.s;
   Index rank = 0;
   while (rank < sv.size() && sv[rank] > std::numeric_limits<double>::epsilon() * sv[0]) ++rank;
   const Index k = last_update_dim;
-  result.Z.noalias() =
-      V.matrix().leftCols(k) * (svd.matrixU().leftCols(rank) * sv.head(rank).asDiagonal());
+  result.Z.noalias() = V.matrix().leftCols(k) * (svd.U.leftCols(rank) * sv.head(rank).asDiagonal());
   result.seconds = seconds_since(t0);
   result.message = summary(result, kind, options, V.cols());
   return result;

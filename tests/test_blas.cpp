@@ -6,7 +6,9 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <limits>
 #include <random>
+#include <utility>
 #include <vector>
 
 #include "src/core/errors.hpp"
@@ -112,6 +114,75 @@ TEST(Lapack, QFactorIsOrthonormalAndSpansTheColumns) {
   EXPECT_TRUE(matrices_near(Matrix(Q * (Q.transpose() * X)), X, kProductTol * X.norm()));
   Matrix wide(3, 5);
   EXPECT_THROW(lapack::qr_q_factor(wide), InvalidArgument);
+}
+
+TEST(Lapack, ThinSvdReconstructsWithOrthonormalFactors) {
+  std::mt19937 gen(8);
+  for (const auto& [m, n] : {std::pair<Index, Index>{60, 14}, {14, 60}, {1, 1}, {9, 0}}) {
+    const Matrix X = random_normal(m, n, gen);
+    const lapack::Svd svd = lapack::thin_svd(X);
+    const Index k = std::min(m, n);
+    ASSERT_EQ(svd.U.rows(), m);
+    ASSERT_EQ(svd.U.cols(), k);
+    ASSERT_EQ(svd.V.rows(), n);
+    ASSERT_EQ(svd.V.cols(), k);
+    ASSERT_EQ(svd.s.size(), k);
+    for (Index i = 1; i < k; ++i) EXPECT_LE(svd.s(i), svd.s(i - 1));
+    EXPECT_TRUE(
+        matrices_near(Matrix(svd.U.transpose() * svd.U), Matrix::Identity(k, k), kProductTol));
+    EXPECT_TRUE(
+        matrices_near(Matrix(svd.V.transpose() * svd.V), Matrix::Identity(k, k), kProductTol));
+    EXPECT_TRUE(matrices_near(Matrix(svd.U * svd.s.asDiagonal() * svd.V.transpose()), X,
+                              kProductTol * std::max(1.0, X.norm())));
+  }
+  // Computed data gone non-finite is a numerical failure, not bad input.
+  Matrix bad = Matrix::Ones(3, 2);
+  bad(1, 1) = std::numeric_limits<double>::quiet_NaN();
+  EXPECT_THROW(lapack::thin_svd(bad), NumericalError);
+}
+
+TEST(Lapack, GeneralizedEigenvaluesSolveThePencilAndFlagInfiniteOnes) {
+  std::mt19937 gen(9);
+  const Index n = 12;
+  const Matrix A = random_normal(n, n, gen), B = random_normal(n, n, gen);
+  Matrix Aw = A, Bw = B;
+  ComplexVector alpha;
+  Vector beta;
+  lapack::generalized_eigenvalues(Aw, Bw, alpha, beta);
+  ASSERT_EQ(alpha.size(), n);
+  ASSERT_EQ(beta.size(), n);
+  // Each lambda = alpha / beta makes A - lambda B singular: its smallest singular value is at
+  // rounding level against ||A|| + |lambda| ||B|| (a backward-stable QZ).
+  for (Index i = 0; i < n; ++i) {
+    ASSERT_GT(beta(i), 0.0);
+    const Complex lambda = alpha(i) / beta(i);
+    const ComplexMatrix P = A.cast<Complex>() - lambda * B.cast<Complex>();
+    const Vector sv = P.jacobiSvd().singularValues();
+    const double scale = A.norm() + std::abs(lambda) * B.norm();
+    EXPECT_LT(sv(n - 1), 1e-12 * scale) << "lambda_" << i << " = " << lambda;
+  }
+  // Complex eigenvalues come in consecutive conjugate pairs.
+  for (Index i = 0; i < n; ++i)
+    if (alpha(i).imag() > 0.0) {
+      ASSERT_LT(i + 1, n);
+      EXPECT_NEAR(alpha(i + 1).imag() / beta(i + 1), -alpha(i).imag() / beta(i),
+                  1e-12 * std::abs(alpha(i) / beta(i)));
+      ++i;
+    }
+  // A singular B (rank n - 2): two infinite eigenvalues, beta = 0 to rounding.
+  Matrix Bs = B;
+  Bs.col(3).setZero();
+  Bs.col(7).setZero();
+  Aw = A;
+  lapack::generalized_eigenvalues(Aw, Bs, alpha, beta);
+  Index infinite = 0;
+  for (Index i = 0; i < n; ++i) infinite += std::abs(beta(i)) <= 1e-12 * std::abs(alpha(i));
+  EXPECT_EQ(infinite, 2);
+  Matrix bad = Matrix::Identity(2, 2), I2 = Matrix::Identity(2, 2);
+  bad(0, 1) = std::numeric_limits<double>::infinity();
+  EXPECT_THROW(lapack::generalized_eigenvalues(bad, I2, alpha, beta), NumericalError);
+  Matrix rect(2, 3), I3 = Matrix::Identity(2, 2);
+  EXPECT_THROW(lapack::generalized_eigenvalues(rect, I3, alpha, beta), InvalidArgument);
 }
 
 TEST(SmallMatrix, ProductMatchesEigenForEveryRowBlocking) {

@@ -35,8 +35,8 @@ import scipy.sparse
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 MOR = os.environ.get("MOR", "")
 RAIL = os.path.join(ROOT, "data", "rail_371.mat")
-# SciPy's LAPACK SVD and the program's (Eigen's BDCSVD) on the same snapshots: both backward
-# stable, so singular values agree to about max(n, k) eps s_1 and singular vectors of well
+# SciPy's QR-iteration SVD (dgesvd) and the program's divide and conquer (dgesdd) on the same
+# snapshots: both backward stable, so singular values agree to about max(n, k) eps s_1 and singular vectors of well
 # separated singular values to about eps s_1 / gap; the order below keeps s_r / s_1 > 1e-4.
 REFERENCE_RTOL = 1e-10
 ORDER = 5
@@ -134,7 +134,7 @@ class PodLti(unittest.TestCase):
         self.assertEqual(X.shape[0], 371)
 
         # The reference: SciPy's SVD of the same snapshots, the rail's matrices read by SciPy.
-        U, s, _ = scipy.linalg.svd(X, full_matrices=False)
+        U, s, _ = scipy.linalg.svd(X, full_matrices=False, lapack_driver="gesvd")
         self.assertGreater(s[ORDER - 1] / s[0], 1e-4, "the order's modes must be resolved")
         self.assertClose(sv, s, REFERENCE_RTOL, "singular values (all computed)")
         V_ref, _ = sign_normalised(U[:, :ORDER])
@@ -195,7 +195,7 @@ class PodLti(unittest.TestCase):
             V_mor = np.asarray(f["/reduction/V"])
             reduced = {k: np.asarray(f["/reduction/reduced/" + k])
                        for k in ("M", "D", "K", "B", "Cp", "Cv")}
-        U, s, _ = scipy.linalg.svd(X, full_matrices=False)
+        U, s, _ = scipy.linalg.svd(X, full_matrices=False, lapack_driver="gesvd")
         self.assertGreater(s[r - 1] / s[0], 1e-4, "the order's modes must be resolved")
         V_ref, _ = sign_normalised(U[:, :r])
         V_got, signs = sign_normalised(V_mor)

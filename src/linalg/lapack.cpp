@@ -37,6 +37,10 @@ void dgeqp3_(const int* m, const int* n, double* a, const int* lda, int* jpvt, d
 void dsyevd_(const char* jobz, const char* uplo, const int* n, double* a, const int* lda, double* w,
              double* work, const int* lwork, int* iwork, const int* liwork, int* info,
              std::size_t jobz_len, std::size_t uplo_len);
+void dggev_(const char* jobvl, const char* jobvr, const int* n, double* a, const int* lda,
+            double* b, const int* ldb, double* alphar, double* alphai, double* beta, double* vl,
+            const int* ldvl, double* vr, const int* ldvr, double* work, const int* lwork, int* info,
+            std::size_t jobvl_len, std::size_t jobvr_len);
 }
 
 namespace mor::lapack {
@@ -93,7 +97,9 @@ void gesdd(char jobz, Matrix& X, Matrix* U, Vector& s, Matrix* Vt) {
     if (Vt) Vt->setZero(0, n);
     return;
   }
-  require(X.allFinite(), "singular value decomposition: the matrix has a non-finite entry");
+  // Its input is computed (Gramian factors, snapshots): a non-finite entry is a numerical failure.
+  if (!X.allFinite())
+    throw NumericalError("singular value decomposition: the matrix has a non-finite entry");
   const int lda = std::max(1, m);
   int ldu = 1, ldvt = 1;
   double dummy = 0.0;
@@ -128,6 +134,12 @@ void svd(Matrix& X, Matrix& U, Vector& s, Matrix& V) {
   Matrix Vt;
   gesdd('S', X, &U, s, &Vt);
   V = Vt.transpose();
+}
+
+Svd thin_svd(Matrix X) {
+  Svd r;
+  svd(X, r.U, r.s, r.V);
+  return r;
 }
 
 Vector singular_values(Matrix& X) {
@@ -272,6 +284,34 @@ Vector symmetric_eigenvalues(Matrix& X) {
     throw NumericalError(detail::concat("symmetric eigenvalues (", n, "x", n,
                                         ") did not converge (dsyevd INFO = ", info, ")"));
   return w;
+}
+
+void generalized_eigenvalues(Matrix& A, Matrix& B, ComplexVector& alpha, Vector& beta) {
+  const Index n = A.rows();
+  require(A.cols() == n && B.rows() == n && B.cols() == n, "generalized eigenvalues: A is ",
+          A.rows(), "x", A.cols(), " and B ", B.rows(), "x", B.cols(),
+          ", expected square of one size");
+  if (!A.allFinite() || !B.allFinite())
+    throw NumericalError("generalized eigenvalues: the pencil has a non-finite entry");
+  alpha.resize(n);
+  beta.resize(n);
+  if (n == 0) return;
+  const int nn = fortran_int(n, "n"), ld = std::max(1, nn), one = 1;
+  Vector ar(n), ai(n);
+  double dummy = 0.0, query = 0.0;
+  int info = 0, lwork = -1;
+  dggev_("N", "N", &nn, A.data(), &ld, B.data(), &ld, ar.data(), ai.data(), beta.data(), &dummy,
+         &one, &dummy, &one, &query, &lwork, &info, 1, 1);
+  lwork = std::max(workspace_size(query), 8 * nn);
+  std::vector<double> work(static_cast<std::size_t>(lwork));
+  dggev_("N", "N", &nn, A.data(), &ld, B.data(), &ld, ar.data(), ai.data(), beta.data(), &dummy,
+         &one, &dummy, &one, work.data(), &lwork, &info, 1, 1);
+  if (info < 0) throw InvalidArgument(detail::concat("dggev: argument ", -info, " is invalid"));
+  if (info > 0)
+    throw NumericalError(detail::concat("generalized eigenvalues (", n, "x", n,
+                                        "): the QZ iteration did not converge (dggev INFO = ", info,
+                                        ")"));
+  for (Index i = 0; i < n; ++i) alpha[i] = Complex(ar[i], ai[i]);
 }
 
 }  // namespace mor::lapack

@@ -19,8 +19,18 @@ void real_schur(Matrix& T, Matrix& Q);
 
 /// Thin singular value decomposition X = U diag(s) V^T (X is m x n, k = min(m, n); U m x k,
 /// V n x k, s descending) by dgesdd (divide and conquer). X is destroyed.
-/// @throws NumericalError if the iteration did not converge.
+/// @throws NumericalError if X has a non-finite entry or the iteration did not converge.
 void svd(Matrix& X, Matrix& U, Vector& s, Matrix& V);
+
+/// A thin singular value decomposition X = U diag(s) V^T.
+struct Svd {
+  Matrix U;  ///< m x k left singular vectors
+  Vector s;  ///< k singular values, descending
+  Matrix V;  ///< n x k right singular vectors
+};
+
+/// svd() of a matrix taken by value (move it in to save the copy).
+Svd thin_svd(Matrix X);
 
 /// Singular values of X (descending) by dgesdd without vectors. X is destroyed.
 Vector singular_values(Matrix& X);
@@ -55,5 +65,13 @@ Matrix pivoted_qr_r_factor(Matrix& X, Eigen::VectorXi& perm);
 /// Eigenvalues of the symmetric matrix X (ascending) by dsyevd without vectors; only the upper
 /// triangle is read, X is destroyed.
 Vector symmetric_eigenvalues(Matrix& X);
+
+/// Eigenvalues lambda_i = alpha_i / beta_i of the pencil (A, B), A x = lambda B x, by dggev (QZ
+/// algorithm, no vectors): beta_i >= 0, and beta_i = 0 (or tiny against |alpha_i|) marks an
+/// infinite eigenvalue of a singular B; complex pairs are consecutive, positive imaginary part
+/// first. A and B are destroyed.
+/// @throws InvalidArgument if A or B is not square of one size; NumericalError if either has a
+///         non-finite entry or the QZ iteration did not converge (INFO > 0).
+void generalized_eigenvalues(Matrix& A, Matrix& B, ComplexVector& alpha, Vector& beta);
 
 }  // namespace mor::lapack

@@ -1,9 +1,0 @@
-// SPDX-License-Identifier: GPL-3.0-or-later
-// Explicit instantiation definitions of MOR_EIGEN_INSTANCES_SVD (src/linalg/eigen_instances.hpp).
-#include "src/linalg/eigen_instances.hpp"
-
-#define MOR_EIGEN_DEFINE_INSTANCE(T) \
-  namespace Eigen {                  \
-  template class T;                  \
-  }
-MOR_EIGEN_INSTANCES_SVD(MOR_EIGEN_DEFINE_INSTANCE)
