@@ -5,6 +5,8 @@
 // small-matrix product kernel (SmallMatrix) against Eigen's for every row blocking.
 #include <gtest/gtest.h>
 
+#include <Eigen/SVD>
+
 #include <algorithm>
 #include <limits>
 #include <random>
