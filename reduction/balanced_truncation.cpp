@@ -37,10 +37,7 @@ Matrix product(bool transpose_a, const Matrix& A, const Matrix& B) {
   return detail::tall_product(A, B);
 }
 
-struct Svd {
-  Matrix U, Y;  ///< left and right singular vectors (thin)
-  Vector s;     ///< singular values, descending
-};
+using lapack::Svd;
 
 /// SVD of a k_o x k_c matrix by LAPACK's divide and conquer (dgesdd): on the chain Eigen's
 /// divide and conquer matched SLICOT's largest HSV to 1e-15 relative where one-sided Jacobi
@@ -48,11 +45,8 @@ struct Svd {
 /// LAPACK cannot poll for a stop, and at k_o = k_c = 2300 it took 8.7 s: it runs on a thread of
 /// its own that a stop request abandons (src/core/interrupt.hpp).
 Svd svd(Matrix X) {
-  return run_abandonable("balanced truncation (SVD)", [X = std::move(X)]() mutable {
-    Svd s;
-    lapack::svd(X, s.U, s.s, s.Y);
-    return s;
-  });
+  return run_abandonable("balanced truncation (SVD)",
+                         [X = std::move(X)]() mutable { return lapack::thin_svd(std::move(X)); });
 }
 
 /// The first r columns of an orthonormal basis of range(X) (X is n x r, full column rank).
@@ -376,7 +370,7 @@ BtResult balanced_truncation(LtiOperator& sys, const BtOptions& options) {
   if (options.projection == BtProjection::square_root) {
     require_rank(res.hsv, r, n, what);
     const Index cols = std::max(q, r);
-    Matrix V = f.controllability_times(s.Y.leftCols(cols) * scale_q.head(cols).asDiagonal());
+    Matrix V = f.controllability_times(s.V.leftCols(cols) * scale_q.head(cols).asDiagonal());
     f.Zc = Matrix();  // each factor is released once used: at N = 10^6 each is 1.5 GB
     Matrix W = f.observability_times(s.U.leftCols(cols) * scale_q.head(cols).asDiagonal());
     if (q > 0) {
@@ -389,8 +383,8 @@ BtResult balanced_truncation(LtiOperator& sys, const BtOptions& options) {
       res.W = std::move(W);
     }
   } else {
-    res.V = orthonormal_basis(f.controllability_times(s.Y.leftCols(r)));
-    if (q > 0) Vq = f.controllability_times(s.Y.leftCols(q) * scale_q.head(q).asDiagonal());
+    res.V = orthonormal_basis(f.controllability_times(s.V.leftCols(r)));
+    if (q > 0) Vq = f.controllability_times(s.V.leftCols(q) * scale_q.head(q).asDiagonal());
     f.Zc = Matrix();
     res.W = orthonormal_basis(f.observability_times(s.U.leftCols(r)));
     if (q > 0) Wq = f.observability_times(s.U.leftCols(q) * scale_q.head(q).asDiagonal());
@@ -478,7 +472,7 @@ SecondOrderBtResult second_order_balanced_truncation(const SecondOrderSystem& sy
           " singular values of the test-space factor");
   res.r = r;
 
-  const Matrix Vr = (v_from_position ? Matrix(Zc_p) : Matrix(Zc_v)) * rank_svd.Y.leftCols(r);
+  const Matrix Vr = (v_from_position ? Matrix(Zc_p) : Matrix(Zc_v)) * rank_svd.V.leftCols(r);
   const Matrix Wr = (w_from_velocity ? Matrix(Zo_v) : Matrix(Zo_p)) * w_svd.U.leftCols(r);
   switch (options.projection) {
     case SecondOrderProjection::square_root: {
