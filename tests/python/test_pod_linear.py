@@ -21,9 +21,10 @@ import mor
 from conftest import data
 
 # Two backward-stable SVDs of different algorithms (SciPy's QR-iteration dgesvd, the library's
-# divide-and-conquer dgesdd) of snapshots that agree to rounding (the input is sin() in C++ and in NumPy): singular values agree to about
-# max(n, k) eps s_1, singular vectors of separated singular values to eps s_1 / gap; the orders
-# below keep s_r / s_1 > 1e-4 and the gap to s_{r+1} above 1e-4 s_1 (asserted).
+# divide-and-conquer dgesdd) of snapshots that agree to rounding (the input is sin() in C++ and
+# in NumPy): singular values agree to about max(n, k) eps s_1, singular vectors of separated
+# singular values to eps s_1 / gap; the orders below keep s_r / s_1 > 1e-4 and the gap to
+# s_{r+1} above 1e-4 s_1 (asserted).
 REFERENCE_RTOL = 1e-10
 
 SIMULATION = {"t_end": 20.0, "dt": 0.05}
@@ -72,7 +73,7 @@ def close(actual, expected, rtol, what):
 
 
 def pod_reference(X, r):
-    """NumPy's POD of the snapshots X: every singular value, and the first r left singular
+    """SciPy's POD of the snapshots X: every singular value, and the first r left singular
     vectors sign-normalised."""
     U, s, _ = scipy.linalg.svd(X, full_matrices=False, lapack_driver="gesvd")
     print("singular values s_1, s_r / s_1, s_(r+1) / s_1:", s[0], s[r - 1] / s[0], s[r] / s[0])
