@@ -409,5 +409,13 @@ int main(int argc, char** argv) {
   // so that a failing write happens in finish_stdout's flush, where its reason is known.
   static char stdout_buffer[1 << 18];
   if (!isatty(STDOUT_FILENO)) std::setvbuf(stdout, stdout_buffer, _IOFBF, sizeof stdout_buffer);
-  return finish_stdout(run_command(argc, argv));
+  const int code = finish_stdout(run_command(argc, argv));
+  // A stop may have abandoned a long LAPACK call on a thread of its own (run_abandonable):
+  // OpenBLAS's exit handler could then wait forever for its worker threads. Everything is
+  // written, closed and flushed by now, so the exit handlers are skipped.
+  if (mor::abandoned_threads_running()) {
+    std::fflush(nullptr);
+    std::_Exit(code);
+  }
+  return code;
 }

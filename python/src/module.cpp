@@ -13,6 +13,7 @@
 #include "experiments/runner/toml_reader.hpp"
 #include "python/src/bindings.hpp"
 #include "python/src/compute.hpp"
+#include "src/core/interrupt.hpp"
 #include "src/core/version.hpp"
 #include "src/io/model_files.hpp"
 
@@ -307,6 +308,13 @@ reduced ones.)")
           "the keys of mor.reduce's experiment tables (training, simulation)");
   mod.def("_stop_requested", [] { return g_stop_requested.load(); });
   mod.attr("__version__") = std::string(program_version());
+  // Ctrl-C may abandon a long LAPACK call on a thread of its own (run_abandonable): the
+  // interpreter's exit waits for it to end (seconds at most) before OpenBLAS's exit handler
+  // runs, which could otherwise wait forever for its worker threads (src/core/interrupt.hpp).
+  py::module_::import("atexit").attr("register")(py::cpp_function([] {
+    py::gil_scoped_release release;
+    wait_for_abandoned_threads();
+  }));
 }
 
 }  // namespace mor::python
