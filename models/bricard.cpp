@@ -18,6 +18,10 @@ using Mat3 = Eigen::Matrix3d;
 using Vec5 = Eigen::Matrix<double, 5, 1>;
 using Mat5 = Eigen::Matrix<double, 5, 5>;
 using Mat35 = Eigen::Matrix<double, 3, 5>;
+/// The SVDs of the 5 x 5 and 5 x 4 Jacobians: the dynamic-size JacobiSVD is instantiated once for
+/// the whole program (src/linalg/eigen_instances.hpp); the fixed-size ones cost this file 15-20 s
+/// of compile for a few microseconds per call.
+using Svd = Eigen::JacobiSVD<Matrix>;
 
 constexpr int kRods = 5;
 /// Gauss-Newton on Phi stops at ||Phi|| <= kClosureTolerance L (rounding is a few 1e-16 L)...
@@ -174,9 +178,9 @@ Vec5 gravity_of(const K& k, double m, double g) {
 }
 
 /// The SVD of Phi_theta with the rank check of the file comment.
-Eigen::JacobiSVD<Mat5> closure_svd(const Mat5& J) {
-  Eigen::JacobiSVD<Mat5> svd(J, Eigen::ComputeFullU | Eigen::ComputeFullV);
-  const Vec5& s = svd.singularValues();
+Svd closure_svd(const Mat5& J) {
+  Svd svd(Matrix(J), Eigen::ComputeFullU | Eigen::ComputeFullV);
+  const Vector& s = svd.singularValues();
   if (!(s[3] > Bricard::kRankTolerance * s[0]))
     throw NumericalError(
         detail::concat("bricard: the constraint Jacobian has rank below 4 (singular values ",
@@ -185,7 +189,7 @@ Eigen::JacobiSVD<Mat5> closure_svd(const Mat5& J) {
 }
 
 /// Phi_theta^+ b with Phi_theta truncated to rank 4.
-Vec5 truncated_solve(const Eigen::JacobiSVD<Mat5>& svd, const Vec5& b) {
+Vec5 truncated_solve(const Svd& svd, const Vec5& b) {
   Vec5 x = Vec5::Zero();
   for (int j = 0; j < 4; ++j)
     x += svd.matrixV().col(j) * (svd.matrixU().col(j).dot(b) / svd.singularValues()[j]);
@@ -195,8 +199,7 @@ Vec5 truncated_solve(const Eigen::JacobiSVD<Mat5>& svd, const Vec5& b) {
 /// The least-squares solution d of Phi_theta [0; d] = b (theta_A held): the other four columns
 /// have full rank wherever theta_A parametrises the curve (n_A != 0).
 Eigen::Vector4d solve_with_A_fixed(const Mat5& J, const Vec5& b) {
-  const Eigen::JacobiSVD<Eigen::Matrix<double, 5, 4>> svd(
-      J.rightCols<4>(), Eigen::ComputeFullU | Eigen::ComputeFullV);
+  const Svd svd(Matrix(J.rightCols<4>()), Eigen::ComputeFullU | Eigen::ComputeFullV);
   const Eigen::Vector4d Utb = svd.matrixU().leftCols<4>().transpose() * b;
   return svd.matrixV() * Utb.cwiseQuotient(svd.singularValues());
 }
@@ -226,7 +229,7 @@ Matrix Bricard::constraint_jacobian(const Vector& theta) const {
 }
 
 Vector Bricard::tangent(const Vector& theta) const {
-  Eigen::JacobiSVD<Mat5> svd(Mat5(constraint_jacobian(theta)), Eigen::ComputeFullV);
+  const Svd svd(constraint_jacobian(theta), Eigen::ComputeFullV);
   Vec5 n = svd.matrixV().col(4);
   Index largest = 0;
   n.cwiseAbs().maxCoeff(&largest);

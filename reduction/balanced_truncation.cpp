@@ -2,7 +2,6 @@
 // First- and second-order balanced truncation from Gramian factors (see the header).
 #include "reduction/balanced_truncation.hpp"
 
-#include <Eigen/QR>
 #include <Eigen/SVD>
 #include <algorithm>
 #include <chrono>
@@ -49,10 +48,11 @@ Svd svd(Matrix X) {
                          [X = std::move(X)]() mutable { return lapack::thin_svd(std::move(X)); });
 }
 
-/// The first r columns of an orthonormal basis of range(X) (X is n x r, full column rank).
-Matrix orthonormal_basis(const Matrix& X) {
-  Eigen::HouseholderQR<Matrix> qr(X);
-  return qr.householderQ() * Matrix::Identity(X.rows(), X.cols());
+/// The first r columns of an orthonormal basis of range(X) (X is n x r, full column rank), by
+/// LAPACK's blocked Householder QR.
+Matrix orthonormal_basis(Matrix X) {
+  lapack::qr_q_factor(X);
+  return X;
 }
 
 /// Gramian factors: Zc, Zo, or for dense Gramians (unless asked to form them) the Schur form

@@ -2,7 +2,6 @@
 // Empirical Gramians of the mass-spring chain and position balancing (see the header).
 #include "reduction/empirical_gramians.hpp"
 
-#include <Eigen/QR>
 #include <Eigen/SVD>
 #include <algorithm>
 #include <chrono>
@@ -114,8 +113,7 @@ Matrix observability_factor(const Model& chain, const Matrix& directions,
             });
       }
       stacked.topRows(n_d) = R;
-      Eigen::HouseholderQR<Matrix> qr(stacked);
-      R = qr.matrixQR().topRows(n_d).triangularView<Eigen::Upper>();
+      R = lapack::qr_r_factor(stacked);
     }
   }
   return R;

@@ -16,10 +16,9 @@
 #include <thread>
 #include <utility>
 
-#include <Eigen/SVD>
-
 #include "src/core/errors.hpp"
 #include "src/core/timing.hpp"
+#include "src/linalg/lapack.hpp"
 
 namespace mor {
 
@@ -28,9 +27,7 @@ namespace {
 using detail::concat;
 
 double smax(const ComplexMatrix& G) {
-  if (G.size() == 0) return 0.0;
-  if (G.rows() == 1 || G.cols() == 1) return G.norm();
-  return Eigen::JacobiSVD<ComplexMatrix>(G).singularValues()(0);
+  return lapack::spectral_norm(G);
 }
 
 /// Frequencies of the least damped poles of a dense model (Im > 0), least damped first.

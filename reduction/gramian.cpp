@@ -3,9 +3,9 @@
 #include "reduction/gramian.hpp"
 
 #include <Eigen/Eigenvalues>
-#include <Eigen/QR>
 
 #include "src/core/errors.hpp"
+#include "src/linalg/lapack.hpp"
 
 namespace mor {
 
@@ -48,9 +48,7 @@ double lyapunov_residual(const LtiOperator& sys, GramianKind kind, const Matrix&
     F.middleCols(k, k) = product;
   }
   F.rightCols(m) = rhs;
-  Eigen::HouseholderQR<Eigen::Ref<Matrix>> qr(F);  // in place: F holds the factors afterwards
-  const Index r = std::min(n, 2 * k + m);
-  const Matrix T = F.topRows(r).triangularView<Eigen::Upper>();
+  const Matrix T = lapack::qr_r_factor(F);  // min(n, 2k + m) x (2k + m); F is destroyed
   const auto T1 = T.leftCols(k), T2 = T.middleCols(k, k), T3 = T.rightCols(m);
   Matrix core = T3 * T3.transpose();
   if (k > 0) {

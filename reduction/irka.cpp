@@ -96,9 +96,8 @@ PoleResidueForm pole_residue_form(const Matrix& Er, const Matrix& Ar, const Matr
   PoleResidueForm f;
   f.poles = es.eigenvalues();
   const ComplexMatrix X = es.eigenvectors();
-  const Eigen::PartialPivLU<ComplexMatrix> xlu(X);
-  f.b = xlu.solve(Bt.cast<Complex>()).transpose();  // m x r
-  f.c = Cr.cast<Complex>() * X;                     // p x r
+  f.b = lapack::ComplexLu(X).solve(Bt.cast<Complex>()).transpose();  // m x r
+  f.c = Cr.cast<Complex>() * X;                                      // p x r
   (void)r;
   return f;
 }
@@ -435,9 +434,9 @@ void solve_point(LtiOperator& sys, Point& pt, std::size_t i, Index k, bool with_
       sys.solve_shifted(p, B.cast<Complex>(), X);
     }
     const ComplexMatrix G = -(C.cast<Complex>() * X);
-    Eigen::JacobiSVD<ComplexMatrix> svd(G, Eigen::ComputeFullU | Eigen::ComputeFullV);
-    pt.b = svd.matrixV().col(0);
-    pt.c = svd.matrixU().col(0).conjugate();
+    const lapack::ComplexSvd svd = lapack::thin_complex_svd(G);
+    pt.b = svd.V.col(0);
+    pt.c = svd.U.col(0).conjugate();
     if (pt.real()) {
       pt.b = pt.b.real().cast<Complex>().eval();
       pt.c = pt.c.real().cast<Complex>().eval();
@@ -831,11 +830,14 @@ Index loewner_model(LtiOperator& sys, const std::vector<Point>& pts, const RawBa
   return products;
 }
 
-/// A small dense model's G_r(sigma) b (first-order form, without D).
+/// A small dense model's G_r(sigma) b (first-order form, without D); NaN where sigma is one of
+/// its poles (an unstable pole of the previous model mirrored onto itself).
 ComplexVector reduced_response(const Matrix& Er, const Matrix& Ar, const Matrix& Br,
                                const Matrix& Cr, Complex sigma, const ComplexVector& b) {
-  const ComplexMatrix S = sigma * Er.cast<Complex>() - Ar.cast<Complex>();
-  return Cr.cast<Complex>() * S.partialPivLu().solve(Br.cast<Complex>() * b);
+  const lapack::ComplexLu lu(sigma * Er.cast<Complex>() - Ar.cast<Complex>());
+  if (lu.singular())
+    return ComplexVector::Constant(Cr.rows(), Complex(std::numeric_limits<double>::quiet_NaN()));
+  return Cr.cast<Complex>() * lu.solve(Br.cast<Complex>() * b);
 }
 
 /// The interpolation data (shifts, directions) of a model and its residues, kept from one

@@ -19,6 +19,7 @@
 #include "reduction/dense_lyapunov.hpp"
 #include "src/core/errors.hpp"
 #include "src/core/interrupt.hpp"
+#include "src/linalg/lapack.hpp"
 
 namespace mor {
 
@@ -28,9 +29,7 @@ constexpr double kEps = std::numeric_limits<double>::epsilon();
 
 /// Largest singular value of a small complex matrix (p x m transfer-function values).
 double largest_singular_value(const ComplexMatrix& G) {
-  if (G.size() == 0) return 0.0;
-  if (G.rows() == 1 || G.cols() == 1) return G.norm();
-  return Eigen::JacobiSVD<ComplexMatrix>(G).singularValues()(0);
+  return lapack::spectral_norm(G);
 }
 
 double largest_singular_value(const Matrix& D) {
@@ -630,8 +629,7 @@ RefinedSolve refined_solve(LtiOperator& sys, Complex p, const ComplexMatrix& R, 
 
 /// G_r(i w) of a small dense model by a dense LU.
 ComplexMatrix dense_response(const DenseLtiOperator& sys, double w) {
-  ComplexMatrix M = Complex(0.0, w) * sys.E().cast<Complex>() - sys.A().cast<Complex>();
-  const Eigen::PartialPivLU<ComplexMatrix> lu(M);
+  const lapack::ComplexLu lu(Complex(0.0, w) * sys.E().cast<Complex>() - sys.A().cast<Complex>());
   return sys.C().cast<Complex>() * lu.solve(sys.B().cast<Complex>()) + sys.D_ff().cast<Complex>();
 }
 
@@ -668,11 +666,9 @@ double data_sensitivity(const DenseLtiOperator& sys, double omega) {
           ", expected finite and >= 0");
   const Matrix E = sys.E();
   const ComplexMatrix M = Complex(0.0, omega) * E.cast<Complex>() - sys.A().cast<Complex>();
-  const Eigen::PartialPivLU<ComplexMatrix> lu(M);
+  const lapack::ComplexLu lu(M);
   const Matrix X = lu.solve(sys.B().cast<Complex>()).cwiseAbs();
-  const Eigen::PartialPivLU<ComplexMatrix> lu_t(M.transpose());
-  const Matrix Yt =
-      lu_t.solve(ComplexMatrix(sys.C().transpose().cast<Complex>())).cwiseAbs().transpose();
+  const Matrix Yt = lu.solve(sys.C().transpose().cast<Complex>(), true).cwiseAbs().transpose();
   const Matrix S = sys.C().cwiseAbs() * X + Yt * sys.B().cwiseAbs() +
                    Yt * (sys.A().cwiseAbs() + omega * E.cwiseAbs()) * X + sys.D_ff().cwiseAbs();
   return 0.5 * kEps * S.norm();
@@ -734,17 +730,17 @@ HinfResult hinf_norm_subspace(LtiOperator& sys, const Vector& start_frequencies,
     op.solve_shifted(shift, Bc, X);
     ComplexMatrix G = -(sys.C().cast<Complex>() * X) + D.cast<Complex>();
     if (reduced != nullptr) G -= dense_response(*reduced, w);
-    const Eigen::JacobiSVD<ComplexMatrix> svd(G, Eigen::ComputeThinU | Eigen::ComputeThinV);
-    pt.sigma = G.size() == 0 ? 0.0 : svd.singularValues()(0);
+    if (!directions || blocks) pt.sigma = lapack::spectral_norm(G);
     if (!directions) return pt;
     if (blocks) {
       pt.right = std::move(X);
       op.solve_shifted(shift, Ct, pt.left, true);
     } else {
+      const lapack::ComplexSvd svd = lapack::thin_complex_svd(G);
+      pt.sigma = svd.s.size() == 0 ? 0.0 : svd.s(0);
       const Index d = std::min<Index>(options.directions, std::min(m, p));
-      pt.right = X * svd.matrixV().leftCols(d);
-      op.solve_shifted(shift, ComplexMatrix(Ct * svd.matrixU().leftCols(d).conjugate()), pt.left,
-                       true);
+      pt.right = X * svd.V.leftCols(d);
+      op.solve_shifted(shift, ComplexMatrix(Ct * svd.U.leftCols(d).conjugate()), pt.left, true);
     }
     return pt;
   };
@@ -1102,8 +1098,7 @@ ErrorH2 h2_error_from_adi_factor(const Matrix& CZc, const std::vector<Complex>& 
             " is not followed by its conjugate");
     require(at + 2 * m <= out.cols(), "H2 error from the ADI factor: ", shifts.size(),
             " shifts need more than the ", CZc.cols(), " columns of C Z_c");
-    const ComplexMatrix M = A.cast<Complex>() + s * E.cast<Complex>();
-    const Eigen::PartialPivLU<ComplexMatrix> lu(M);
+    const lapack::ComplexLu lu(A.cast<Complex>() + s * E.cast<Complex>());
     if (!(lu.rcond() > kEps))
       throw NumericalError(detail::concat(
           "H2 error from the ADI factor: A_r + p E_r is singular at p = ", complex_text(s)));

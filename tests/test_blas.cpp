@@ -5,9 +5,11 @@
 // small-matrix product kernel (SmallMatrix) against Eigen's for every row blocking.
 #include <gtest/gtest.h>
 
+#include <Eigen/QR>
 #include <Eigen/SVD>
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <random>
 #include <utility>
@@ -141,6 +143,89 @@ TEST(Lapack, ThinSvdReconstructsWithOrthonormalFactors) {
   Matrix bad = Matrix::Ones(3, 2);
   bad(1, 1) = std::numeric_limits<double>::quiet_NaN();
   EXPECT_THROW(lapack::thin_svd(bad), NumericalError);
+}
+
+/// A complex matrix with independent standard normal real and imaginary parts.
+ComplexMatrix random_complex(Index rows, Index cols, std::mt19937& gen) {
+  return random_normal(rows, cols, gen).cast<Complex>() +
+         Complex(0.0, 1.0) * random_normal(rows, cols, gen).cast<Complex>();
+}
+
+/// The thin unitary factor of a random complex m x k matrix (m >= k).
+ComplexMatrix random_unitary_columns(Index m, Index k, std::mt19937& gen) {
+  const Eigen::HouseholderQR<ComplexMatrix> qr(random_complex(m, k, gen));
+  return qr.householderQ() * ComplexMatrix::Identity(m, k);
+}
+
+TEST(Lapack, ComplexSvdRecoversPrescribedSingularValues) {
+  std::mt19937 gen(10);
+  for (const auto& [m, n] : {std::pair<Index, Index>{40, 6}, {6, 40}, {7, 7}, {1, 1}}) {
+    const Index k = std::min(m, n);
+    // X = Q1 diag(sigma) Q2^H with sigma known: 10^0 down to 10^-8.
+    Vector sigma(k);
+    for (Index i = 0; i < k; ++i) sigma(i) = std::pow(10.0, -8.0 * i / std::max<Index>(k - 1, 1));
+    const ComplexMatrix Q1 = random_unitary_columns(m, k, gen);
+    const ComplexMatrix Q2 = random_unitary_columns(n, k, gen);
+    const ComplexMatrix X = Q1 * sigma.cast<Complex>().asDiagonal() * Q2.adjoint();
+    const lapack::ComplexSvd svd = lapack::thin_complex_svd(X);
+    ASSERT_EQ(svd.U.rows(), m);
+    ASSERT_EQ(svd.U.cols(), k);
+    ASSERT_EQ(svd.V.rows(), n);
+    ASSERT_EQ(svd.V.cols(), k);
+    ASSERT_EQ(svd.s.size(), k);
+    // A backward-stable SVD gets each sigma_i to a few eps times sigma_1.
+    for (Index i = 0; i < k; ++i)
+      EXPECT_NEAR(svd.s(i), sigma(i), kProductTol) << m << "x" << n << ", sigma_" << i;
+    EXPECT_LT((svd.U.adjoint() * svd.U - ComplexMatrix::Identity(k, k)).norm(), kProductTol);
+    EXPECT_LT((svd.V.adjoint() * svd.V - ComplexMatrix::Identity(k, k)).norm(), kProductTol);
+    EXPECT_LT((svd.U * svd.s.cast<Complex>().asDiagonal() * svd.V.adjoint() - X).norm(),
+              kProductTol);
+    EXPECT_NEAR(lapack::spectral_norm(X), 1.0, kProductTol) << m << "x" << n;
+  }
+  // The norm of a row or column is its Euclidean norm; of nothing, 0.
+  const ComplexMatrix row = random_complex(1, 9, gen);
+  EXPECT_NEAR(lapack::spectral_norm(row), row.norm(), kProductTol * row.norm());
+  EXPECT_EQ(lapack::spectral_norm(ComplexMatrix(0, 3)), 0.0);
+  // A transfer function evaluated at a pole: infinite, or NaN, but no exception; the
+  // decomposition itself refuses such a matrix.
+  ComplexMatrix bad = ComplexMatrix::Ones(3, 2);
+  bad(1, 1) = Complex(std::numeric_limits<double>::infinity(), 0.0);
+  EXPECT_EQ(lapack::spectral_norm(bad), std::numeric_limits<double>::infinity());
+  EXPECT_THROW(lapack::thin_complex_svd(bad), NumericalError);
+  bad(0, 0) = Complex(0.0, std::numeric_limits<double>::quiet_NaN());
+  EXPECT_TRUE(std::isnan(lapack::spectral_norm(bad)));
+}
+
+TEST(Lapack, ComplexLuSolvesBothSystemsAndEstimatesTheCondition) {
+  std::mt19937 gen(11);
+  const Index n = 30;
+  const ComplexMatrix A = random_complex(n, n, gen), B = random_complex(n, 4, gen);
+  const lapack::ComplexLu lu(A);
+  const ComplexMatrix X = lu.solve(B), Y = lu.solve(B, true);
+  // Backward stable: residuals at rounding level against ||A|| ||X||.
+  EXPECT_LT((A * X - B).norm(), kInverseTol * A.norm() * X.norm());
+  EXPECT_LT((A.transpose() * Y - B).norm(), kInverseTol * A.norm() * Y.norm());
+  // zgecon's estimate of 1 / (||A||_1 ||A^{-1}||_1): ||A^{-1}||_1 is estimated from below, within
+  // a small factor in practice (Higham 1988).
+  const ComplexMatrix Ainv = lu.solve(ComplexMatrix::Identity(n, n));
+  const double exact =
+      1.0 / (A.cwiseAbs().colwise().sum().maxCoeff() * Ainv.cwiseAbs().colwise().sum().maxCoeff());
+  EXPECT_GE(lu.rcond(), exact * (1.0 - 1e-10));
+  EXPECT_LE(lu.rcond(), 10.0 * exact);
+  // An exactly singular matrix: rcond 0, and a solve is refused rather than returning inf.
+  ComplexMatrix S = A;
+  S.col(5).setZero();
+  const lapack::ComplexLu singular(S);
+  EXPECT_EQ(singular.rcond(), 0.0);
+  EXPECT_THROW(singular.solve(B), NumericalError);
+  EXPECT_THROW(lapack::ComplexLu(ComplexMatrix(2, 3)), InvalidArgument);
+  EXPECT_THROW(lu.solve(ComplexMatrix::Ones(n + 1, 1)), InvalidArgument);
+  ComplexMatrix bad = A;
+  bad(2, 2) = Complex(std::numeric_limits<double>::quiet_NaN(), 0.0);
+  EXPECT_THROW(lapack::ComplexLu{bad}, NumericalError);
+  const lapack::ComplexLu empty{ComplexMatrix(0, 0)};
+  EXPECT_EQ(empty.rcond(), 1.0);
+  EXPECT_EQ(empty.solve(ComplexMatrix(0, 2)).cols(), 2);
 }
 
 TEST(Lapack, GeneralizedEigenvaluesSolveThePencilAndFlagInfiniteOnes) {

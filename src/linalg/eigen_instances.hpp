@@ -7,9 +7,11 @@
 // optimisation again: irka.cpp took 68 s of CPU, 39-43 s with them (g++ 12, -O3; docs/benchmarks.md
 // "The first command"). A file compiled without the precompiled header (MOR_PCH=OFF, the tests)
 // instantiates what it uses itself, as before; the linker keeps one copy either way.
-// The divide-and-conquer SVD and the QZ algorithm are LAPACK's (dgesdd, dggev in
-// src/linalg/lapack.hpp), not instantiated here at all: BDCSVD cost 21-25 s of the first
-// command's compiles, GeneralizedEigenSolver with RealQZ about 20 s, each for a handful of calls.
+// The divide-and-conquer SVD, the QZ algorithm, the complex SVD and LU and the unpivoted QR are
+// LAPACK's (dgesdd, dggev, zgesdd, zgetrf, dgeqrf in src/linalg/lapack.hpp), not instantiated
+// here at all: BDCSVD cost 21-25 s of the first command's compiles, GeneralizedEigenSolver with
+// RealQZ about 20 s, JacobiSVD<ComplexMatrix> 8.5 s, PartialPivLU<ComplexMatrix> 5 s and
+// HouseholderQR<Matrix> 4.5 s (g++ 12, -O3, each alone), each for a handful of calls.
 //
 // MOR_EIGEN_INSTANCES_<GROUP>(X) lists the types of one definition file; X(T) is expanded for
 // each. A type used widely enough to matter is one line here.
@@ -20,12 +22,9 @@
 #include "src/core/types.hpp"
 
 // eigen_instances_factor.cpp: the one-sided factorizations and the Jacobi SVD.
-#define MOR_EIGEN_INSTANCES_FACTOR(X)   \
-  X(JacobiSVD<::mor::Matrix>)           \
-  X(JacobiSVD<::mor::ComplexMatrix>)    \
-  X(PartialPivLU<::mor::Matrix>)        \
-  X(PartialPivLU<::mor::ComplexMatrix>) \
-  X(HouseholderQR<::mor::Matrix>) X(ColPivHouseholderQR<::mor::Matrix>) X(LLT<::mor::Matrix>)
+#define MOR_EIGEN_INSTANCES_FACTOR(X) \
+  X(JacobiSVD<::mor::Matrix>)         \
+  X(PartialPivLU<::mor::Matrix>) X(ColPivHouseholderQR<::mor::Matrix>) X(LLT<::mor::Matrix>)
 // eigen_instances_eigen.cpp: the eigensolvers and the forms they go through.
 #define MOR_EIGEN_INSTANCES_EIGEN(X)                  \
   X(SelfAdjointEigenSolver<::mor::Matrix>)            \

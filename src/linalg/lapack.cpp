@@ -3,8 +3,10 @@
 #include "src/linalg/lapack.hpp"
 
 #include <algorithm>
+#include <complex>
 #include <cstddef>
 #include <limits>
+#include <utility>
 #include <vector>
 
 #include "src/core/errors.hpp"
@@ -41,6 +43,18 @@ void dggev_(const char* jobvl, const char* jobvr, const int* n, double* a, const
             double* b, const int* ldb, double* alphar, double* alphai, double* beta, double* vl,
             const int* ldvl, double* vr, const int* ldvr, double* work, const int* lwork, int* info,
             std::size_t jobvl_len, std::size_t jobvr_len);
+void zgesdd_(const char* jobz, const int* m, const int* n, std::complex<double>* a, const int* lda,
+             double* s, std::complex<double>* u, const int* ldu, std::complex<double>* vt,
+             const int* ldvt, std::complex<double>* work, const int* lwork, double* rwork,
+             int* iwork, int* info, std::size_t jobz_len);
+void zgetrf_(const int* m, const int* n, std::complex<double>* a, const int* lda, int* ipiv,
+             int* info);
+void zgetrs_(const char* trans, const int* n, const int* nrhs, const std::complex<double>* a,
+             const int* lda, const int* ipiv, std::complex<double>* b, const int* ldb, int* info,
+             std::size_t trans_len);
+void zgecon_(const char* norm, const int* n, const std::complex<double>* a, const int* lda,
+             const double* anorm, double* rcond, std::complex<double>* work, double* rwork,
+             int* info, std::size_t norm_len);
 }
 
 namespace mor::lapack {
@@ -128,7 +142,118 @@ void gesdd(char jobz, Matrix& X, Matrix* U, Vector& s, Matrix* Vt) {
                                         ") did not converge (dgesdd INFO = ", info, ")"));
 }
 
+/// zgesdd with JOBZ = 'S' (thin vectors) or 'N' (values only); X finite.
+void zgesdd(char jobz, ComplexMatrix& X, ComplexMatrix* U, Vector& s, ComplexMatrix* Vh) {
+  const int m = fortran_int(X.rows(), "rows"), n = fortran_int(X.cols(), "columns");
+  const int k = std::min(m, n);
+  s.resize(k);
+  if (k == 0) {
+    if (U) U->setZero(m, 0);
+    if (Vh) Vh->setZero(0, n);
+    return;
+  }
+  const int lda = std::max(1, m);
+  int ldu = 1, ldvt = 1;
+  Complex dummy(0.0, 0.0);
+  Complex* u = &dummy;
+  Complex* vt = &dummy;
+  std::size_t lrwork = 7 * static_cast<std::size_t>(k);  // LAPACK >= 3.7's bound for JOBZ = 'N'
+  if (jobz == 'S') {
+    U->resize(m, k);
+    Vh->resize(k, n);
+    u = U->data();
+    vt = Vh->data();
+    ldu = std::max(1, m);
+    ldvt = std::max(1, k);
+    const auto mx = static_cast<std::size_t>(std::max(m, n)), mn = static_cast<std::size_t>(k);
+    lrwork = std::max(5 * mn * mn + 5 * mn, 2 * mx * mn + 2 * mn * mn + mn);
+  }
+  std::vector<double> rwork(lrwork);
+  std::vector<int> iwork(8 * static_cast<std::size_t>(k));
+  int info = 0, lwork = -1;
+  Complex query(0.0, 0.0);
+  zgesdd_(&jobz, &m, &n, X.data(), &lda, s.data(), u, &ldu, vt, &ldvt, &query, &lwork, rwork.data(),
+          iwork.data(), &info, 1);
+  lwork = workspace_size(query.real());
+  std::vector<Complex> work(static_cast<std::size_t>(lwork));
+  zgesdd_(&jobz, &m, &n, X.data(), &lda, s.data(), u, &ldu, vt, &ldvt, work.data(), &lwork,
+          rwork.data(), iwork.data(), &info, 1);
+  if (info < 0) throw InvalidArgument(detail::concat("zgesdd: argument ", -info, " is invalid"));
+  if (info > 0)
+    throw NumericalError(detail::concat("singular value decomposition (", m, "x", n,
+                                        ", complex) did not converge (zgesdd INFO = ", info, ")"));
+}
+
 }  // namespace
+
+ComplexSvd thin_complex_svd(ComplexMatrix X) {
+  if (!X.allFinite())
+    throw NumericalError("singular value decomposition: the complex matrix has a non-finite entry");
+  ComplexSvd r;
+  ComplexMatrix Vh;
+  zgesdd('S', X, &r.U, r.s, &Vh);
+  r.V = Vh.adjoint();
+  return r;
+}
+
+double spectral_norm(const ComplexMatrix& X) {
+  if (X.size() == 0) return 0.0;
+  if (X.hasNaN()) return std::numeric_limits<double>::quiet_NaN();
+  if (!X.allFinite()) return std::numeric_limits<double>::infinity();
+  if (X.rows() == 1 || X.cols() == 1) return X.norm();
+  ComplexMatrix Y = X;
+  Vector s;
+  zgesdd('N', Y, nullptr, s, nullptr);
+  return s(0);
+}
+
+ComplexLu::ComplexLu(ComplexMatrix A) : lu_(std::move(A)) {
+  const Index n = lu_.rows();
+  require(lu_.cols() == n, "complex LU: the matrix is ", lu_.rows(), "x", lu_.cols(),
+          ", expected square");
+  if (!lu_.allFinite()) throw NumericalError("complex LU: the matrix has a non-finite entry");
+  ipiv_.resize(static_cast<std::size_t>(n));
+  if (n == 0) return;
+  norm1_ = lu_.cwiseAbs().colwise().sum().maxCoeff();
+  const int nn = fortran_int(n, "n"), lda = std::max(1, nn);
+  int info = 0;
+  zgetrf_(&nn, &nn, lu_.data(), &lda, ipiv_.data(), &info);
+  if (info < 0) throw InvalidArgument(detail::concat("zgetrf: argument ", -info, " is invalid"));
+  zero_pivot_ = info;
+}
+
+ComplexMatrix ComplexLu::solve(ComplexMatrix B, bool transposed) const {
+  const Index n = lu_.rows();
+  require(B.rows() == n, "complex LU solve: the right-hand side has ", B.rows(), " rows, expected ",
+          n);
+  if (zero_pivot_ > 0)
+    throw NumericalError(detail::concat("complex LU solve: the ", n, "x", n,
+                                        " matrix is singular (zgetrf: U(", zero_pivot_, ",",
+                                        zero_pivot_, ") = 0)"));
+  if (!B.allFinite())
+    throw NumericalError("complex LU solve: the right-hand side has a non-finite entry");
+  if (n == 0 || B.cols() == 0) return B;
+  const int nn = fortran_int(n, "n"), nrhs = fortran_int(B.cols(), "columns"), ld = std::max(1, nn);
+  const char trans = transposed ? 'T' : 'N';
+  int info = 0;
+  zgetrs_(&trans, &nn, &nrhs, lu_.data(), &ld, ipiv_.data(), B.data(), &ld, &info, 1);
+  if (info < 0) throw InvalidArgument(detail::concat("zgetrs: argument ", -info, " is invalid"));
+  return B;
+}
+
+double ComplexLu::rcond() const {
+  const Index n = lu_.rows();
+  if (n == 0) return 1.0;
+  if (zero_pivot_ > 0 || norm1_ == 0.0) return 0.0;
+  const int nn = fortran_int(n, "n"), lda = std::max(1, nn);
+  std::vector<Complex> work(2 * static_cast<std::size_t>(n));
+  std::vector<double> rwork(2 * static_cast<std::size_t>(n));
+  double rc = 0.0;
+  int info = 0;
+  zgecon_("1", &nn, lu_.data(), &lda, &norm1_, &rc, work.data(), rwork.data(), &info, 1);
+  if (info < 0) throw InvalidArgument(detail::concat("zgecon: argument ", -info, " is invalid"));
+  return rc;
+}
 
 void svd(Matrix& X, Matrix& U, Vector& s, Matrix& V) {
   Matrix Vt;

@@ -5,6 +5,8 @@
 // sizes, sizes the workspace by LAPACK's own query and turns INFO into an exception.
 #pragma once
 
+#include <vector>
+
 #include "src/core/types.hpp"
 
 namespace mor::lapack {
@@ -34,6 +36,47 @@ Svd thin_svd(Matrix X);
 
 /// Singular values of X (descending) by dgesdd without vectors. X is destroyed.
 Vector singular_values(Matrix& X);
+
+/// A thin singular value decomposition X = U diag(s) V^H of a complex matrix.
+struct ComplexSvd {
+  ComplexMatrix U;  ///< m x k left singular vectors
+  Vector s;         ///< k singular values, descending
+  ComplexMatrix V;  ///< n x k right singular vectors
+};
+
+/// Thin singular value decomposition of a complex matrix (k = min(m, n)) by zgesdd (divide and
+/// conquer), the matrix taken by value.
+/// @throws NumericalError if X has a non-finite entry or the iteration did not converge.
+ComplexSvd thin_complex_svd(ComplexMatrix X);
+
+/// The spectral norm ||X||_2 = sigma_max(X) of a complex matrix by zgesdd without vectors (the
+/// Euclidean norm for a single row or column, 0 for an empty matrix). A matrix with a NaN entry
+/// gives NaN, one with an infinite entry (and no NaN) +infinity: a transfer function evaluated
+/// at a pole.
+double spectral_norm(const ComplexMatrix& X);
+
+/// LU decomposition with partial pivoting A = P L U of a square complex matrix by zgetrf
+/// (blocked), for solves with A or A^T by zgetrs and LAPACK's condition estimate (zgecon).
+class ComplexLu {
+ public:
+  /// @throws InvalidArgument if A is not square; NumericalError if it has a non-finite entry.
+  explicit ComplexLu(ComplexMatrix A);
+  /// A^{-1} B, or A^{-T} B (transposed, not conjugated) if transposed is set.
+  /// @throws InvalidArgument if B has not n rows; NumericalError if A is exactly singular (a zero
+  ///         pivot) or B has a non-finite entry.
+  ComplexMatrix solve(ComplexMatrix B, bool transposed = false) const;
+  /// LAPACK's estimate of the reciprocal 1-norm condition number 1 / (||A||_1 ||A^{-1}||_1)
+  /// (zgecon, O(n^2)); 0 for an exactly singular A, 1 for an empty one.
+  double rcond() const;
+  /// Whether zgetrf met an exactly zero pivot (A is singular; solve() throws).
+  bool singular() const { return zero_pivot_ > 0; }
+
+ private:
+  ComplexMatrix lu_;       ///< L (unit, below the diagonal) and U of zgetrf
+  std::vector<int> ipiv_;  ///< the row interchanges, 1-based
+  double norm1_ = 0.0;     ///< ||A||_1
+  int zero_pivot_ = 0;     ///< zgetrf's INFO > 0: U(i, i) = 0
+};
 
 /// C = alpha * op(A) * op(B) + beta * C by dgemm, op(X) = X or X^T; C must already have the
 /// size of the product (any content when beta = 0).

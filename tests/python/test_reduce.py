@@ -172,7 +172,10 @@ CASES = {
               ("multibody", dict(order=2)), ("flyball", dict(order=2)),
               ("pendulum", dict(order=1)), ("bricard", dict(order=1)), ("robot", dict(order=2)),
               ("network", dict(order=4))],
-    "irka": [("chain", dict(order=4)), ("file", dict(order=4)), ("lti", dict(order=4)),
+    # IRKA on the rail n = 371 at r = 4 wanders (shift changes 0.06 to 0.7 between iterations):
+    # whether it meets the tolerance within 100 iterations turns on rounding (it did with Eigen's
+    # Jacobi SVD for the tangential directions, not with LAPACK's). At r = 6 it converges in 6.
+    "irka": [("chain", dict(order=4)), ("file", dict(order=6)), ("lti", dict(order=4)),
              ("second_order", dict(order=4)), ("multibody", dict(order=2))],
     "pod": [("nonlinear_chain", dict(order=4)), ("lattice", dict(order=4)),
             ("network", dict(order=4)), ("file", dict(order=4)), ("lti", dict(order=4)),
