@@ -19,8 +19,9 @@ using Vec5 = Eigen::Matrix<double, 5, 1>;
 using Mat5 = Eigen::Matrix<double, 5, 5>;
 using Mat35 = Eigen::Matrix<double, 3, 5>;
 /// The SVDs of the 5 x 5 and 5 x 4 Jacobians: the dynamic-size JacobiSVD is instantiated once for
-/// the whole program (src/linalg/eigen_instances.hpp); the fixed-size ones cost this file 15-20 s
-/// of compile for a few microseconds per call.
+/// the whole program (src/linalg/eigen_instances.hpp); the fixed-size ones cost this file 12 s of
+/// compile (27.4 against 15.1 s) and bought no speed: `mor run experiments/a04_bricard.toml`
+/// took 0.506-0.524 s with them, 0.498-0.514 s without (alternated, load 0.8, 2026-12-04).
 using Svd = Eigen::JacobiSVD<Matrix>;
 
 constexpr int kRods = 5;
