@@ -26,10 +26,6 @@ namespace {
 
 using detail::concat;
 
-double smax(const ComplexMatrix& G) {
-  return lapack::spectral_norm(G);
-}
-
 /// Frequencies of the least damped poles of a dense model (Im > 0), least damped first.
 std::vector<std::pair<double, double>> damped_poles(const DenseLtiOperator& sys, std::size_t k) {
   std::vector<std::pair<double, double>> poles;  // (damping ratio, frequency)
@@ -157,7 +153,7 @@ SampledResponse adaptive_response(LtiOperator& sys, double w_min, double w_max, 
     std::vector<double> x(n), y(n);
     for (std::size_t i = 0; i < n; ++i) {
       x[i] = std::log(points[i].first);
-      y[i] = std::log(std::max(smax(points[i].second), floor));
+      y[i] = std::log(std::max(lapack::spectral_norm(points[i].second), floor));
     }
     // Score of interval i (between points i and i + 1): its jump in log sigma plus the turn of
     // the log-log slope at either end, weighted by the interval's width.
@@ -191,7 +187,7 @@ SampledResponse adaptive_response(LtiOperator& sys, double w_min, double w_max, 
   out.sigma.resize(n);
   for (Index k = 0; k < n; ++k) {
     out.omega[k] = points[static_cast<std::size_t>(k)].first;
-    out.sigma[k] = smax(points[static_cast<std::size_t>(k)].second);
+    out.sigma[k] = lapack::spectral_norm(points[static_cast<std::size_t>(k)].second);
     out.G.push_back(std::move(points[static_cast<std::size_t>(k)].second));
   }
   return out;
@@ -302,7 +298,8 @@ FrequencyAnalysis analyse_frequency_response(LtiOperator& full, DenseLtiOperator
     out.omega_reduced = grid;
     out.sigma_reduced_dense.resize(grid.size());
     for (Index k = 0; k < grid.size(); ++k)
-      out.sigma_reduced_dense[k] = smax(transfer_function(reduced, Complex(0.0, grid[k])));
+      out.sigma_reduced_dense[k] =
+          lapack::spectral_norm(transfer_function(reduced, Complex(0.0, grid[k])));
     std::vector<ComplexMatrix> G;
     if (large) {
       Vector seeds(static_cast<Index>(poles.size()));
@@ -325,9 +322,9 @@ FrequencyAnalysis analyse_frequency_response(LtiOperator& full, DenseLtiOperator
     for (Index k = 0; k < out.omega.size(); ++k) {
       const ComplexMatrix gr = transfer_function(reduced, Complex(0.0, out.omega[k]));
       const ComplexMatrix& g = G[static_cast<std::size_t>(k)];
-      out.sigma_full[k] = smax(g);
-      out.sigma_reduced[k] = smax(gr);
-      out.sigma_error[k] = smax(g - gr);
+      out.sigma_full[k] = lapack::spectral_norm(g);
+      out.sigma_reduced[k] = lapack::spectral_norm(gr);
+      out.sigma_error[k] = lapack::spectral_norm(g - gr);
     }
     out.bode_seconds = seconds_since(t0);
   }
