@@ -8,6 +8,7 @@
 #include <numbers>
 
 #include "src/core/errors.hpp"
+#include "src/linalg/lapack.hpp"
 
 namespace mor {
 
@@ -18,11 +19,11 @@ using Mat3 = Eigen::Matrix3d;
 using Vec5 = Eigen::Matrix<double, 5, 1>;
 using Mat5 = Eigen::Matrix<double, 5, 5>;
 using Mat35 = Eigen::Matrix<double, 3, 5>;
-/// The SVDs of the 5 x 5 and 5 x 4 Jacobians: the dynamic-size JacobiSVD is instantiated once for
-/// the whole program (src/linalg/eigen_instances.hpp); the fixed-size ones cost this file 12 s of
-/// compile (27.4 against 15.1 s) and bought no speed: `mor run experiments/a04_bricard.toml`
-/// took 0.506-0.524 s with them, 0.498-0.514 s without (alternated, load 0.8, 2026-12-04).
-using Svd = Eigen::JacobiSVD<Matrix>;
+/// The SVDs of the 5 x 5 and 5 x 4 Jacobians, LAPACK's dgesdd (src/linalg/lapack.hpp): Eigen's
+/// fixed-size JacobiSVDs cost this file 12 s of compile (27.4 against 15.1 s) and bought no
+/// speed (`mor run experiments/a04_bricard.toml` 0.506-0.524 s with them, 0.498-0.514 s with the
+/// dynamic one, alternated, load 0.8, 2026-12-04).
+using Svd = lapack::Svd;
 
 constexpr int kRods = 5;
 /// Gauss-Newton on Phi stops at ||Phi|| <= kClosureTolerance L (rounding is a few 1e-16 L)...
@@ -180,8 +181,8 @@ Vec5 gravity_of(const K& k, double m, double g) {
 
 /// The SVD of Phi_theta with the rank check of the file comment.
 Svd closure_svd(const Mat5& J) {
-  Svd svd(Matrix(J), Eigen::ComputeFullU | Eigen::ComputeFullV);
-  const Vector& s = svd.singularValues();
+  Svd svd = lapack::full_svd(J);
+  const Vector& s = svd.s;
   if (!(s[3] > Bricard::kRankTolerance * s[0]))
     throw NumericalError(
         detail::concat("bricard: the constraint Jacobian has rank below 4 (singular values ",
@@ -192,17 +193,16 @@ Svd closure_svd(const Mat5& J) {
 /// Phi_theta^+ b with Phi_theta truncated to rank 4.
 Vec5 truncated_solve(const Svd& svd, const Vec5& b) {
   Vec5 x = Vec5::Zero();
-  for (int j = 0; j < 4; ++j)
-    x += svd.matrixV().col(j) * (svd.matrixU().col(j).dot(b) / svd.singularValues()[j]);
+  for (int j = 0; j < 4; ++j) x += svd.V.col(j) * (svd.U.col(j).dot(b) / svd.s[j]);
   return x;
 }
 
 /// The least-squares solution d of Phi_theta [0; d] = b (theta_A held): the other four columns
 /// have full rank wherever theta_A parametrises the curve (n_A != 0).
 Eigen::Vector4d solve_with_A_fixed(const Mat5& J, const Vec5& b) {
-  const Svd svd(Matrix(J.rightCols<4>()), Eigen::ComputeFullU | Eigen::ComputeFullV);
-  const Eigen::Vector4d Utb = svd.matrixU().leftCols<4>().transpose() * b;
-  return svd.matrixV() * Utb.cwiseQuotient(svd.singularValues());
+  const Svd svd = lapack::full_svd(J.rightCols<4>());
+  const Eigen::Vector4d Utb = svd.U.leftCols<4>().transpose() * b;
+  return svd.V * Utb.cwiseQuotient(svd.s);
 }
 
 }  // namespace
@@ -230,8 +230,8 @@ Matrix Bricard::constraint_jacobian(const Vector& theta) const {
 }
 
 Vector Bricard::tangent(const Vector& theta) const {
-  const Svd svd(constraint_jacobian(theta), Eigen::ComputeFullV);
-  Vec5 n = svd.matrixV().col(4);
+  const Svd svd = lapack::full_svd(constraint_jacobian(theta));
+  Vec5 n = svd.V.col(4);
   Index largest = 0;
   n.cwiseAbs().maxCoeff(&largest);
   if (n[largest] < 0.0) n = -n;
@@ -281,7 +281,7 @@ void Bricard::rhs(const Vector& x, double torque, Vector& xdot) const {
   evaluate(theta, &dtheta, k);
   const auto svd = closure_svd(closure_jacobian(k));
   const Vec5 particular = truncated_solve(svd, closure_gamma(k));
-  const Vec5 n = svd.matrixV().col(4);
+  const Vec5 n = svd.V.col(4);
   const Mat5 M = mass_of(k, p_.mass);
   Vec5 f = gravity_of(k, p_.mass, p_.gravity) - velocity_forces_of(k, p_.mass) - M * particular;
   f[0] += torque;
@@ -320,7 +320,7 @@ bool Bricard::project(double, Vector& x) const {
   Kinematics k;
   const Vector theta = close_loop(x.head(kCoordinates), k);
   const auto svd = closure_svd(closure_jacobian(k));
-  const Vec5 n = svd.matrixV().col(4);
+  const Vec5 n = svd.V.col(4);
   const Vec5 Mn = mass_of(k, p_.mass) * n;
   const Vec5 v = x.tail<kCoordinates>();
   x.head(kCoordinates) = theta;

@@ -10,6 +10,7 @@
 #include <limits>
 
 #include "src/core/errors.hpp"
+#include "src/linalg/lapack.hpp"
 
 namespace mor {
 
@@ -57,9 +58,9 @@ std::vector<Index> greedy_rows(const Matrix& U) {
 
 /// Drmac & Gugercin (2016), Algorithm 1: U^T Pi = Q R with column pivoting, P = Pi(:, 1:m).
 std::vector<Index> qdeim_rows(const Matrix& U) {
-  const Matrix Ut = U.transpose();
-  Eigen::ColPivHouseholderQR<Matrix> qr(Ut);
-  const auto& perm = qr.colsPermutation().indices();
+  Matrix Ut = U.transpose();
+  Eigen::VectorXi perm;
+  lapack::pivoted_qr_r_factor(Ut, perm);
   return std::vector<Index>(perm.data(), perm.data() + U.cols());
 }
 
@@ -85,8 +86,8 @@ DeimResult deim(const Matrix& U, DeimMethod method) {
   res.U = U;
   const Matrix PtU = U(res.indices, Eigen::all);
   // The SVD gives both the 2-norm of the inverse and the condition number exactly; m is small.
-  Eigen::JacobiSVD<Matrix> svd(PtU);
-  const Vector& sv = svd.singularValues();
+  Matrix PtU_copy = PtU;
+  const Vector sv = lapack::singular_values(PtU_copy);
   const double s_min = sv(sv.size() - 1);
   const double cond = s_min > 0.0 ? sv(0) / s_min : std::numeric_limits<double>::infinity();
   if (!(cond <= kDeimMaxCondition))

@@ -22,7 +22,7 @@ namespace mor {
 
 enum class DeimMethod {
   deim,   ///< greedy: p_l = argmax |u_l - U_{l-1} (P^T U_{l-1})^{-1} P^T u_l| (ties: lowest row)
-  qdeim,  ///< the first m column pivots of U^T Pi = Q R (Eigen ColPivHouseholderQR)
+  qdeim,  ///< the first m column pivots of U^T Pi = Q R (LAPACK dgeqp3)
 };
 DeimMethod parse_deim_method(std::string_view name);  ///< "deim", "qdeim"
 std::string_view to_string(DeimMethod m);

@@ -17,6 +17,7 @@ extern "C" {
 #include "src/core/errors.hpp"
 #include "src/core/interrupt.hpp"
 #include "src/core/timing.hpp"
+#include "src/linalg/lapack.hpp"
 
 namespace mor {
 namespace {
@@ -127,8 +128,8 @@ const char* stop_reason_text(DSDPTerminationReason r) {
 }
 
 double spectral_norm_symmetric(const Matrix& X) {
-  Eigen::SelfAdjointEigenSolver<Matrix> es(X, Eigen::EigenvaluesOnly);
-  return es.eigenvalues().cwiseAbs().maxCoeff();
+  Matrix S = X;
+  return lapack::symmetric_eigenvalues(S).cwiseAbs().maxCoeff();
 }
 
 /// Sparse columns of A: (row, value) lists.
@@ -147,11 +148,11 @@ void square_root_balance(const Matrix& X, const Matrix& Y, Vector& sigma, Matrix
     throw NumericalError("differential balancing: a Gramian is not positive definite");
   const Matrix R = lx.matrixL();
   const Matrix L = ly.matrixL();
-  Eigen::JacobiSVD<Matrix> svd(L.transpose() * R, Eigen::ComputeFullU | Eigen::ComputeFullV);
-  sigma = svd.singularValues();
+  const lapack::Svd svd = lapack::full_svd(L.transpose() * R);
+  sigma = svd.s;
   const Vector s = sigma.cwiseMax(std::numeric_limits<double>::min()).cwiseSqrt().cwiseInverse();
-  V = R * svd.matrixV() * s.asDiagonal();
-  W = L * svd.matrixU() * s.asDiagonal();
+  V = R * svd.V * s.asDiagonal();
+  W = L * svd.U * s.asDiagonal();
 }
 
 /// The linear part of the first-order drift of M q'' + D q' + K q = B u, y = Cp q + Cv q':
@@ -310,8 +311,7 @@ double lyapunov_inequality_residual(const Matrix& A, const Matrix& X, const Matr
   Matrix S = A * X;
   S += S.transpose().eval();
   if (G.size() > 0) S += G;
-  Eigen::SelfAdjointEigenSolver<Matrix> es(S, Eigen::EigenvaluesOnly);
-  return es.eigenvalues().maxCoeff();
+  return lapack::symmetric_eigenvalues(S).maxCoeff();
 }
 
 GramianSolve solve_gramian_lmis(const LmiFamily& family, const Matrix& G,
@@ -444,8 +444,8 @@ GramianSolve solve_gramian_lmis(const LmiFamily& family, const Matrix& G,
       worst = b;
     }
   }
-  Eigen::SelfAdjointEigenSolver<Matrix> ex(out.X, Eigen::EigenvaluesOnly);
-  const double x_min = ex.eigenvalues().minCoeff();
+  Matrix X_copy = out.X;
+  const double x_min = lapack::symmetric_eigenvalues(X_copy).minCoeff();
   out.seconds = seconds_since(t0);
 
   const bool verified = out.max_relative_residual <= o.feasibility_tolerance &&

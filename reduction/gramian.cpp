@@ -23,8 +23,8 @@ namespace {
 /// ||X||_2 of a symmetric matrix: its largest eigenvalue magnitude.
 double symmetric_norm(const Matrix& X) {
   if (X.size() == 0) return 0.0;
-  Eigen::SelfAdjointEigenSolver<Matrix> eig(X, Eigen::EigenvaluesOnly);
-  return eig.eigenvalues().cwiseAbs().maxCoeff();
+  Matrix S = X;
+  return lapack::symmetric_eigenvalues(S).cwiseAbs().maxCoeff();
 }
 }  // namespace
 

@@ -89,13 +89,11 @@ PoleResidueForm pole_residue_form(const Matrix& Er, const Matrix& Ar, const Matr
   const double rcond = lu.rcond();
   if (!(rcond > kSingularRcond))
     throw NumericalError(concat("reduced E_r = W^T E V is singular (rcond ", rcond, ")"));
-  const Matrix At = lu.solve(Ar), Bt = lu.solve(Br);
-  Eigen::EigenSolver<Matrix> es(At, true);
-  if (es.info() != Eigen::Success)
-    throw NumericalError("the eigenvalues of the reduced model did not converge");
+  Matrix At = lu.solve(Ar);
+  const Matrix Bt = lu.solve(Br);
   PoleResidueForm f;
-  f.poles = es.eigenvalues();
-  const ComplexMatrix X = es.eigenvectors();
+  ComplexMatrix X;
+  lapack::eigen(At, f.poles, X);
   f.b = lapack::ComplexLu(X).solve(Bt.cast<Complex>()).transpose();  // m x r
   f.c = Cr.cast<Complex>() * X;                                      // p x r
   (void)r;
@@ -638,8 +636,8 @@ bool cholesky_qr(Matrix& X, Matrix& Q, bool one_pass, bool& orthonormal, Matrix*
   // one the pivoted QR's rank test judges.
   Matrix R = llt.matrixU();
   const auto condition = [&] {
-    Eigen::JacobiSVD<Matrix> svd(R);
-    const Vector sv = svd.singularValues();
+    Matrix Rc = R;
+    const Vector sv = lapack::singular_values(Rc);
     return sv(0) / sv(r - 1);
   };
   // Unshifted, R_1 alone is accurate and decides; shifted, the product of all three factors.
@@ -696,12 +694,15 @@ bool orthonormal_basis(Matrix& X, Matrix& Q, const char* name, Index iteration,
   // Unit columns whose span has a direction this thin are taken as dependent: two shifts (or
   // directions) have (nearly) coincided.
   constexpr double kRankTol = 1e-13;
-  Eigen::ColPivHouseholderQR<Matrix> qr(X);
-  qr.setThreshold(kRankTol);
-  if (qr.rank() < X.cols())
+  Eigen::VectorXi perm;
+  const Matrix Rp = lapack::pivoted_qr_r_factor(X, perm, &Q);
+  // The numerical rank as Eigen's ColPivHouseholderQR counts it: |R(i, i)| > tol |R(0, 0)|.
+  Index rank = 0;
+  const Index k = std::min(Rp.rows(), Rp.cols());
+  while (rank < k && std::abs(Rp(rank, rank)) > kRankTol * std::abs(Rp(0, 0))) ++rank;
+  if (rank < X.cols())
     throw NumericalError(concat("IRKA iteration ", iteration, ": the basis ", name, " lost rank (",
-                                qr.rank(), " < ", X.cols(), "): shifts or directions coincide"));
-  Q = qr.householderQ() * Matrix::Identity(X.rows(), X.cols());
+                                rank, " < ", X.cols(), "): shifts or directions coincide"));
   return true;
 }
 

@@ -134,8 +134,7 @@ double gram_norm(const Matrix& X, ResidualNorm norm) {
   if (!G.allFinite()) return std::numeric_limits<double>::quiet_NaN();
   if (norm == ResidualNorm::frobenius)
     return G.selfadjointView<Eigen::Lower>().toDenseMatrix().norm();
-  Eigen::SelfAdjointEigenSolver<Matrix> eig(G, Eigen::EigenvaluesOnly);
-  return eig.eigenvalues().cwiseAbs().maxCoeff();
+  return lapack::symmetric_eigenvalues(G).cwiseAbs().maxCoeff();
 }
 
 }  // namespace
@@ -143,13 +142,14 @@ double gram_norm(const Matrix& X, ResidualNorm norm) {
 std::vector<Complex> detail::pencil_eigenvalues(const Matrix& Ah, const Matrix& Eh) {
   std::vector<Complex> values;
   Eigen::PartialPivLU<Matrix> lu(Eh);
-  const Matrix EinvA = lu.solve(Ah);
+  Matrix EinvA = lu.solve(Ah);
   // (Eigen's rcond estimate misses exactly zero pivots, hence the finiteness check.)
   if (lu.rcond() > 1e-10 && EinvA.allFinite()) {
-    Eigen::EigenSolver<Matrix> eig(EinvA, false);
-    if (eig.info() == Eigen::Success) {
-      for (Index i = 0; i < eig.eigenvalues().size(); ++i) values.push_back(eig.eigenvalues()[i]);
+    try {
+      const ComplexVector eigenvalues = lapack::eigenvalues(EinvA);
+      values.assign(eigenvalues.begin(), eigenvalues.end());
       return values;
+    } catch (const NumericalError&) {  // the QR algorithm did not converge: QZ below
     }
   }
   // A nearly singular projected E: the QZ algorithm (LAPACK's dggev), dropping the (near)
@@ -209,14 +209,15 @@ std::vector<Complex> projection_shifts_from_gram(const Matrix& G_unscaled, const
     if (!(scale[j] > 0.0)) scale[j] = 1.0;
   const Vector inv_scale = scale.cwiseInverse();
   const Matrix G = inv_scale.asDiagonal() * G_unscaled * inv_scale.asDiagonal();
-  Eigen::SelfAdjointEigenSolver<Matrix> eig(G);
-  const Vector& lambda = eig.eigenvalues();  // ascending
+  Matrix V = G;
+  Vector lambda;  // ascending
+  lapack::symmetric_eigen(V, lambda);
   const double top = lambda.size() > 0 ? lambda.maxCoeff() : 0.0;
   if (!(top > 0.0)) return {};
   Index first = 0;
   while (first < lambda.size() && !(lambda[first] > 1e-10 * top)) ++first;
   const Index r = lambda.size() - first;
-  Matrix T = eig.eigenvectors().rightCols(r);
+  Matrix T = V.rightCols(r);
   for (Index j = 0; j < r; ++j) T.col(j) /= std::sqrt(lambda[first + j]);
   T = inv_scale.asDiagonal() * T;
   const Matrix Ah = T.transpose() * XA * T;

@@ -2,13 +2,13 @@
 // The dense and error-system operators; the sparse ones are in sparse_lti_operator.cpp.
 #include "reduction/lti_operator.hpp"
 
-#include <Eigen/Eigenvalues>
 #include <Eigen/LU>
 #include <algorithm>
 #include <limits>
 #include <vector>
 
 #include "src/core/errors.hpp"
+#include "src/linalg/lapack.hpp"
 
 namespace mor {
 
@@ -59,8 +59,8 @@ Matrix DenseLtiOperator::E() const {
 }
 
 ComplexVector DenseLtiOperator::poles() const {
-  const Matrix M = E_.size() == 0 ? A_ : Matrix(Eigen::PartialPivLU<Matrix>(E_).solve(A_));
-  return Eigen::EigenSolver<Matrix>(M, false).eigenvalues();
+  Matrix M = E_.size() == 0 ? A_ : Matrix(Eigen::PartialPivLU<Matrix>(E_).solve(A_));
+  return lapack::eigenvalues(M);
 }
 
 void DenseLtiOperator::apply_A(const Matrix& X, Matrix& Y, bool transpose) const {

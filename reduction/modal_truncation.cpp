@@ -10,6 +10,7 @@
 #include "src/core/errors.hpp"
 #include "src/core/interrupt.hpp"
 #include "src/core/timing.hpp"
+#include "src/linalg/lapack.hpp"
 
 namespace mor {
 
@@ -65,23 +66,20 @@ ModalResult modal_truncation(const SecondOrderSystem& sys, const ModalOptions& o
   require(asymmetry(K) <= kSymmetryTol, "modal truncation: K is not symmetric (relative ",
           asymmetry(K), ")");
   {
-    const auto em = run_abandonable("modal truncation", [M] {
-      return Eigen::SelfAdjointEigenSolver<Matrix>(M, Eigen::EigenvaluesOnly);
-    });
-    require(em.eigenvalues()(0) > 0.0,
-            "modal truncation: M is not positive definite (smallest eigenvalue ",
-            em.eigenvalues()(0), ")");
+    const Vector em = run_abandonable(
+        "modal truncation", [M = Matrix(M)]() mutable { return lapack::symmetric_eigenvalues(M); });
+    require(em(0) > 0.0, "modal truncation: M is not positive definite (smallest eigenvalue ",
+            em(0), ")");
   }
-  // K phi = lambda M phi via the Cholesky factor of M (Eigen's generalized solver): ascending
-  // lambda, Phi^T M Phi = I.
+  // K phi = lambda M phi via the Cholesky factor of M (LAPACK's dsygvd): ascending lambda,
+  // Phi^T M Phi = I.
   // (seconds at a few thousand states, in a call that cannot poll: abandoned on a stop request)
-  const auto es = run_abandonable("modal truncation", [K, M] {
-    return Eigen::GeneralizedSelfAdjointEigenSolver<Matrix>(K, M);
-  });
-  if (es.info() != Eigen::Success)
-    throw NumericalError("modal truncation: the generalized eigenproblem K phi = w^2 M phi failed");
-  const Vector lambda = es.eigenvalues();
-  const Matrix& Phi = es.eigenvectors();
+  const auto [Phi, lambda] =
+      run_abandonable("modal truncation", [K = Matrix(K), M = Matrix(M)]() mutable {
+        Vector w;
+        lapack::generalized_symmetric_eigen(K, M, w);
+        return std::pair{std::move(K), std::move(w)};
+      });
   const double lmax = std::max(std::abs(lambda(n - 1)), 1.0);
   const double rigid = options.rigid_tolerance * lmax;
   if (lambda(0) < -rigid)
@@ -140,23 +138,17 @@ ModalFirstOrderResult modal_truncation(const LtiOperator& sys, const ModalOption
             name, " is not symmetric (relative asymmetry ", asymmetry(*X),
             "); use bt or irka for this model");
   {
-    const auto ee = run_abandonable("modal truncation", [E] {
-      return Eigen::SelfAdjointEigenSolver<Matrix>(E, Eigen::EigenvaluesOnly);
-    });
-    require(ee.eigenvalues()(0) > 0.0,
-            "modal truncation: E is not positive definite (smallest eigenvalue ",
-            ee.eigenvalues()(0), ")");
+    const Vector ee = run_abandonable("modal truncation",
+                                      [E]() mutable { return lapack::symmetric_eigenvalues(E); });
+    require(ee(0) > 0.0, "modal truncation: E is not positive definite (smallest eigenvalue ",
+            ee(0), ")");
   }
   // -A phi = mu E phi, ascending mu = -lambda (slowest first), Phi^T E Phi = I.
-  const auto es = run_abandonable("modal truncation", [A = Matrix(-A), E] {
-    return Eigen::GeneralizedSelfAdjointEigenSolver<Matrix>(A, E);
+  const auto [Phi, mu] = run_abandonable("modal truncation", [A = Matrix(-A), E]() mutable {
+    Vector w;
+    lapack::generalized_symmetric_eigen(A, E, w);
+    return std::pair{std::move(A), std::move(w)};
   });
-  if (es.info() != Eigen::Success)
-    throw NumericalError(
-        "modal truncation: the generalized eigenproblem A phi = lambda E phi "
-        "failed");
-  const Vector mu = es.eigenvalues();
-  const Matrix& Phi = es.eigenvectors();
   const double zero = options.rigid_tolerance * std::max(std::abs(mu(n - 1)), 1.0);
   if (mu(0) < -zero)
     throw NumericalError(detail::concat("modal truncation: A has the positive eigenvalue ", -mu(0),

@@ -146,12 +146,13 @@ void symmetric_eigenpairs(const Matrix& C, Index nev, Vector& lambda, Matrix& Y)
     // Not converged (clustered eigenvalues): the dense solver below always succeeds.
   }
   // Seconds for a few thousand snapshots, without a poll: on a thread a stop abandons.
-  const auto es =
-      run_abandonable("POD", [C = Matrix(C)] { return Eigen::SelfAdjointEigenSolver<Matrix>(C); });
-  if (es.info() != Eigen::Success)
-    throw NumericalError("POD: the eigendecomposition of the snapshot correlation failed");
-  lambda = es.eigenvalues().reverse();
-  Y = es.eigenvectors().rowwise().reverse();
+  auto [V, w] = run_abandonable("POD", [C = Matrix(C)]() mutable {
+    Vector values;
+    lapack::symmetric_eigen(C, values);
+    return std::pair{std::move(C), std::move(values)};
+  });
+  lambda = w.reverse();
+  Y = V.rowwise().reverse();
 }
 
 struct Modes {

@@ -236,8 +236,7 @@ double inner_residual_norm(const Matrix& FA, const Matrix& FE, const Matrix& GB)
   Matrix R = FA * FE.transpose();
   R = R + R.transpose().eval();
   R.noalias() += GB * GB.transpose();
-  Eigen::SelfAdjointEigenSolver<Matrix> eig(R, Eigen::EigenvaluesOnly);
-  return eig.eigenvalues().cwiseAbs().maxCoeff();
+  return lapack::symmetric_eigenvalues(R).cwiseAbs().maxCoeff();
 }
 
 std::string summary(const AdiResult& r, GramianKind kind, const RksmOptions& o, Index dim) {

@@ -35,7 +35,8 @@ double largest_singular_value(const ComplexMatrix& G) {
 double largest_singular_value(const Matrix& D) {
   if (D.size() == 0) return 0.0;
   if (D.rows() == 1 || D.cols() == 1) return D.norm();
-  return Eigen::JacobiSVD<Matrix>(D).singularValues()(0);
+  Matrix X = D;
+  return lapack::singular_values(X)(0);
 }
 
 /// "a + bi" with enough digits to recognise the value.
@@ -53,9 +54,9 @@ class HessenbergResponse {
  public:
   HessenbergResponse(const Matrix& A_hat, const Matrix& B_hat, const Matrix& C, const Matrix& D)
       : D_(D) {
-    Eigen::HessenbergDecomposition<Matrix> hd(A_hat);
-    H_ = hd.matrixH();
-    const Matrix Q = hd.matrixQ();
+    H_ = A_hat;
+    Matrix Q;
+    lapack::hessenberg(H_, Q);
     Bh_ = Q.transpose() * B_hat;
     Ch_ = C * Q;
   }
@@ -332,10 +333,8 @@ HinfResult level_set(const Matrix& E, const Matrix& A, const Matrix& B, const Ma
   }
 
   // Stability: every eigenvalue of A_hat in the open left half plane.
-  const Eigen::EigenSolver<Matrix> poles_solver(A_hat, false);
-  if (poles_solver.info() != Eigen::Success)
-    throw NumericalError("H-infinity norm: the eigenvalues of E^{-1} A did not converge");
-  const Eigen::VectorXcd poles = poles_solver.eigenvalues();
+  Matrix A_work = A_hat;
+  const ComplexVector poles = lapack::eigenvalues(A_work);
   const double a_norm = A_hat.cwiseAbs().colwise().sum().maxCoeff();
   for (Index i = 0; i < n; ++i) {
     if (require_stable && !(poles[i].real() < -kStabilityTol * a_norm))
@@ -393,16 +392,12 @@ HinfResult level_set(const Matrix& E, const Matrix& A, const Matrix& B, const Ma
           detail::concat("H-infinity norm: level-set iteration did not converge in ",
                          kMaxLevelSetIterations, " steps (lower bound ", lower, ")"));
     const double gamma = (1.0 + 2.0 * tolerance) * lower;
-    const Matrix H = hamiltonian(A_hat, B_hat, C, D, gamma);
-    const Eigen::EigenSolver<Matrix> solver(H, false);
-    ++result.evaluations;
-    if (solver.info() != Eigen::Success)
-      throw NumericalError(
-          detail::concat("H-infinity norm: the eigenvalues of the Hamiltonian at gamma = ", gamma,
-                         " did not converge"));
+    Matrix H = hamiltonian(A_hat, B_hat, C, D, gamma);
     const double threshold = kImaginaryAxisTol * H.cwiseAbs().colwise().sum().maxCoeff();
+    const ComplexVector eigenvalues = lapack::eigenvalues(H);
+    ++result.evaluations;
     std::vector<double> crossings;
-    for (const Complex& z : solver.eigenvalues())
+    for (const Complex& z : eigenvalues)
       if (std::abs(z.real()) <= threshold) crossings.push_back(z.imag());
     // Both signs are kept: the interval around w = 0 has the midpoint 0 between -w1 and w1.
     std::sort(crossings.begin(), crossings.end());
@@ -905,7 +900,8 @@ namespace {
 /// sigma_max of a symmetric positive semidefinite matrix (its largest eigenvalue).
 double spd_norm(const Matrix& S) {
   if (S.size() == 0) return 0.0;
-  return Eigen::SelfAdjointEigenSolver<Matrix>(S, Eigen::EigenvaluesOnly).eigenvalues().maxCoeff();
+  Matrix X = S;
+  return lapack::symmetric_eigenvalues(X).maxCoeff();
 }
 
 Matrix feedthrough(const LtiOperator& sys) {
@@ -962,12 +958,9 @@ HinfResult hinf_error_with_reference(LtiOperator& sys, DenseLtiOperator& reduced
   std::vector<double> cross{0.0};
   bool bounded = gamma > largest_singular_value(Ds) && gamma > 0.0;
   if (bounded) {
-    const Matrix H = hamiltonian(A_hat, B_hat, Cs, Ds, gamma);
-    const Eigen::EigenSolver<Matrix> es(H, false);
-    if (es.info() != Eigen::Success)
-      throw NumericalError("H-infinity error: the Hamiltonian eigenvalues did not converge");
+    Matrix H = hamiltonian(A_hat, B_hat, Cs, Ds, gamma);
     const double h_norm = H.cwiseAbs().colwise().sum().maxCoeff();
-    for (const Complex& z : es.eigenvalues())
+    for (const Complex& z : lapack::eigenvalues(H))
       if (z.imag() > 0.0 && std::abs(z.real()) <= kImaginaryAxisTol * h_norm)
         cross.push_back(z.imag());
   }

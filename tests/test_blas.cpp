@@ -2,6 +2,8 @@
 // The CBLAS and LAPACK wrappers of src/linalg against Eigen's own products and factorizations:
 // every transpose combination of gemm (also on blocks with a leading dimension larger than the
 // rows), dsyrk's Gram matrix, the inverse, the pivoted QR and the orthonormal Q factor; the
+// eigensolvers, Hessenberg form and full SVD by their defining equations (residuals,
+// orthonormality, exact eigenvalues of the second-difference matrix); the
 // small-matrix product kernel (SmallMatrix) against Eigen's for every row blocking.
 #include <gtest/gtest.h>
 
@@ -270,6 +272,154 @@ TEST(Lapack, GeneralizedEigenvaluesSolveThePencilAndFlagInfiniteOnes) {
   EXPECT_THROW(lapack::generalized_eigenvalues(bad, I2, alpha, beta), NumericalError);
   Matrix rect(2, 3), I3 = Matrix::Identity(2, 2);
   EXPECT_THROW(lapack::generalized_eigenvalues(rect, I3, alpha, beta), InvalidArgument);
+}
+
+/// Eigenpair residuals of a backward-stable eigensolver: rounding level against ||A||.
+constexpr double kEigenTol = 1e-12;
+
+TEST(Lapack, SymmetricEigenDecomposesWithOrthonormalVectors) {
+  std::mt19937 gen(11);
+  const Index n = 40;
+  const Matrix G = random_normal(n, n, gen);
+  const Matrix S = G + G.transpose();
+  Matrix V = S;
+  Vector w;
+  lapack::symmetric_eigen(V, w);
+  ASSERT_EQ(w.size(), n);
+  for (Index i = 1; i < n; ++i) EXPECT_LE(w(i - 1), w(i));
+  EXPECT_TRUE(matrices_near(Matrix(V.transpose() * V), Matrix::Identity(n, n), kEigenTol));
+  EXPECT_TRUE(matrices_near(Matrix(S * V), Matrix(V * w.asDiagonal()), kEigenTol * S.norm()));
+  // Only the lower triangle is read (Eigen's convention): garbage above it changes nothing.
+  Matrix lower = S;
+  lower.triangularView<Eigen::StrictlyUpper>().setConstant(1e6);
+  const Vector values = lapack::symmetric_eigenvalues(lower);
+  EXPECT_TRUE(matrices_near(values, w, kEigenTol * S.norm()));
+  // Non-finite data: NaN eigenvalues (a norm of it is NaN), an error where vectors are asked for.
+  Matrix bad = S;
+  bad(2, 1) = std::numeric_limits<double>::quiet_NaN();
+  Matrix bad_copy = bad;
+  EXPECT_TRUE(std::isnan(lapack::symmetric_eigenvalues(bad_copy)(0)));
+  EXPECT_THROW(lapack::symmetric_eigen(bad, w), NumericalError);
+  Matrix rect(3, 2);
+  EXPECT_THROW(lapack::symmetric_eigen(rect, w), InvalidArgument);
+}
+
+TEST(Lapack, TridiagonalEigenvaluesOfTheSecondDifferenceMatrix) {
+  // tridiag(-1, 2, -1) of order n: lambda_k = 2 - 2 cos(k pi / (n + 1)), k = 1..n (exact).
+  const Index n = 50;
+  const Vector d = Vector::Constant(n, 2.0), e = Vector::Constant(n - 1, -1.0);
+  const Vector w = lapack::symmetric_tridiagonal_eigenvalues(d, e);
+  ASSERT_EQ(w.size(), n);
+  const double pi = std::acos(-1.0);
+  for (Index k = 1; k <= n; ++k)
+    EXPECT_NEAR(w(k - 1), 2.0 - 2.0 * std::cos(double(k) * pi / double(n + 1)), 1e-13);
+  EXPECT_EQ(lapack::symmetric_tridiagonal_eigenvalues(Vector::Constant(1, 3.0), Vector(0))(0), 3.0);
+  EXPECT_THROW(lapack::symmetric_tridiagonal_eigenvalues(d, Vector::Zero(3)), InvalidArgument);
+  Vector bad = d;
+  bad(4) = std::numeric_limits<double>::infinity();
+  EXPECT_THROW(lapack::symmetric_tridiagonal_eigenvalues(bad, e), NumericalError);
+}
+
+TEST(Lapack, GeneralizedSymmetricEigenIsBOrthonormal) {
+  std::mt19937 gen(12);
+  const Index n = 30;
+  const Matrix G = random_normal(n, n, gen), H = random_normal(n, n, gen);
+  const Matrix A = G + G.transpose();
+  const Matrix B = H * H.transpose() + double(n) * Matrix::Identity(n, n);  // positive definite
+  Matrix V = A, Bw = B;
+  Vector w;
+  lapack::generalized_symmetric_eigen(V, Bw, w);
+  ASSERT_EQ(w.size(), n);
+  for (Index i = 1; i < n; ++i) EXPECT_LE(w(i - 1), w(i));
+  EXPECT_TRUE(matrices_near(Matrix(V.transpose() * B * V), Matrix::Identity(n, n), kEigenTol));
+  EXPECT_TRUE(matrices_near(Matrix(A * V), Matrix(B * V * w.asDiagonal()),
+                            kEigenTol * (A.norm() + w.cwiseAbs().maxCoeff() * B.norm())));
+  // An indefinite B is named, not decomposed.
+  Matrix V2 = A, indefinite = A;
+  EXPECT_THROW(lapack::generalized_symmetric_eigen(V2, indefinite, w), NumericalError);
+}
+
+TEST(Lapack, GeneralEigenpairsSatisfyTheirEquationsAndPairUp) {
+  std::mt19937 gen(13);
+  const Index n = 25;
+  const Matrix A = random_normal(n, n, gen);
+  Matrix work = A;
+  ComplexVector lambda;
+  ComplexMatrix V;
+  lapack::eigen(work, lambda, V);
+  ASSERT_EQ(lambda.size(), n);
+  ASSERT_EQ(V.cols(), n);
+  const ComplexMatrix AV = A.cast<Complex>() * V;
+  for (Index i = 0; i < n; ++i) {
+    EXPECT_NEAR(V.col(i).norm(), 1.0, kEigenTol);
+    EXPECT_LT((AV.col(i) - lambda(i) * V.col(i)).norm(), kEigenTol * A.norm()) << "pair " << i;
+  }
+  // Complex pairs: consecutive, positive imaginary part first, conjugate vectors.
+  for (Index i = 0; i < n; ++i)
+    if (lambda(i).imag() != 0.0) {
+      ASSERT_GT(lambda(i).imag(), 0.0);
+      ASSERT_LT(i + 1, n);
+      EXPECT_EQ(lambda(i + 1), std::conj(lambda(i)));
+      EXPECT_TRUE(
+          matrices_near(ComplexMatrix(V.col(i + 1)), ComplexMatrix(V.col(i).conjugate()), 0.0));
+      ++i;
+    }
+  // The values alone are the same values (in whatever order).
+  work = A;
+  const ComplexVector values = lapack::eigenvalues(work);
+  ASSERT_EQ(values.size(), n);
+  for (Index i = 0; i < n; ++i)
+    EXPECT_LT((lambda.array() - values(i)).abs().minCoeff(), kEigenTol * A.norm()) << values(i);
+  Matrix bad = A;
+  bad(0, 0) = std::numeric_limits<double>::quiet_NaN();
+  EXPECT_THROW(lapack::eigenvalues(bad), NumericalError);
+  Matrix rect(2, 3);
+  EXPECT_THROW(lapack::eigenvalues(rect), InvalidArgument);
+}
+
+TEST(Lapack, HessenbergFormIsSimilarAndZeroBelowTheSubdiagonal) {
+  std::mt19937 gen(14);
+  const Index n = 33;
+  const Matrix A = random_normal(n, n, gen);
+  Matrix H = A, Q;
+  lapack::hessenberg(H, Q);
+  for (Index j = 0; j < n; ++j)
+    for (Index i = j + 2; i < n; ++i) EXPECT_EQ(H(i, j), 0.0) << i << "," << j;
+  EXPECT_TRUE(matrices_near(Matrix(Q.transpose() * Q), Matrix::Identity(n, n), kEigenTol));
+  EXPECT_TRUE(matrices_near(Matrix(Q * H * Q.transpose()), A, kEigenTol * A.norm()));
+}
+
+TEST(Lapack, FullSvdGivesTheNullSpace) {
+  std::mt19937 gen(15);
+  // A 4 x 6 matrix of rank 3: V's last three columns span its null space.
+  const Matrix X = random_normal(4, 3, gen) * random_normal(3, 6, gen);
+  const lapack::Svd svd = lapack::full_svd(X);
+  ASSERT_EQ(svd.U.rows(), 4);
+  ASSERT_EQ(svd.U.cols(), 4);
+  ASSERT_EQ(svd.V.rows(), 6);
+  ASSERT_EQ(svd.V.cols(), 6);
+  ASSERT_EQ(svd.s.size(), 4);
+  EXPECT_TRUE(matrices_near(Matrix(svd.U.transpose() * svd.U), Matrix::Identity(4, 4), kEigenTol));
+  EXPECT_TRUE(matrices_near(Matrix(svd.V.transpose() * svd.V), Matrix::Identity(6, 6), kEigenTol));
+  EXPECT_LT(svd.s(3), 1e-12 * svd.s(0));
+  EXPECT_LT(Matrix(X * svd.V.rightCols(3)).norm(), kEigenTol * X.norm());
+  Matrix S = Matrix::Zero(4, 6);
+  S.diagonal() = svd.s;
+  EXPECT_TRUE(matrices_near(Matrix(svd.U * S * svd.V.transpose()), X, kEigenTol * X.norm()));
+}
+
+TEST(Lapack, PivotedQrFormsTheOrthonormalFactor) {
+  std::mt19937 gen(16);
+  const Matrix X = random_normal(30, 7, gen);
+  Matrix work = X, Q;
+  Eigen::VectorXi perm;
+  const Matrix R = lapack::pivoted_qr_r_factor(work, perm, &Q);
+  ASSERT_EQ(Q.rows(), 30);
+  ASSERT_EQ(Q.cols(), 7);
+  EXPECT_TRUE(matrices_near(Matrix(Q.transpose() * Q), Matrix::Identity(7, 7), kProductTol));
+  Matrix XP(30, 7);
+  for (Index j = 0; j < 7; ++j) XP.col(j) = X.col(perm(j));
+  EXPECT_TRUE(matrices_near(Matrix(Q * R), XP, kProductTol * X.norm()));
 }
 
 TEST(SmallMatrix, ProductMatchesEigenForEveryRowBlocking) {

@@ -3,7 +3,7 @@
 
 #include <cmath>
 
-#include <Eigen/Eigenvalues>
+#include "src/linalg/lapack.hpp"
 
 #if defined(__SSE__) || defined(__x86_64__)
 #include <xmmintrin.h>
@@ -124,9 +124,11 @@ void throw_rk4_unstable(double dt, double limit, double omega_max, bool damped, 
 double largest_tridiagonal_eigenvalue(const Vector& diagonal, const Vector& sub) {
   if (diagonal.size() == 0) return 0.0;
   if (diagonal.size() == 1) return diagonal(0);
-  Eigen::SelfAdjointEigenSolver<Matrix> solver;
-  solver.computeFromTridiagonal(diagonal, sub, Eigen::EigenvaluesOnly);
-  return solver.info() == Eigen::Success ? solver.eigenvalues().maxCoeff() : 0.0;
+  try {
+    return lapack::symmetric_tridiagonal_eigenvalues(diagonal, sub).maxCoeff();
+  } catch (const NumericalError&) {
+    return 0.0;  // no estimate (not converged, or a non-finite Lanczos coefficient)
+  }
 }
 
 void throw_newton_failed(double t, Index step, int iterations, double delta, double tolerance,

@@ -39,6 +39,18 @@ void dgeqp3_(const int* m, const int* n, double* a, const int* lda, int* jpvt, d
 void dsyevd_(const char* jobz, const char* uplo, const int* n, double* a, const int* lda, double* w,
              double* work, const int* lwork, int* iwork, const int* liwork, int* info,
              std::size_t jobz_len, std::size_t uplo_len);
+void dsterf_(const int* n, double* d, double* e, int* info);
+void dsygvd_(const int* itype, const char* jobz, const char* uplo, const int* n, double* a,
+             const int* lda, double* b, const int* ldb, double* w, double* work, const int* lwork,
+             int* iwork, const int* liwork, int* info, std::size_t jobz_len, std::size_t uplo_len);
+void dgeev_(const char* jobvl, const char* jobvr, const int* n, double* a, const int* lda,
+            double* wr, double* wi, double* vl, const int* ldvl, double* vr, const int* ldvr,
+            double* work, const int* lwork, int* info, std::size_t jobvl_len,
+            std::size_t jobvr_len);
+void dgehrd_(const int* n, const int* ilo, const int* ihi, double* a, const int* lda, double* tau,
+             double* work, const int* lwork, int* info);
+void dorghr_(const int* n, const int* ilo, const int* ihi, double* a, const int* lda,
+             const double* tau, double* work, const int* lwork, int* info);
 void dggev_(const char* jobvl, const char* jobvr, const int* n, double* a, const int* lda,
             double* b, const int* ldb, double* alphar, double* alphai, double* beta, double* vl,
             const int* ldvl, double* vr, const int* ldvr, double* work, const int* lwork, int* info,
@@ -101,14 +113,14 @@ void real_schur(Matrix& T, Matrix& Q) {
 
 namespace {
 
-/// dgesdd with JOBZ = 'S' (thin vectors) or 'N' (values only).
+/// dgesdd with JOBZ = 'S' (thin vectors), 'A' (full vectors) or 'N' (values only).
 void gesdd(char jobz, Matrix& X, Matrix* U, Vector& s, Matrix* Vt) {
   const int m = fortran_int(X.rows(), "rows"), n = fortran_int(X.cols(), "columns");
   const int k = std::min(m, n);
   s.resize(k);
   if (k == 0) {
-    if (U) U->setZero(m, 0);
-    if (Vt) Vt->setZero(0, n);
+    if (U) jobz == 'A' ? U->setIdentity(m, m) : U->setZero(m, 0);
+    if (Vt) jobz == 'A' ? Vt->setIdentity(n, n) : Vt->setZero(0, n);
     return;
   }
   // Its input is computed (Gramian factors, snapshots): a non-finite entry is a numerical failure.
@@ -119,13 +131,13 @@ void gesdd(char jobz, Matrix& X, Matrix* U, Vector& s, Matrix* Vt) {
   double dummy = 0.0;
   double* u = &dummy;
   double* vt = &dummy;
-  if (jobz == 'S') {
-    U->resize(m, k);
-    Vt->resize(k, n);
+  if (jobz != 'N') {
+    U->resize(m, jobz == 'A' ? m : k);
+    Vt->resize(jobz == 'A' ? n : k, n);
     u = U->data();
     vt = Vt->data();
     ldu = std::max(1, m);
-    ldvt = std::max(1, k);
+    ldvt = std::max(1, jobz == 'A' ? n : k);
   }
   std::vector<int> iwork(8 * static_cast<std::size_t>(k));
   int info = 0, lwork = -1;
@@ -267,6 +279,14 @@ Svd thin_svd(Matrix X) {
   return r;
 }
 
+Svd full_svd(Matrix X) {
+  Svd r;
+  Matrix Vt;
+  gesdd('A', X, &r.U, r.s, &Vt);
+  r.V = Vt.transpose();
+  return r;
+}
+
 Vector singular_values(Matrix& X) {
   Vector s;
   gesdd('N', X, nullptr, s, nullptr);
@@ -367,12 +387,13 @@ void invert(Matrix& X, double* rcond) {
                                         "): the matrix is singular (dgetri INFO = ", info, ")"));
 }
 
-Matrix pivoted_qr_r_factor(Matrix& X, Eigen::VectorXi& perm) {
+Matrix pivoted_qr_r_factor(Matrix& X, Eigen::VectorXi& perm, Matrix* Q) {
   const int m = fortran_int(X.rows(), "rows"), n = fortran_int(X.cols(), "columns");
   const int k = std::min(m, n);
   perm.setZero(n);  // jpvt = 0: every column is free to move
   if (k == 0) {
     for (int j = 0; j < n; ++j) perm(j) = j;
+    if (Q) Q->setZero(m, 0);
     return Matrix(0, n);
   }
   const int lda = std::max(1, m);
@@ -385,30 +406,190 @@ Matrix pivoted_qr_r_factor(Matrix& X, Eigen::VectorXi& perm) {
   dgeqp3_(&m, &n, X.data(), &lda, perm.data(), tau.data(), work.data(), &lwork, &info);
   if (info < 0) throw InvalidArgument(detail::concat("dgeqp3: argument ", -info, " is invalid"));
   perm.array() -= 1;  // Fortran's 1-based indices
-  return X.topRows(k).triangularView<Eigen::Upper>();
+  Matrix R = X.topRows(k).triangularView<Eigen::Upper>();
+  if (Q) {
+    *Q = X.leftCols(k);
+    lwork = -1;
+    dorgqr_(&m, &k, &k, Q->data(), &lda, tau.data(), &query, &lwork, &info);
+    lwork = workspace_size(query);
+    work.resize(static_cast<std::size_t>(lwork));
+    dorgqr_(&m, &k, &k, Q->data(), &lda, tau.data(), work.data(), &lwork, &info);
+    if (info < 0) throw InvalidArgument(detail::concat("dorgqr: argument ", -info, " is invalid"));
+  }
+  return R;
 }
 
-Vector symmetric_eigenvalues(Matrix& X) {
+namespace {
+
+/// dsyevd with JOBZ = 'N' or 'V' on a square, finite X (its lower triangle, as Eigen's
+/// SelfAdjointEigenSolver reads).
+void syevd(char jobz, Matrix& X, Vector& w) {
   const int n = fortran_int(X.rows(), "n");
-  require(X.cols() == X.rows(), "symmetric eigenvalues: the matrix is ", X.rows(), "x", X.cols(),
-          ", expected square");
-  Vector w(n);
-  if (n == 0) return w;
+  w.resize(n);
+  if (n == 0) return;
   const int lda = std::max(1, n);
   int info = 0, lwork = -1, liwork = -1, iquery = 0;
   double query = 0.0;
-  dsyevd_("N", "U", &n, X.data(), &lda, w.data(), &query, &lwork, &iquery, &liwork, &info, 1, 1);
+  dsyevd_(&jobz, "L", &n, X.data(), &lda, w.data(), &query, &lwork, &iquery, &liwork, &info, 1, 1);
   lwork = workspace_size(query);
   liwork = std::max(1, iquery);
   std::vector<double> work(static_cast<std::size_t>(lwork));
   std::vector<int> iwork(static_cast<std::size_t>(liwork));
-  dsyevd_("N", "U", &n, X.data(), &lda, w.data(), work.data(), &lwork, iwork.data(), &liwork, &info,
-          1, 1);
+  dsyevd_(&jobz, "L", &n, X.data(), &lda, w.data(), work.data(), &lwork, iwork.data(), &liwork,
+          &info, 1, 1);
   if (info < 0) throw InvalidArgument(detail::concat("dsyevd: argument ", -info, " is invalid"));
   if (info > 0)
     throw NumericalError(detail::concat("symmetric eigenvalues (", n, "x", n,
                                         ") did not converge (dsyevd INFO = ", info, ")"));
+}
+
+void require_square(const Matrix& X, const char* what) {
+  require(X.cols() == X.rows(), what, ": the matrix is ", X.rows(), "x", X.cols(),
+          ", expected square");
+}
+
+/// dgeev with JOBVR = 'N' or 'V' on a square A.
+void geev(char jobvr, Matrix& A, ComplexVector& lambda, ComplexMatrix* V) {
+  require_square(A, "eigenvalues");
+  if (!A.allFinite()) throw NumericalError("eigenvalues: the matrix has a non-finite entry");
+  const int n = fortran_int(A.rows(), "n"), lda = std::max(1, n), one = 1;
+  lambda.resize(n);
+  if (V) V->resize(n, n);
+  if (n == 0) return;
+  Vector wr(n), wi(n);
+  Matrix vr(jobvr == 'V' ? n : 0, jobvr == 'V' ? n : 0);
+  const int ldvr = jobvr == 'V' ? lda : 1;
+  double dummy = 0.0, query = 0.0;
+  double* vr_data = jobvr == 'V' ? vr.data() : &dummy;
+  int info = 0, lwork = -1;
+  dgeev_("N", &jobvr, &n, A.data(), &lda, wr.data(), wi.data(), &dummy, &one, vr_data, &ldvr,
+         &query, &lwork, &info, 1, 1);
+  lwork = workspace_size(query);
+  std::vector<double> work(static_cast<std::size_t>(lwork));
+  dgeev_("N", &jobvr, &n, A.data(), &lda, wr.data(), wi.data(), &dummy, &one, vr_data, &ldvr,
+         work.data(), &lwork, &info, 1, 1);
+  if (info < 0) throw InvalidArgument(detail::concat("dgeev: argument ", -info, " is invalid"));
+  if (info > 0)
+    throw NumericalError(detail::concat("eigenvalues (", n, "x", n,
+                                        "): the QR algorithm did not converge (dgeev INFO = ", info,
+                                        ")"));
+  for (Index i = 0; i < n; ++i) lambda[i] = Complex(wr[i], wi[i]);
+  if (!V) return;
+  // A complex pair (wi(j) > 0, then its conjugate) is stored as vr(:, j) +- i vr(:, j + 1).
+  for (Index j = 0; j < n; ++j) {
+    if (wi[j] == 0.0) {
+      V->col(j) = vr.col(j).cast<Complex>();
+    } else {
+      V->col(j).real() = vr.col(j);
+      V->col(j).imag() = vr.col(j + 1);
+      V->col(j + 1) = V->col(j).conjugate();
+      ++j;
+    }
+  }
+}
+
+}  // namespace
+
+Vector symmetric_eigenvalues(Matrix& X) {
+  require_square(X, "symmetric eigenvalues");
+  Vector w;
+  if (!X.allFinite()) {
+    w.setConstant(X.rows(), std::numeric_limits<double>::quiet_NaN());
+    return w;
+  }
+  syevd('N', X, w);
   return w;
+}
+
+void symmetric_eigen(Matrix& X, Vector& w) {
+  require_square(X, "symmetric eigendecomposition");
+  if (!X.allFinite())
+    throw NumericalError("symmetric eigendecomposition: the matrix has a non-finite entry");
+  syevd('V', X, w);
+}
+
+Vector symmetric_tridiagonal_eigenvalues(const Vector& diagonal, const Vector& sub_diagonal) {
+  const Index n = diagonal.size();
+  require(sub_diagonal.size() == std::max<Index>(n - 1, 0), "tridiagonal eigenvalues: ", n,
+          " diagonal and ", sub_diagonal.size(), " sub-diagonal entries");
+  if (!diagonal.allFinite() || !sub_diagonal.allFinite())
+    throw NumericalError("tridiagonal eigenvalues: the matrix has a non-finite entry");
+  Vector d = diagonal;
+  Vector e(std::max<Index>(n, 1));
+  e.head(sub_diagonal.size()) = sub_diagonal;
+  if (n == 0) return d;
+  const int nn = fortran_int(n, "n");
+  int info = 0;
+  dsterf_(&nn, d.data(), e.data(), &info);
+  if (info < 0) throw InvalidArgument(detail::concat("dsterf: argument ", -info, " is invalid"));
+  if (info > 0)
+    throw NumericalError(detail::concat("tridiagonal eigenvalues (n = ", n,
+                                        ") did not converge (dsterf INFO = ", info, ")"));
+  return d;
+}
+
+void generalized_symmetric_eigen(Matrix& A, Matrix& B, Vector& w) {
+  const Index n = A.rows();
+  require(A.cols() == n && B.rows() == n && B.cols() == n,
+          "generalized symmetric eigenproblem: A is ", A.rows(), "x", A.cols(), " and B ", B.rows(),
+          "x", B.cols(), ", expected square of one size");
+  if (!A.allFinite() || !B.allFinite())
+    throw NumericalError("generalized symmetric eigenproblem: the pencil has a non-finite entry");
+  w.resize(n);
+  if (n == 0) return;
+  const int nn = fortran_int(n, "n"), ld = std::max(1, nn), itype = 1;
+  int info = 0, lwork = -1, liwork = -1, iquery = 0;
+  double query = 0.0;
+  dsygvd_(&itype, "V", "L", &nn, A.data(), &ld, B.data(), &ld, w.data(), &query, &lwork, &iquery,
+          &liwork, &info, 1, 1);
+  lwork = workspace_size(query);
+  liwork = std::max(1, iquery);
+  std::vector<double> work(static_cast<std::size_t>(lwork));
+  std::vector<int> iwork(static_cast<std::size_t>(liwork));
+  dsygvd_(&itype, "V", "L", &nn, A.data(), &ld, B.data(), &ld, w.data(), work.data(), &lwork,
+          iwork.data(), &liwork, &info, 1, 1);
+  if (info < 0) throw InvalidArgument(detail::concat("dsygvd: argument ", -info, " is invalid"));
+  if (info > nn)
+    throw NumericalError(detail::concat("generalized symmetric eigenproblem (", n, "x", n,
+                                        "): B is not positive definite (leading minor of order ",
+                                        info - nn, ")"));
+  if (info > 0)
+    throw NumericalError(detail::concat("generalized symmetric eigenproblem (", n, "x", n,
+                                        ") did not converge (dsygvd INFO = ", info, ")"));
+}
+
+ComplexVector eigenvalues(Matrix& A) {
+  ComplexVector lambda;
+  geev('N', A, lambda, nullptr);
+  return lambda;
+}
+
+void eigen(Matrix& A, ComplexVector& lambda, ComplexMatrix& V) {
+  geev('V', A, lambda, &V);
+}
+
+void hessenberg(Matrix& H, Matrix& Q) {
+  require_square(H, "Hessenberg form");
+  if (!H.allFinite()) throw InvalidArgument("Hessenberg form: the matrix has a non-finite entry");
+  const int n = fortran_int(H.rows(), "n"), lda = std::max(1, n), ilo = 1;
+  if (n == 0) {
+    Q.resize(0, 0);
+    return;
+  }
+  std::vector<double> tau(static_cast<std::size_t>(std::max(1, n - 1)));
+  int info = 0, lwork = -1;
+  double query = 0.0, query2 = 0.0;
+  dgehrd_(&n, &ilo, &n, H.data(), &lda, tau.data(), &query, &lwork, &info);
+  Q.resize(n, n);
+  dorghr_(&n, &ilo, &n, Q.data(), &lda, tau.data(), &query2, &lwork, &info);
+  lwork = std::max(workspace_size(query), workspace_size(query2));
+  std::vector<double> work(static_cast<std::size_t>(lwork));
+  dgehrd_(&n, &ilo, &n, H.data(), &lda, tau.data(), work.data(), &lwork, &info);
+  if (info < 0) throw InvalidArgument(detail::concat("dgehrd: argument ", -info, " is invalid"));
+  Q = H;
+  dorghr_(&n, &ilo, &n, Q.data(), &lda, tau.data(), work.data(), &lwork, &info);
+  if (info < 0) throw InvalidArgument(detail::concat("dorghr: argument ", -info, " is invalid"));
+  for (int j = 0; j + 2 < n; ++j) H.col(j).tail(n - j - 2).setZero();  // the reflectors
 }
 
 void generalized_eigenvalues(Matrix& A, Matrix& B, ComplexVector& alpha, Vector& beta) {

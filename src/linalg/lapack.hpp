@@ -103,11 +103,55 @@ void invert(Matrix& X, double* rcond = nullptr);
 /// the k x n upper trapezoidal R and the permutation as 0-based indices, column j of X P being
 /// column perm[j] of X; the diagonal of R decreases in magnitude, which reveals the numerical
 /// rank. X is destroyed; Q is not formed.
-Matrix pivoted_qr_r_factor(Matrix& X, Eigen::VectorXi& perm);
+/// If Q is given, it receives the first k columns of the orthogonal factor (dorgqr).
+Matrix pivoted_qr_r_factor(Matrix& X, Eigen::VectorXi& perm, Matrix* Q = nullptr);
 
-/// Eigenvalues of the symmetric matrix X (ascending) by dsyevd without vectors; only the upper
-/// triangle is read, X is destroyed.
+/// Eigenvalues of the symmetric matrix X (ascending) by dsyevd without vectors; only the lower
+/// triangle is read (as by Eigen's SelfAdjointEigenSolver), X is destroyed. A matrix with a
+/// non-finite entry gives NaN eigenvalues (as a norm of it would be NaN), not an error.
+/// @throws InvalidArgument if X is not square; NumericalError if the iteration did not converge.
 Vector symmetric_eigenvalues(Matrix& X);
+
+/// Eigenvalues w (ascending) and orthonormal eigenvectors of the symmetric matrix X = V diag(w)
+/// V^T by dsyevd (divide and conquer); only the lower triangle is read; on return X holds V.
+/// @throws InvalidArgument if X is not square; NumericalError if X has a non-finite entry or the
+///         iteration did not converge.
+void symmetric_eigen(Matrix& X, Vector& w);
+
+/// Eigenvalues (ascending) of the symmetric tridiagonal matrix with the given diagonal (n) and
+/// sub-diagonal (n - 1) by dsterf (root-free QL/QR).
+/// @throws InvalidArgument if the sizes do not match; NumericalError if an entry is not finite or
+///         the iteration did not converge.
+Vector symmetric_tridiagonal_eigenvalues(const Vector& diagonal, const Vector& sub_diagonal);
+
+/// The symmetric-definite pencil A v = lambda B v (A symmetric, B symmetric positive definite) by
+/// dsygvd (Cholesky factor of B, then divide and conquer): eigenvalues w ascending, eigenvectors
+/// in A on return, normalised V^T B V = I. Only the lower triangles are read; B is destroyed.
+/// @throws InvalidArgument if the sizes do not match; NumericalError if an entry is not finite,
+///         B is not positive definite or the iteration did not converge.
+void generalized_symmetric_eigen(Matrix& A, Matrix& B, Vector& w);
+
+/// Eigenvalues of the general real square matrix A by dgeev (Hessenberg QR, no vectors): complex
+/// pairs consecutive, positive imaginary part first. A is destroyed.
+/// @throws InvalidArgument if A is not square; NumericalError if it has a non-finite entry or the
+///         QR algorithm did not converge.
+ComplexVector eigenvalues(Matrix& A);
+
+/// Eigenvalues lambda and right eigenvectors (A V = V diag(lambda); each column of unit 2-norm,
+/// its largest component real) of the general real square matrix A by dgeev. A is destroyed.
+/// @throws as eigenvalues().
+void eigen(Matrix& A, ComplexVector& lambda, ComplexMatrix& V);
+
+/// Hessenberg form A = Q H Q^T by dgehrd and dorghr: on entry H holds A (square); on return H is
+/// upper Hessenberg (zeros below the sub-diagonal) and Q orthogonal.
+/// @throws InvalidArgument if H is not square or has a non-finite entry.
+void hessenberg(Matrix& H, Matrix& Q);
+
+/// Full singular value decomposition X = U diag(s) V^T (X m x n; U m x m and V n x n orthogonal,
+/// s the min(m, n) singular values, descending) by dgesdd: V's last n - rank columns span the
+/// null space. X is taken by value.
+/// @throws NumericalError if X has a non-finite entry or the iteration did not converge.
+Svd full_svd(Matrix X);
 
 /// Eigenvalues lambda_i = alpha_i / beta_i of the pencil (A, B), A x = lambda B x, by dggev (QZ
 /// algorithm, no vectors): beta_i >= 0, and beta_i = 0 (or tiny against |alpha_i|) marks an

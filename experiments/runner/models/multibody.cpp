@@ -14,7 +14,6 @@
 //    animation) into /benchmark and /animation, and the linearisation (M, D, K, B, Cp, Cv, its
 //    poles, its response, the nonlinear one at amplitudes a and a/2) into /linear.
 // Format and results: docs/multibody.md; examples experiments/a0*.toml, robot.toml.
-#include <Eigen/Eigenvalues>
 #include <Eigen/LU>
 #include <algorithm>
 #include <cmath>
@@ -28,6 +27,7 @@
 #include "src/core/errors.hpp"
 #include "src/core/timing.hpp"
 #include "src/io/results.hpp"
+#include "src/linalg/lapack.hpp"
 
 namespace mor::experiments {
 namespace {
@@ -498,9 +498,10 @@ class MultibodyFullModel final : public FullModel {
     out.set_attribute(g, "output_names", joined(model_->linear_output_names()));
     out.set_attribute(g, "about", rest_state(model_->id()));
     {
-      const Eigen::EigenSolver<Matrix> es(LinearOde(dense).J, false);
-      out.write_vector(layout::kLinearPolesReal, es.eigenvalues().real());
-      out.write_vector(layout::kLinearPolesImag, es.eigenvalues().imag());
+      Matrix J = LinearOde(dense).J;
+      const ComplexVector poles = lapack::eigenvalues(J);
+      out.write_vector(layout::kLinearPolesReal, poles.real());
+      out.write_vector(layout::kLinearPolesImag, poles.imag());
     }
     out.set_attribute(g, "input", context.input.describe());
     const CvodeOptions lo = cvode_options(context.integrator);
