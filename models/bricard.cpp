@@ -232,9 +232,13 @@ Matrix Bricard::constraint_jacobian(const Vector& theta) const {
 Vector Bricard::tangent(const Vector& theta) const {
   const Svd svd = lapack::full_svd(constraint_jacobian(theta));
   Vec5 n = svd.V.col(4);
-  Index largest = 0;
-  n.cwiseAbs().maxCoeff(&largest);
-  if (n[largest] < 0.0) n = -n;
+  // The first entry within 1e-8 of the largest magnitude decides the sign: entries of equal
+  // magnitude (all five at theta = 0) must not leave the choice to rounding, which differs
+  // between SVD implementations.
+  const double largest = n.cwiseAbs().maxCoeff();
+  Index first = 0;
+  while (std::abs(n[first]) < largest * (1.0 - 1e-8)) ++first;
+  if (n[first] < 0.0) n = -n;
   return n;
 }
 

@@ -96,7 +96,8 @@ class Bricard final : public MultibodyModel {
   /// Phi_theta (5 x 5).
   Matrix constraint_jacobian(const Vector& theta) const;
   /// The unit null vector of Phi_theta (its last right singular vector), signed so that its
-  /// largest entry in magnitude is positive.
+  /// largest entry in magnitude is positive (the first of them where several are equal to within
+  /// a relative 1e-8).
   Vector tangent(const Vector& theta) const;
 
   // --- dynamics -------------------------------------------------------------------------------
