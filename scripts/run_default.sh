@@ -11,8 +11,8 @@ plot_packages=$!
 # A failed build still lets the installation finish (dpkg's lock released) and leaves no log.
 trap 'wait "$plot_packages" 2>/dev/null; rm -f "$plot_log"' EXIT
 # A tree not configured yet (a fresh clone) compiles every file once: ccache would only store the
-# objects, at 0.6-1.2 s per file on an empty cache (hashing the precompiled header it includes),
-# about 20 s of this build. The test command later builds in the same tree and reuses them.
+# objects, at about 0.7 s more per file on an empty cache (hashing the precompiled header it
+# includes; 0.1-1.2 s over six files), some 20 s of this build. The test command later builds in the same tree and reuses them.
 [ -f "$BUILD_DIR/CMakeCache.txt" ] || export CCACHE_DISABLE=1
 # Only the program: the tests and benchmarks (and the packages they need) come with the test and
 # benchmark commands.
