@@ -9,6 +9,7 @@
 #include <exception>
 #include <limits>
 #include <memory>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -37,6 +38,15 @@ double largest_singular_value(const Matrix& D) {
   if (D.rows() == 1 || D.cols() == 1) return D.norm();
   Matrix X = D;
   return lapack::singular_values(X)(0);
+}
+
+/// lapack::eigenvalues(M) (M destroyed), a failure's message led by what was being computed.
+ComplexVector eigenvalues_of(Matrix& M, std::string_view what) {
+  try {
+    return lapack::eigenvalues(M);
+  } catch (const NumericalError& e) {
+    throw NumericalError(detail::concat(what, ": ", e.what()));
+  }
 }
 
 /// "a + bi" with enough digits to recognise the value.
@@ -334,7 +344,7 @@ HinfResult level_set(const Matrix& E, const Matrix& A, const Matrix& B, const Ma
 
   // Stability: every eigenvalue of A_hat in the open left half plane.
   Matrix A_work = A_hat;
-  const ComplexVector poles = lapack::eigenvalues(A_work);
+  const ComplexVector poles = eigenvalues_of(A_work, "H-infinity norm: the poles (E^{-1} A)");
   const double a_norm = A_hat.cwiseAbs().colwise().sum().maxCoeff();
   for (Index i = 0; i < n; ++i) {
     if (require_stable && !(poles[i].real() < -kStabilityTol * a_norm))
@@ -394,7 +404,8 @@ HinfResult level_set(const Matrix& E, const Matrix& A, const Matrix& B, const Ma
     const double gamma = (1.0 + 2.0 * tolerance) * lower;
     Matrix H = hamiltonian(A_hat, B_hat, C, D, gamma);
     const double threshold = kImaginaryAxisTol * H.cwiseAbs().colwise().sum().maxCoeff();
-    const ComplexVector eigenvalues = lapack::eigenvalues(H);
+    const ComplexVector eigenvalues =
+        eigenvalues_of(H, detail::concat("H-infinity norm: the Hamiltonian at gamma = ", gamma));
     ++result.evaluations;
     std::vector<double> crossings;
     for (const Complex& z : eigenvalues)
@@ -960,7 +971,7 @@ HinfResult hinf_error_with_reference(LtiOperator& sys, DenseLtiOperator& reduced
   if (bounded) {
     Matrix H = hamiltonian(A_hat, B_hat, Cs, Ds, gamma);
     const double h_norm = H.cwiseAbs().colwise().sum().maxCoeff();
-    for (const Complex& z : lapack::eigenvalues(H))
+    for (const Complex& z : eigenvalues_of(H, "H-infinity error: the Hamiltonian"))
       if (z.imag() > 0.0 && std::abs(z.real()) <= kImaginaryAxisTol * h_norm)
         cross.push_back(z.imag());
   }
