@@ -51,7 +51,7 @@ class Pendulum final : public MultibodyModel {
   /// P1 = (L sin phi, -L cos phi).
   Eigen::Vector2d point(double phi) const;
   /// T + V (J).
-  double energy(const Vector& x) const;
+  double energy(const Vector& x) const override;
 
   /// The exact angle at time t after a release at rest from phi0, 0 < |phi0| < pi.
   /// @throws InvalidArgument for phi0 outside that range or a non-finite t.

@@ -212,7 +212,7 @@ TEST_F(Cli, AResultsFileNeverReplacesAnInputOrAnyOtherFile) {
   fs::create_directories(dir_ / "folder.h5");
   const std::string exp_bytes = bytes_of(exp), other_bytes = bytes_of(dir_ / "other.toml");
   const std::string run = "run " + exp.string() + " --no-plots -q";
-  for (const std::string args :
+  for (const std::string& args :
        {run + " --set experiment.output=\"exp.toml\"", run + " -o exp.toml", run + " -o other.toml",
         run + " -o folder.h5"}) {
     const Outcome o = mor(args);
