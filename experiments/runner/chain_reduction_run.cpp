@@ -187,7 +187,7 @@ HyperReduction hyper_reduce(const ChainProjectionOptions& red, Matrix F,
   return h;
 }
 
-void write_deim(io::ResultsWriter& out, const std::string& grp, const HyperReduction& h) {
+void write_deim(io::RecordSink& out, const std::string& grp, const HyperReduction& h) {
   const DeimResult& d = h.deim.front();
   const auto m = static_cast<Index>(d.indices.size());
   out.set_attribute(grp, "m", static_cast<std::int64_t>(m));
@@ -225,7 +225,7 @@ std::vector<EcswResult> train_ecsw(const ChainProjectionOptions& red, const Full
   return out;
 }
 
-void write_ecsw(io::ResultsWriter& out, const std::string& grp, const EcswResult& e,
+void write_ecsw(io::RecordSink& out, const std::string& grp, const EcswResult& e,
                 Index n_elements) {
   const auto k = static_cast<Index>(e.elements.size());
   out.set_attribute(grp, "ecsw_elements", static_cast<std::int64_t>(k));
@@ -249,7 +249,7 @@ void write_ecsw(io::ResultsWriter& out, const std::string& grp, const EcswResult
 /// snapshot fields ("x": a first-order model's state), the energies and every singular value
 /// computed. seconds: the whole step.
 PodResult pod_basis_and_record(const ChainProjectionOptions& red, const Matrix& Q,
-                               Index compare_max, bool first_order, io::ResultsWriter& out) {
+                               Index compare_max, bool first_order, io::RecordSink& out) {
   const auto t = Clock::now();
   const std::string& grp = layout::kReduction;
   PodOptions po;
@@ -288,7 +288,7 @@ PodResult pod_basis_and_record(const ChainProjectionOptions& red, const Matrix& 
 }  // namespace
 
 ChainReduction reduce_chain_and_record(const ExperimentConfig& c, const ChainProjectionOptions& red,
-                                       const FullModel& model, io::ResultsWriter& out,
+                                       const FullModel& model, io::RecordSink& out,
                                        const std::atomic<bool>* stop) {
   const bool pod_method = !red.empirical;
   const std::string method = red.empirical ? "empirical_bt" : "pod";
@@ -451,7 +451,7 @@ namespace mor::experiments {
 
 ReducedModel reduce_linear_by_pod(const ExperimentConfig& c, const ChainProjectionOptions& red,
                                   const FullModel& model, LtiOperator& full,
-                                  const SecondOrderSystem* second_order, io::ResultsWriter& out,
+                                  const SecondOrderSystem* second_order, io::RecordSink& out,
                                   const std::atomic<bool>* stop) {
   const auto t_start = Clock::now();
   ReducedModel reduced;

@@ -58,7 +58,7 @@ struct ChainReduction {
 ///         the snapshot or Gramian rank); NumericalError if a training or Gramian run diverges;
 ///         Interrupted.
 ChainReduction reduce_chain_and_record(const ExperimentConfig& c, const ChainProjectionOptions& red,
-                                       const FullModel& model, io::ResultsWriter& out,
+                                       const FullModel& model, io::RecordSink& out,
                                        const std::atomic<bool>* stop);
 
 /// POD of a linear model that has no projection seam (model files, the linearised multibody
@@ -72,7 +72,7 @@ ChainReduction reduce_chain_and_record(const ExperimentConfig& c, const ChainPro
 ///         the snapshot rank); NumericalError if a training run diverges; Interrupted.
 ReducedModel reduce_linear_by_pod(const ExperimentConfig& c, const ChainProjectionOptions& red,
                                   const FullModel& model, LtiOperator& full,
-                                  const SecondOrderSystem* second_order, io::ResultsWriter& out,
+                                  const SecondOrderSystem* second_order, io::RecordSink& out,
                                   const std::atomic<bool>* stop);
 
 }  // namespace mor::experiments

@@ -184,7 +184,7 @@ class KeyWriter {
 /// Stores every key as an attribute of one group of a results file.
 class KeyRecorder {
  public:
-  KeyRecorder(io::ResultsWriter& out, std::string group) : out_(out), group_(std::move(group)) {}
+  KeyRecorder(io::RecordSink& out, std::string group) : out_(out), group_(std::move(group)) {}
   void operator()(const Key& k, double x) { out_.set_attribute(group_, k.name, x); }
   void operator()(const Key& k, Index x) {
     out_.set_attribute(group_, k.name, static_cast<std::int64_t>(x));
@@ -226,7 +226,7 @@ class KeyRecorder {
   }
 
  private:
-  io::ResultsWriter& out_;
+  io::RecordSink& out_;
   std::string group_;
 };
 

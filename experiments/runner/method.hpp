@@ -72,14 +72,14 @@ class ReductionMethod {
   /// @throws InvalidArgument if the model does not fit (e.g. SOBT of a first-order model),
   ///         NumericalError as the algorithms.
   virtual ReducedModel reduce_linear(LtiOperator& full, const SecondOrderSystem* second_order,
-                                     io::ResultsWriter& out) const;
+                                     io::RecordSink& out) const;
   /// Family linear, as the runner calls it: reduce_linear, except for the methods that learn
   /// from simulations of the full model `model` (pod: the training runs of c).
   /// @throws as reduce_linear; NumericalError if a training run diverges; Interrupted.
   virtual ReducedModel reduce_linear_in_run(const ExperimentConfig& c, const FullModel& model,
                                             LtiOperator& full,
                                             const SecondOrderSystem* second_order,
-                                            io::ResultsWriter& out,
+                                            io::RecordSink& out,
                                             const std::atomic<bool>* stop) const {
     (void)c, (void)model, (void)stop;
     return reduce_linear(full, second_order, out);
@@ -87,7 +87,7 @@ class ReductionMethod {
   /// Family chain_projection: projects the full model (through its snapshot-method seam,
   /// experiments/runner/model_kind.hpp; training runs from c) and writes /reduction.
   virtual ChainReduction reduce_projection(const ExperimentConfig& c, const FullModel& model,
-                                           io::ResultsWriter& out,
+                                           io::RecordSink& out,
                                            const std::atomic<bool>* stop) const;
 };
 
@@ -121,7 +121,7 @@ std::shared_ptr<const ReductionMethod> read_reduction(TableReader& r, const std:
 std::string method_keys_context(const TableReader& r, std::string_view method);
 
 /// Creates /reduction with the method's name (every method starts its record with it).
-void begin_reduction_record(io::ResultsWriter& out, std::string_view method);
+void begin_reduction_record(io::RecordSink& out, std::string_view method);
 
 /// @throws InvalidArgument naming `where` unless the experiment's model is linear or has a
 ///         linearisation about its rest state (which the linear methods then reduce).

@@ -108,7 +108,7 @@ std::string method_keys_context(const TableReader& r, std::string_view method) {
   return detail::concat(" for reduction.method = \"", method, "\"");
 }
 
-void begin_reduction_record(io::ResultsWriter& out, std::string_view method) {
+void begin_reduction_record(io::RecordSink& out, std::string_view method) {
   out.create_group(layout::kReduction);
   out.set_attribute(layout::kReduction, "method", std::string(method));
 }
@@ -123,14 +123,13 @@ void require_linear_model(const ExperimentConfig& c, const std::string& where,
 }
 
 ReducedModel ReductionMethod::reduce_linear(LtiOperator&, const SecondOrderSystem*,
-                                            io::ResultsWriter&) const {
+                                            io::RecordSink&) const {
   throw InvalidArgument(
       detail::concat("reduction.method = \"", name(), "\" does not give a linear reduced model"));
 }
 
 ChainReduction ReductionMethod::reduce_projection(const ExperimentConfig&, const FullModel&,
-                                                  io::ResultsWriter&,
-                                                  const std::atomic<bool>*) const {
+                                                  io::RecordSink&, const std::atomic<bool>*) const {
   throw InvalidArgument(
       detail::concat("reduction.method = \"", name(), "\" does not project a nonlinear model"));
 }

@@ -17,20 +17,20 @@ namespace {
 using detail::concat;
 }  // namespace
 
-void record_reduced_first_order(io::ResultsWriter& out, const Matrix& E, const Matrix& A,
+void record_reduced_first_order(io::RecordSink& out, const Matrix& E, const Matrix& A,
                                 const Matrix& B, const Matrix& C, const Matrix& D) {
   for (const auto& [name, X] :
        {std::pair<const char*, const Matrix*>{"E", &E}, {"A", &A}, {"B", &B}, {"C", &C}, {"D", &D}})
     out.write_matrix(layout::child(layout::kReductionReduced, name), *X);
 }
 
-void record_bases(io::ResultsWriter& out, bool store, const Matrix& V, const Matrix& W) {
+void record_bases(io::RecordSink& out, bool store, const Matrix& V, const Matrix& W) {
   if (!store) return;
   out.write_matrix(layout::kReductionV, V);
   out.write_matrix(layout::kReductionW, W);
 }
 
-void record_gramians(io::ResultsWriter& out, const GramianDiagnostics& g) {
+void record_gramians(io::RecordSink& out, const GramianDiagnostics& g) {
   const std::string& grp = layout::kReduction;
   out.set_attribute(grp, "gramian_method", std::string(to_string(g.method)));
   out.set_attribute(grp, "rank_c", static_cast<std::int64_t>(g.rank_c));
@@ -68,8 +68,7 @@ void record_gramians(io::ResultsWriter& out, const GramianDiagnostics& g) {
 }
 
 AnalysisOutcome analyse_and_record(const AnalysisSpec& a, const NormOptions& norms,
-                                   LtiOperator& full, ReducedModel& reduced,
-                                   io::ResultsWriter& out) {
+                                   LtiOperator& full, ReducedModel& reduced, io::RecordSink& out) {
   AnalysisOutcome outcome;
   const std::string& grp = layout::kAnalysis;
   out.create_group(grp);

@@ -46,14 +46,14 @@ struct ReducedModel {
 
 /// Writes the Gramian diagnostics of a balanced truncation into /reduction (method, ranks,
 /// residuals, and the low-rank runs' histories and shifts).
-void record_gramians(io::ResultsWriter& out, const GramianDiagnostics& g);
+void record_gramians(io::RecordSink& out, const GramianDiagnostics& g);
 
 /// /reduction/reduced of a first-order reduced model E_r x' = A_r x + B_r u, y = C_r x + D_r u.
-void record_reduced_first_order(io::ResultsWriter& out, const Matrix& E, const Matrix& A,
+void record_reduced_first_order(io::RecordSink& out, const Matrix& E, const Matrix& A,
                                 const Matrix& B, const Matrix& C, const Matrix& D);
 /// /reduction/reduced of a second-order reduced model (its M, D, K, B, Cp, Cv).
 template <class S>
-void record_reduced_second_order(io::ResultsWriter& out, const S& s) {
+void record_reduced_second_order(io::RecordSink& out, const S& s) {
   for (const auto& [name, X] : {std::pair<const char*, const Matrix*>{"M", &s.M},
                                 {"D", &s.D},
                                 {"K", &s.K},
@@ -63,7 +63,7 @@ void record_reduced_second_order(io::ResultsWriter& out, const S& s) {
     out.write_matrix(layout::child(layout::kReductionReduced, name), *X);
 }
 /// /reduction/V and /reduction/W, if `store` (the store_bases key).
-void record_bases(io::ResultsWriter& out, bool store, const Matrix& V, const Matrix& W);
+void record_bases(io::RecordSink& out, bool store, const Matrix& V, const Matrix& W);
 
 /// How the analysis computes norms: dense up to dense_limit states, LR-ADI beyond.
 struct NormOptions {
@@ -83,7 +83,6 @@ struct AnalysisOutcome {
 /// A norm that cannot be computed (an unstable reduced model, an ADI that does not converge) is
 /// recorded with its reason instead.
 AnalysisOutcome analyse_and_record(const AnalysisSpec& a, const NormOptions& norms,
-                                   LtiOperator& full, ReducedModel& reduced,
-                                   io::ResultsWriter& out);
+                                   LtiOperator& full, ReducedModel& reduced, io::RecordSink& out);
 
 }  // namespace mor::experiments

@@ -2,10 +2,8 @@
 // What mor.reduce, mor.simulate, the norms and mor.run compute, through the library's seams:
 // the method registry reads the keyword arguments as a [reduction] table and reduces the
 // model's LtiOperator (or the chain, for the projection methods) exactly as `mor run` does;
-// what the method records (/reduction of a results file, written to a temporary file and read
-// back) becomes the reduced model's hsv, info and records.
-#include <unistd.h>
-
+// what the method records (/reduction of a results file, kept in memory as an io::Record)
+// becomes the reduced model's hsv, info and records.
 #include <algorithm>
 #include <filesystem>
 #include <sstream>
@@ -29,58 +27,58 @@ using namespace experiments;
 
 namespace {
 
-/// A temporary results file, removed when done.
-struct TemporaryResults {
-  fs::path path;
-  TemporaryResults() {
-    static std::atomic<int> counter{0};
-    path = fs::temp_directory_path() /
-           detail::concat("mor-python-", ::getpid(), "-", counter.fetch_add(1), ".h5");
-  }
-  ~TemporaryResults() {
-    std::error_code ec;
-    fs::remove(path, ec);
-  }
-};
-
-/// Everything below /reduction: attributes into info, datasets into records.
-void read_group(const io::ResultsReader& r, const std::string& group, const std::string& prefix,
-                ReductionRecord& rec) {
-  for (const auto& name : r.list(group)) {
-    const std::string path = group + "/" + name;
-    if (r.type(path) == io::ObjectType::group) {
-      if (path != layout::kReductionReduced) read_group(r, path, prefix + name + "/", rec);
-      continue;
-    }
-    if (r.type(path) != io::ObjectType::dataset) continue;
-    const std::string key = prefix + name;
-    if (r.is_string_dataset(path)) {
-      rec.records[py::str(key)] = py::cast(r.read_strings(path));
-    } else if (r.is_numeric_dataset(path)) {
-      const auto dims = r.dims(path);
-      if (dims.size() == 1)
-        rec.records[py::str(key)] = vector_copy(r.read_vector(path));
-      else if (dims.size() == 2) {
-        const Matrix X = r.read_matrix(path);
-        py::array_t<double, py::array::f_style> a({X.rows(), X.cols()});
-        std::copy(X.data(), X.data() + X.size(), a.mutable_data());
-        rec.records[py::str(key)] = a;
-      }
-    }
-  }
-}
-
 py::object attribute_value(const io::AttributeValue& v) {
   return std::visit([](const auto& x) -> py::object { return py::cast(x); }, v);
 }
 
-ReductionRecord read_record(const fs::path& file) {
+/// A dataset of a record as Python sees it: a float array (vectors, integers), a 2-D Fortran-order
+/// array (matrices), a list of str (strings).
+py::object dataset_value(const io::Record::Data& data) {
+  if (const auto* v = std::get_if<Vector>(&data)) return vector_copy(*v);
+  if (const auto* k = std::get_if<std::vector<std::int64_t>>(&data)) {
+    Vector x(static_cast<Index>(k->size()));
+    for (std::size_t i = 0; i < k->size(); ++i)
+      x[static_cast<Index>(i)] = static_cast<double>((*k)[i]);
+    return vector_copy(x);
+  }
+  if (const auto* X = std::get_if<Matrix>(&data)) {
+    py::array_t<double, py::array::f_style> a({X->rows(), X->cols()});
+    std::copy(X->data(), X->data() + X->size(), a.mutable_data());
+    return a;
+  }
+  if (const auto* s = std::get_if<std::vector<std::string>>(&data)) return py::cast(*s);
+  return py::none();
+}
+
+/// What the method recorded under /reduction, in memory: its attributes into info (sorted by
+/// name), its datasets into records (keyed by their path below /reduction, in the order of a
+/// sorted walk of the groups), the reduced matrices of /reduction/reduced left out.
+ReductionRecord reduction_record(const io::Record& record) {
   ReductionRecord rec;
-  io::ResultsReader r(file);
-  for (const auto& name : r.attribute_names(layout::kReduction))
-    rec.info[py::str(name)] = attribute_value(r.attribute(layout::kReduction, name));
-  rec.method = r.attribute_string(layout::kReduction, "method");
-  read_group(r, layout::kReduction, "", rec);
+  const io::Record::Node* root = record.find(layout::kReduction);
+  require(root != nullptr, "internal: the method recorded no ", layout::kReduction);
+  std::vector<std::pair<std::string, const io::AttributeValue*>> attributes;
+  for (const auto& [name, value] : root->attributes) attributes.emplace_back(name, &value);
+  std::sort(attributes.begin(), attributes.end());
+  for (const auto& [name, value] : attributes) {
+    rec.info[py::str(name)] = attribute_value(*value);
+    if (name == "method") rec.method = std::get<std::string>(*value);
+  }
+  const std::string prefix = std::string(layout::kReduction) + "/";
+  const std::string skip = std::string(layout::kReductionReduced) + "/";
+  // A path's parts, so that sorting them walks the groups as a sorted listing does.
+  std::vector<std::pair<std::vector<std::string>, const io::Record::Node*>> datasets;
+  for (const io::Record::Node& n : record.nodes()) {
+    if (n.group || n.path.rfind(prefix, 0) != 0 || n.path.rfind(skip, 0) == 0) continue;
+    std::vector<std::string> parts;
+    std::stringstream ss(n.path.substr(prefix.size()));
+    for (std::string part; std::getline(ss, part, '/');) parts.push_back(part);
+    datasets.emplace_back(std::move(parts), &n);
+  }
+  std::sort(datasets.begin(), datasets.end(),
+            [](const auto& a, const auto& b) { return a.first < b.first; });
+  for (const auto& [parts, node] : datasets)
+    rec.records[py::str(node->path.substr(prefix.size()))] = dataset_value(node->data);
   return rec;
 }
 
@@ -176,10 +174,10 @@ std::shared_ptr<Model> reduce(const std::shared_ptr<Model>& model, const std::st
   const std::shared_ptr<const ExperimentConfig> c =
       experiment_of(*model, method_obj, experiment, source);
 
-  TemporaryResults tmp;
+  // What the method records goes to memory: the same records `mor run` writes to /reduction.
+  io::Record out;
   ReductionOutcome outcome = run_released([&] {
     ReductionOutcome o;
-    io::ResultsWriter out(tmp.path);
     if (linear) {
       std::shared_ptr<FullModel> full;
       auto op = model->lti_operator(full);
@@ -209,20 +207,18 @@ std::shared_ptr<Model> reduce(const std::shared_ptr<Model>& model, const std::st
       o.stages = o.chain->stages;
       o.seconds = o.chain->seconds;
     }
-    out.commit();
     return o;
   });
 
   auto rom = std::make_shared<Model>();
-  ReductionRecord rec = read_record(tmp.path);
-  io::ResultsReader r(tmp.path);
+  ReductionRecord rec = reduction_record(out);
   py::dict timings;
   for (const auto& [stage, s] : outcome.stages) timings[py::str(stage)] = s;
   timings["total_s"] = outcome.seconds;
   rec.info["timings"] = timings;
   if (!outcome.linearisation.empty()) rec.info["linearisation"] = outcome.linearisation;
   if (outcome.linear) {
-    const bool first = r.exists(layout::child(layout::kReductionReduced, "A"));
+    const bool first = out.exists(layout::child(layout::kReductionReduced, "A"));
     if (first) {
       auto d = std::make_shared<DenseFirstOrder>();
       const auto& op = *outcome.linear->first_order;

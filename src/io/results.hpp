@@ -24,13 +24,9 @@
 
 #include "src/core/types.hpp"
 #include "src/io/hdf5.hpp"
+#include "src/io/record.hpp"
 
 namespace mor::io {
-
-/// The value of an attribute: string (UTF-8, stored up to its first NUL), scalar double or
-/// int64, or a 1-D array of either.
-using AttributeValue =
-    std::variant<std::string, double, std::int64_t, std::vector<double>, std::vector<std::int64_t>>;
 
 /// The format tag and version written to the root of every results file.
 inline constexpr const char* kResultsFormat = "mor-results";
@@ -86,7 +82,7 @@ class RowStream {
 /// device"); later calls throw IoError too. A refusal that changes nothing (a path that exists,
 /// a missing object, a source that is not a results file, an invalid argument) leaves the writer
 /// open. Messages name final_path(), except for the creation of the temporary file.
-class ResultsWriter {
+class ResultsWriter final : public RecordSink {
  public:
   /// Creates the parent directories of final_path and the file "<final_path>.tmp-<pid>"
   /// (truncated if present); the file appears under final_path only at commit(), replacing any
@@ -107,27 +103,27 @@ class ResultsWriter {
   /// Creates the group at path and any missing intermediate groups ("/a/b" creates "/a").
   /// No-op if path is already a group.
   /// @throws InvalidArgument if path is empty; IoError if a non-group object is in the way.
-  void create_group(const std::string& path);
+  void create_group(const std::string& path) override;
 
   /// Sets attribute name of the object at object_path ("/" for the root, a group or a dataset),
   /// replacing an existing attribute of that name (whatever its type).
   /// @throws InvalidArgument if name is empty; IoError if the object does not exist.
   void set_attribute(const std::string& object_path, const std::string& name,
-                     const AttributeValue& value);
+                     const AttributeValue& value) override;
 
   /// Writes v as a 1-D float64 dataset of size v.size(); intermediate groups are created.
   /// @throws IoError if something already exists at path.
-  void write_vector(const std::string& path, const Vector& v);
+  void write_vector(const std::string& path, const Vector& v) override;
 
   /// Writes A as a 2-D float64 dataset of dims (A.rows(), A.cols()) in HDF5's row-major order
   /// (one transposing copy of A is made). @throws IoError if something already exists at path.
-  void write_matrix(const std::string& path, const Matrix& A);
+  void write_matrix(const std::string& path, const Matrix& A) override;
 
   /// Writes v as a 1-D int64 dataset. @throws IoError if something already exists at path.
-  void write_integers(const std::string& path, const std::vector<std::int64_t>& v);
+  void write_integers(const std::string& path, const std::vector<std::int64_t>& v) override;
   /// Writes v as a 1-D dataset of variable-length UTF-8 strings (h5py returns bytes objects;
   /// `.asstr()` gives str). @throws IoError if something already exists at path.
-  void write_strings(const std::string& path, const std::vector<std::string>& v);
+  void write_strings(const std::string& path, const std::vector<std::string>& v) override;
   /// Copies the whole results file `source` (its root attributes, groups and datasets) into the
   /// new group `group` of this file (H5Ocopy: datasets keep their chunking and filters).
   /// @throws IoError naming source if it is not a readable results file, or if group exists.

@@ -63,7 +63,7 @@ class BtMethod final : public ReductionMethod {
   }
   NormOptions norm_options() const override { return {o_.gramians.dense_limit, o_.gramians.adi()}; }
   ReducedModel reduce_linear(LtiOperator& full, const SecondOrderSystem*,
-                             io::ResultsWriter& out) const override {
+                             io::RecordSink& out) const override {
     BtOptions o;
     o.selection.order = o_.order;
     o.selection.tolerance = o_.tolerance;

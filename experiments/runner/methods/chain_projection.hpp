@@ -132,7 +132,7 @@ class ChainProjectionMethod : public ReductionMethod {
     return 2.0 * 2.0 * 8.0 * N * k + (o_.empirical ? 8.0 * N * 400.0 : 0.0) + ecsw;
   }
   ChainReduction reduce_projection(const ExperimentConfig& c, const FullModel& model,
-                                   io::ResultsWriter& out,
+                                   io::RecordSink& out,
                                    const std::atomic<bool>* stop) const override {
     return reduce_chain_and_record(c, o_, model, out, stop);
   }

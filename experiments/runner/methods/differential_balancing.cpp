@@ -168,7 +168,7 @@ class DifferentialBalancingMethod final : public ReductionMethod {
     return 8.0 * u * u * 1.5 + 8.0 * u * 20.0 * blocks;
   }
   ChainReduction reduce_projection(const ExperimentConfig& c, const FullModel& model,
-                                   io::ResultsWriter& out, const std::atomic<bool>*) const override;
+                                   io::RecordSink& out, const std::atomic<bool>*) const override;
 
  private:
   DifferentialBalancingOptions o_;
@@ -176,7 +176,7 @@ class DifferentialBalancingMethod final : public ReductionMethod {
 
 ChainReduction DifferentialBalancingMethod::reduce_projection(const ExperimentConfig& c,
                                                               const FullModel& model,
-                                                              io::ResultsWriter& out,
+                                                              io::RecordSink& out,
                                                               const std::atomic<bool>*) const {
   const auto t_start = Clock::now();
   const DifferentialBalancing bal = model.differential_balancing(gramian_options(o_));

@@ -97,7 +97,7 @@ void irka_keys(O& o, V& v) {
   v(Key{"store_bases", "", "write V and W to the results file"}, o.store_bases);
 }
 
-void record_history(io::ResultsWriter& out, const std::vector<IrkaIteration>& history,
+void record_history(io::RecordSink& out, const std::vector<IrkaIteration>& history,
                     const std::vector<Complex>& shifts) {
   const Index k = static_cast<Index>(history.size());
   const Index r = static_cast<Index>(shifts.size());
@@ -181,7 +181,7 @@ class IrkaMethod final : public ReductionMethod {
   NormOptions norm_options() const override { return {o_.dense_limit, AdiOptions{}}; }
 
   ReducedModel reduce_linear(LtiOperator& full, const SecondOrderSystem* sys,
-                             io::ResultsWriter& out) const override {
+                             io::RecordSink& out) const override {
     std::vector<Complex> shifts;
     for (std::size_t i = 0; i < o_.shifts_re.size(); ++i)
       shifts.emplace_back(o_.shifts_re[i], o_.shifts_im.empty() ? 0.0 : o_.shifts_im[i]);
@@ -197,7 +197,7 @@ class IrkaMethod final : public ReductionMethod {
   }
 
   ReducedModel first_order(LtiOperator& full, const std::vector<Complex>& shifts,
-                           io::ResultsWriter& out) const {
+                           io::RecordSink& out) const {
     const auto t0 = Clock::now();
     IrkaOptions io;
     io.order = o_.order;
@@ -244,7 +244,7 @@ class IrkaMethod final : public ReductionMethod {
   }
 
   ReducedModel second_order(const SecondOrderSystem* sys, const std::vector<Complex>& shifts,
-                            io::ResultsWriter& out) const {
+                            io::RecordSink& out) const {
     require(sys != nullptr,
             "reduction.method = \"irka\" with structure = \"second_order\" needs a second-order "
             "model");
@@ -286,9 +286,9 @@ class IrkaMethod final : public ReductionMethod {
     return model;
   }
 
-  static void record_common(io::ResultsWriter& out, const std::string& grp, Index r,
-                            IrkaStatus status, const std::string& message, Index iterations,
-                            double abscissa, Index solves, double initial_seconds) {
+  static void record_common(io::RecordSink& out, const std::string& grp, Index r, IrkaStatus status,
+                            const std::string& message, Index iterations, double abscissa,
+                            Index solves, double initial_seconds) {
     out.set_attribute(grp, "r", static_cast<std::int64_t>(r));
     out.set_attribute(grp, "status", std::string(to_string(status)));
     out.set_attribute(grp, "message", message);

@@ -57,7 +57,7 @@ class ModalMethod final : public ReductionMethod {
     return 6.0 * 8.0 * n * n;
   }
   ReducedModel reduce_linear(LtiOperator& full, const SecondOrderSystem* sys,
-                             io::ResultsWriter& out) const override {
+                             io::RecordSink& out) const override {
     if (sys == nullptr) return reduce_first_order(full, out);
     ModalOptions mo;
     mo.order = o_.order;
@@ -76,7 +76,7 @@ class ModalMethod final : public ReductionMethod {
 
  private:
   /// A first-order model: the modes of its symmetric pencil.
-  ReducedModel reduce_first_order(const LtiOperator& full, io::ResultsWriter& out) const {
+  ReducedModel reduce_first_order(const LtiOperator& full, io::RecordSink& out) const {
     ModalOptions mo;
     mo.order = o_.order;
     mo.selection = o_.selection;
@@ -93,7 +93,7 @@ class ModalMethod final : public ReductionMethod {
   /// What both forms record in /reduction and the summary: r, time, the modes' dominance, the
   /// kept modes and V.
   template <class Result>
-  void record(io::ResultsWriter& out, const Result& res, double abscissa,
+  void record(io::RecordSink& out, const Result& res, double abscissa,
               ReducedModel& reduced) const {
     reduced.r = res.r;
     reduced.seconds = res.seconds;

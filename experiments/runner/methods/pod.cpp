@@ -83,7 +83,7 @@ class PodMethod final : public ChainProjectionMethod {
   }
   ReducedModel reduce_linear_in_run(const ExperimentConfig& c, const FullModel& model,
                                     LtiOperator& full, const SecondOrderSystem* second_order,
-                                    io::ResultsWriter& out,
+                                    io::RecordSink& out,
                                     const std::atomic<bool>* stop) const override {
     return reduce_linear_by_pod(c, o_, model, full, second_order, out, stop);
   }

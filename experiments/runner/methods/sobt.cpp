@@ -74,7 +74,7 @@ class SobtMethod final : public ReductionMethod {
   }
   NormOptions norm_options() const override { return {o_.gramians.dense_limit, o_.gramians.adi()}; }
   ReducedModel reduce_linear(LtiOperator&, const SecondOrderSystem* sys,
-                             io::ResultsWriter& out) const override {
+                             io::RecordSink& out) const override {
     require(sys != nullptr, "reduction.method = \"sobt\" needs a second-order model");
     SecondOrderBtOptions o;
     o.variant = o_.variant;
