@@ -25,6 +25,7 @@
 #include "experiments/runner/experiment_keys.hpp"
 #include "experiments/runner/method.hpp"
 #include "experiments/runner/model_kind.hpp"
+#include "experiments/runner/pipeline.hpp"
 #include "experiments/runner/reduction_run.hpp"
 #include "experiments/runner/results_layout.hpp"
 #include "experiments/runner/toml_reader.hpp"
@@ -295,10 +296,9 @@ LinearFamilyRun reduce_linear_family(const Run& run) {
                            ? std::string()
                            : ", the linearisation about " + run.summary.linearisation,
                        ") ..."));
+  ReductionStep step;
   try {
-    lin.reduced =
-        c.reduction->reduce_linear_in_run(c, run.model, *lin.full, run.model.second_order_system(),
-                                          run.out, run.options.stop_requested);
+    step = reduce_step(c, run.model, lin.full.get(), run.out, run.options.stop_requested);
   } catch (const NumericalError& e) {
     // e.g. no Gramians of an undamped linearisation: say which method met which system.
     throw NumericalError(concat("reduction.method = \"", c.reduction->name(), "\" of ",
@@ -307,15 +307,16 @@ LinearFamilyRun reduce_linear_family(const Run& run) {
                                     : "the linearisation about " + run.summary.linearisation,
                                 ": ", e.what()));
   }
+  lin.reduced = std::move(*step.linear);
   if (!run.summary.linearisation.empty())
     run.out.set_attribute(layout::kReduction, "reduces",
                           "the linearisation about " + run.summary.linearisation +
                               " (the errors compare with the nonlinear model)");
   progress_note(concat(c.name, ": reduced to r = ", lin.reduced.r, " in ",
                        std::round(lin.reduced.seconds * 100) / 100, " s"));
-  run.summary.reduced_order = lin.reduced.r;
-  run.summary.reduction_seconds = lin.reduced.seconds;
-  run.summary.offline_stages = lin.reduced.stages;
+  run.summary.reduced_order = step.r;
+  run.summary.reduction_seconds = step.seconds;
+  run.summary.offline_stages = step.stages;
   return lin;
 }
 
@@ -397,14 +398,15 @@ void reduce_projection_family(const Run& run, ProjectionFamilyRun& proj) {
   const ExperimentConfig& c = run.c;
   const std::string method(c.reduction->name());
   proj.state_stride = c.snapshot_stride > 0 ? c.snapshot_stride : 10 * c.integrator.observe_stride;
-  proj.reduced = c.reduction->reduce_projection(c, run.model, run.out, run.options.stop_requested);
-  run.summary.reduced_order = proj.reduced.main.r;
+  ReductionStep step = reduce_step(c, run.model, nullptr, run.out, run.options.stop_requested);
+  proj.reduced = std::move(*step.projection);
+  run.summary.reduced_order = step.r;
   run.summary.deim_samples = proj.reduced.main.m;
   run.summary.ecsw_elements = proj.reduced.main.ecsw_elements;
   run.summary.n_elements = proj.reduced.main.n_elements;
   run.summary.ecsw_snapshot_stride = proj.reduced.main.ecsw_snapshot_stride;
-  run.summary.reduction_seconds = proj.reduced.seconds;
-  run.summary.offline_stages = proj.reduced.stages;
+  run.summary.reduction_seconds = step.seconds;
+  run.summary.offline_stages = step.stages;
   run.stage("reduced simulation");
   proj.main = simulate_reduced(*proj.reduced.main.model, Matrix(), run.input, c.integrator,
                                proj.state_stride, run.options,
@@ -558,7 +560,7 @@ RunSummary run_experiment(const ExperimentConfig& c, const RunOptions& options) 
 
   // Reduce first: a reduction that fails (bad order, unconverged ADI) costs no simulation.
   using Family = ReductionMethod::Family;
-  const Family family = c.reduction->family_for(*c.model);
+  const Family family = reduction_family(c);
   if (family != Family::none) run.stage("reduction");
   std::optional<LinearFamilyRun> linear;
   std::optional<ProjectionFamilyRun> projection;

@@ -11,6 +11,7 @@
 #include <pybind11/stl.h>
 
 #include "experiments/runner/method.hpp"
+#include "experiments/runner/pipeline.hpp"
 #include "experiments/runner/results_layout.hpp"
 #include "experiments/runner/sweep.hpp"
 #include "experiments/runner/sweep_run.hpp"
@@ -168,44 +169,42 @@ std::shared_ptr<Model> reduce(const std::shared_ptr<Model>& model, const std::st
           method,
           "\": it is a projection that only the library simulates, with no system of its "
           "own; reduce the full model");
-  // As the runner decides (experiment.cpp): pod of an LTI model without a projection seam (an
+  // The runner's decision (pipeline.hpp): pod of an LTI model without a projection seam (an
   // in-memory or file model, a linearised benchmark, a reduced model) is linear.
-  const bool linear = method_obj->family_for(*model->spec) == ReductionMethod::Family::linear;
   const std::shared_ptr<const ExperimentConfig> c =
       experiment_of(*model, method_obj, experiment, source);
+  const bool linear = reduction_family(*c) == ReductionMethod::Family::linear;
 
   // What the method records goes to memory: the same records `mor run` writes to /reduction.
   io::Record out;
   ReductionOutcome outcome = run_released([&] {
     ReductionOutcome o;
+    std::shared_ptr<FullModel> full;
+    std::unique_ptr<LtiOperator> op;
     if (linear) {
-      std::shared_ptr<FullModel> full;
-      auto op = model->lti_operator(full);
+      op = model->lti_operator(full);
       // A dense reduced model has no FullModel behind its operator: the one of its system (pod
       // simulates it).
       if (!full) full = model->spec->build(c->solver);
-      // As `mor run` says and records it (experiment.cpp, reduce_linear_family).
-      o.linearisation = full->linearisation();
-      try {
-        o.linear = c->reduction->reduce_linear_in_run(*c, *full, *op, full->second_order_system(),
-                                                      out, &g_stop_requested);
-      } catch (const NumericalError& e) {
-        if (o.linearisation.empty()) throw;
-        throw NumericalError(detail::concat(source, ": \"", method,
-                                            "\" of the linearisation about ", o.linearisation, ": ",
-                                            e.what()));
-      }
-      o.stages = o.linear->stages;
-      o.seconds = o.linear->seconds;
-      if (!o.linearisation.empty())
-        out.set_attribute(layout::kReduction, "reduces",
-                          "the linearisation about " + o.linearisation);
     } else {
-      o.chain_full = c->model->build(c->solver);
-      o.chain = std::make_shared<ChainReduction>(
-          c->reduction->reduce_projection(*c, *o.chain_full, out, &g_stop_requested));
-      o.stages = o.chain->stages;
-      o.seconds = o.chain->seconds;
+      full = c->model->build(c->solver);
+    }
+    ReductionStep step;
+    try {
+      step = reduce_step(*c, *full, op.get(), out, &g_stop_requested);
+    } catch (const NumericalError& e) {
+      const std::string lin = linear ? full->linearisation() : std::string();
+      if (lin.empty()) throw;
+      throw NumericalError(detail::concat(source, ": \"", method, "\" of the linearisation about ",
+                                          lin, ": ", e.what()));
+    }
+    o.linearisation = step.linearisation;
+    o.stages = step.stages;
+    o.seconds = step.seconds;
+    if (step.linear) o.linear = std::move(step.linear);
+    if (step.projection) {
+      o.chain = std::make_shared<ChainReduction>(std::move(*step.projection));
+      o.chain_full = full;
     }
     return o;
   });
