@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// MAT files through matio, MatrixMarket files through CHOLMOD (see matrix_files.hpp). matio and
-// CHOLMOD's file functions are used nowhere else.
+// MAT files through matio, MatrixMarket files through CHOLMOD (see matrix_files.hpp; CHOLMOD's
+// calls in src/linalg/cholmod.cpp). matio is used nowhere else.
 //
 // What the libraries do not check, this file does:
 //  - matio 1.5.23 opens a v5 file cut in the middle of a variable, lists that variable and
@@ -28,8 +28,6 @@
 #include <csignal>
 #include <cstring>
 
-#include <cholmod.h>
-
 #include <algorithm>
 #include <atomic>
 #include <cctype>
@@ -55,6 +53,7 @@
 #include "src/io/file_claims.hpp"
 #include "src/io/hdf5.hpp"
 #include "src/io/input_file.hpp"
+#include "src/linalg/cholmod.hpp"
 
 namespace mor::io {
 
@@ -724,69 +723,7 @@ MarketHeader check_matrix_market(const fs::path& file, const InputFile& input) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// CHOLMOD
-
-const char* cholmod_status_text(int status) {
-  switch (status) {
-    case CHOLMOD_OK:
-      return "ok";
-    case CHOLMOD_NOT_INSTALLED:
-      return "method not installed";
-    case CHOLMOD_OUT_OF_MEMORY:
-      return "out of memory";
-    case CHOLMOD_TOO_LARGE:
-      return "integer overflow";
-    case CHOLMOD_INVALID:
-      return "invalid input";
-    default:
-      return "unknown status";
-  }
-}
-
-/// A started cholmod_common that never prints and reads "pattern" files as ones.
-class CholmodCommon {
- public:
-  CholmodCommon() {
-    cholmod_start(&c_);
-    c_.print = 0;
-    // Without it, CHOLMOD gives a symmetric pattern file the values 1 + degree on the diagonal
-    // and -1 elsewhere; with it, every entry is 1 (as scipy.io.mmread returns).
-    c_.prefer_binary = 1;
-  }
-  ~CholmodCommon() { cholmod_finish(&c_); }
-  CholmodCommon(const CholmodCommon&) = delete;
-  CholmodCommon& operator=(const CholmodCommon&) = delete;
-  cholmod_common* get() noexcept { return &c_; }
-  std::string status() const {
-    return concat("CHOLMOD status ", c_.status, " (", cholmod_status_text(c_.status), ")");
-  }
-
- private:
-  cholmod_common c_{};
-};
-
-/// A no-copy unsymmetric (stype 0) CHOLMOD view of a compressed Eigen matrix.
-/// CHOLMOD refuses null value and index arrays even when there are no entries ("invalid input");
-/// Eigen has null arrays for an empty matrix. These stand in (never read: no entries).
-int kNoIndex[1] = {0};
-double kNoValue[1] = {0.0};
-
-cholmod_sparse general_view(const SparseMatrix& A) {
-  cholmod_sparse v{};
-  v.nrow = static_cast<std::size_t>(A.rows());
-  v.ncol = static_cast<std::size_t>(A.cols());
-  v.nzmax = static_cast<std::size_t>(A.nonZeros());
-  v.p = const_cast<int*>(A.outerIndexPtr());  // CHOLMOD's writer only reads
-  v.i = A.innerIndexPtr() != nullptr ? const_cast<int*>(A.innerIndexPtr()) : kNoIndex;
-  v.x = A.valuePtr() != nullptr ? const_cast<double*>(A.valuePtr()) : kNoValue;
-  v.stype = 0;
-  v.itype = CHOLMOD_INT;
-  v.xtype = CHOLMOD_REAL;
-  v.dtype = CHOLMOD_DOUBLE;
-  v.sorted = 1;
-  v.packed = 1;
-  return v;
-}
+// MatrixMarket writing (through CHOLMOD, src/linalg/cholmod.hpp)
 
 /// The first entry of get(k), k < count, that CHOLMOD cannot write exactly, or -1.
 template <class Get>
@@ -801,7 +738,6 @@ constexpr const char* kUnwritable =
 
 /// Writes S (if not null) or D as MatrixMarket to the open file f (named file in messages).
 void write_market(std::FILE* f, const SparseMatrix* S, const Matrix* D, const fs::path& file) {
-  CholmodCommon c;
   if (S != nullptr) {
     SparseMatrix compressed;
     const SparseMatrix* A = S;
@@ -819,25 +755,14 @@ void write_market(std::FILE* f, const SparseMatrix* S, const Matrix* D, const fs
                                    A->innerIndexPtr()[bad] + 1, ", ", col + 1, ") is ",
                                    A->valuePtr()[bad], kUnwritable));
     }
-    cholmod_sparse view = general_view(*A);
-    if (cholmod_write_sparse(f, &view, nullptr, nullptr, c.get()) < 0)
-      throw IoError(concat("cannot write ", quoted(file), ": ", c.status()));
+    write_matrix_market_cholmod(f, *A, quoted(file));
     return;
   }
   const Index bad = first_unwritable(D->size(), [D](Index k) { return D->data()[k]; });
   if (bad >= 0)
     throw InvalidArgument(concat("cannot write ", quoted(file), ": entry (", bad % D->rows() + 1,
                                  ", ", bad / D->rows() + 1, ") is ", D->data()[bad], kUnwritable));
-  cholmod_dense view{};
-  view.nrow = static_cast<std::size_t>(D->rows());
-  view.ncol = static_cast<std::size_t>(D->cols());
-  view.nzmax = static_cast<std::size_t>(D->size());
-  view.d = static_cast<std::size_t>(D->rows());
-  view.x = D->size() > 0 ? const_cast<double*>(D->data()) : kNoValue;  // only read
-  view.xtype = CHOLMOD_REAL;
-  view.dtype = CHOLMOD_DOUBLE;
-  if (cholmod_write_dense(f, &view, nullptr, c.get()) < 0)
-    throw IoError(concat("cannot write ", quoted(file), ": ", c.status()));
+  write_matrix_market_cholmod(f, *D, quoted(file));
 }
 
 /// The write function of the FILE CHOLMOD writes into (fopencookie): the bytes to the memory
@@ -1191,61 +1116,15 @@ MatrixVariable read_matrix_market_variable(const fs::path& file) {
   const MarketHeader h = check_matrix_market(file, input);
   require_memory_for(file, {h.rows, h.cols, h.symmetry == "general" ? h.entries : 2 * h.entries});
   FileHandle f(input.stream());
-  CholmodCommon c;
-  int mtype = 0;
-  // prefer = 1: a sparse result is unsymmetric (stype 0), symmetric storage expanded.
-  void* m = cholmod_read_matrix(f.get(), 1, &mtype, c.get());
-  if (m == nullptr)
-    throw IoError(
-        concat("CHOLMOD cannot read the MatrixMarket file ", quoted(file), ": ", c.status()));
   MatrixVariable out;
   out.stored_sparse = h.coordinate;
   out.stored_class = h.field;
   out.duplicates_summed = h.duplicates;
   out.first_duplicate = h.duplicate;
-  if (mtype == CHOLMOD_DENSE) {
-    auto* X = static_cast<cholmod_dense*>(m);
-    const auto rows = static_cast<Index>(X->nrow), cols = static_cast<Index>(X->ncol);
-    const auto ld = static_cast<Index>(X->d);
-    const double* x = static_cast<const double*>(X->x);
-    const bool real = X->xtype == CHOLMOD_REAL;
-    if (real)
-      out.value = dense_to_sparse(rows, cols, [&](Index k) { return x[k % rows + k / rows * ld]; });
-    cholmod_free_dense(&X, c.get());
-    if (!real)
-      throw InvalidArgument(concat("MatrixMarket file ", quoted(file), " holds a complex matrix"));
-    return out;
-  }
-  cholmod_sparse* A = nullptr;
-  if (mtype == CHOLMOD_SPARSE) {
-    A = static_cast<cholmod_sparse*>(m);
-  } else {  // a triplet form (not expected with prefer = 1): convert
-    auto* T = static_cast<cholmod_triplet*>(m);
-    A = cholmod_triplet_to_sparse(T, 0, c.get());
-    cholmod_free_triplet(&T, c.get());
-    if (A == nullptr)
-      throw IoError(concat("CHOLMOD cannot convert ", quoted(file), ": ", c.status()));
-  }
-  const auto free_sparse = [&c](cholmod_sparse* S) { cholmod_free_sparse(&S, c.get()); };
-  std::unique_ptr<cholmod_sparse, decltype(free_sparse)> owner(A, free_sparse);
-  if (A->stype != 0) {  // symmetric storage: both triangles (defensive; prefer = 1 does this)
-    cholmod_sparse* full = cholmod_copy(A, 0, 1, c.get());
-    if (full == nullptr)
-      throw IoError(
-          concat("CHOLMOD cannot expand the symmetric matrix of ", quoted(file), ": ", c.status()));
-    owner.reset(full);
-    A = full;
-  }
-  if (A->xtype != CHOLMOD_REAL || A->itype != CHOLMOD_INT)
-    throw InvalidArgument(
-        concat("MatrixMarket file ", quoted(file), " does not hold a real matrix"));
-  if ((!A->packed || !A->sorted) && (!cholmod_sort(A, c.get()) || !A->packed))  // sort packs
-    throw IoError(concat("CHOLMOD cannot sort ", quoted(file), ": ", c.status()));
-  const int* p = static_cast<const int*>(A->p);
-  const Eigen::Map<const SparseMatrix> map(static_cast<Index>(A->nrow), static_cast<Index>(A->ncol),
-                                           p[A->ncol], p, static_cast<const int*>(A->i),
-                                           static_cast<const double*>(A->x));
-  out.value = map;
+  out.value = read_matrix_market_cholmod(
+      f.get(), quoted(file), [](Index rows, Index cols, Index ld, const double* x) {
+        return dense_to_sparse(rows, cols, [&](Index k) { return x[k % rows + k / rows * ld]; });
+      });
   return out;
 }
 

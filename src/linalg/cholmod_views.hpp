@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// No-copy CHOLMOD views of Eigen storage, shared by the CHOLMOD solver of src/linalg and the
-// multi-shift CHOLMOD cache of the second-order LTI operator (reduction/).
+// No-copy CHOLMOD views of Eigen storage, for cholmod.cpp alone (the module that keeps cholmod.h
+// from the rest of the project): its SparseSolver backend and CholmodShared's factors.
 #pragma once
 
 #include <cholmod.h>

@@ -1,13 +1,12 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// The five sparse direct solver backends declared in sparse_solver.hpp. SuiteSparse types stay in
-// this file: callers see only SparseSolver.
+// The five sparse direct solver backends declared in sparse_solver.hpp (CHOLMOD's in cholmod.cpp).
+// SuiteSparse types stay in these files: callers see only SparseSolver.
 //
 // One rule for the hot path (a solve per Newton iteration, N up to 10^6): the SuiteSparse
 // backends size their solve workspaces once (in analyze_pattern or the first solve) and reuse
 // them, so a solve does not allocate; the Eigen backends allocate inside Eigen.
 #include "src/linalg/sparse_solver.hpp"
 
-#include <cholmod.h>
 #include <klu.h>
 #include <umfpack.h>
 
@@ -22,7 +21,8 @@
 #include <vector>
 
 #include "src/core/errors.hpp"
-#include "src/linalg/cholmod_views.hpp"
+#include "src/linalg/checked_sparse_solver.hpp"
+#include "src/linalg/cholmod.hpp"
 
 namespace mor {
 
@@ -32,223 +32,7 @@ constexpr std::array<SparseBackend, 5> kAllBackends = {
     SparseBackend::cholmod, SparseBackend::umfpack, SparseBackend::klu, SparseBackend::eigen_ldlt,
     SparseBackend::eigen_lu};
 
-/// The argument checks and the aliasing rule shared by every backend, so that all of them
-/// throw the same InvalidArgument messages and a backend implements only the numerical work.
-/// State machine: empty -> analysed -> factorized; a failed factorize() leaves "analysed" (no
-/// stale factor can be used by mistake), a failed analyze_pattern() leaves "empty".
-class CheckedSparseSolver : public SparseSolver {
- public:
-  void analyze_pattern(const SparseMatrix& A) final {
-    require(A.rows() == A.cols(), name(), ": analyze_pattern needs a square matrix, got ", A.rows(),
-            "x", A.cols());
-    require(A.rows() > 0, name(), ": analyze_pattern needs a nonempty matrix, got 0x0");
-    require(A.isCompressed(), name(),
-            ": analyze_pattern needs a compressed matrix (call makeCompressed())");
-    analysed_ = false;
-    factorized_ = false;
-    n_ = 0;
-    do_analyze(A);
-    n_ = A.rows();
-    nnz_ = A.nonZeros();
-    analysed_ = true;
-  }
-
-  void factorize(const SparseMatrix& A) final {
-    require(analysed_, name(), ": factorize called before analyze_pattern");
-    require(A.rows() == n_ && A.cols() == n_, name(), ": factorize got a ", A.rows(), "x", A.cols(),
-            " matrix but the analysed pattern is ", n_, "x", n_);
-    // Comparing the whole pattern would cost O(nnz) per Newton step; the nonzero count catches
-    // the usual mistake (a different matrix) for free.
-    require(A.nonZeros() == nnz_, name(), ": factorize got a pattern with ", A.nonZeros(),
-            " nonzeros but the analysed pattern has ", nnz_);
-    require(A.isCompressed(), name(), ": factorize needs a compressed matrix");
-    factorized_ = false;
-    do_factorize(A);
-    factorized_ = true;
-  }
-
-  void solve(const Vector& b, Vector& x) final {
-    check_solve(b.rows(), 1);
-    if (static_cast<const void*>(&b) == static_cast<const void*>(&x)) {
-      do_solve_in_place(x.data(), 1);
-    } else {
-      x.resize(n_);
-      do_solve(b.data(), x.data(), 1);
-    }
-  }
-
-  void solve(const Matrix& B, Matrix& X) final {
-    check_solve(B.rows(), B.cols());
-    if (B.cols() == 0) {
-      X.resize(n_, 0);
-      return;
-    }
-    if (static_cast<const void*>(&B) == static_cast<const void*>(&X)) {
-      do_solve_in_place(X.data(), X.cols());
-    } else {
-      X.resize(n_, B.cols());
-      do_solve(B.data(), X.data(), B.cols());
-    }
-  }
-
-  Index rows() const final { return n_; }
-
- protected:
-  std::string_view name() const { return to_string(backend()); }
-
-  /// Symbolic analysis; A is square, nonempty and compressed. Must discard any earlier analysis
-  /// and factorization first.
-  virtual void do_analyze(const SparseMatrix& A) = 0;
-  /// Numeric factorization; A has the analysed size and nonzero count.
-  /// @throws NumericalError if A is singular (or not positive definite for SPD backends).
-  virtual void do_factorize(const SparseMatrix& A) = 0;
-  /// X = A^{-1} B for k columns of length n stored contiguously (column-major, leading
-  /// dimension n); B and X do not overlap.
-  virtual void do_solve(const double* B, double* X, Index k) = 0;
-  /// BX = A^{-1} BX. The default copies the right-hand side to a scratch buffer because most
-  /// libraries document their input and output as distinct arrays; a backend that solves in
-  /// place natively (KLU) overrides this.
-  virtual void do_solve_in_place(double* BX, Index k) {
-    const Index size = n_ * k;
-    if (scratch_.size() != size) scratch_.resize(size);
-    std::copy(BX, BX + size, scratch_.data());
-    do_solve(scratch_.data(), BX, k);
-  }
-
- private:
-  void check_solve(Index rhs_rows, Index rhs_cols) const {
-    require(factorized_, name(), ": solve called without a successful factorize");
-    require(rhs_rows == n_, name(), ": solve got a ", rhs_rows, "x", rhs_cols,
-            " right-hand side for a ", n_, "x", n_, " matrix");
-  }
-
-  Index n_ = 0;
-  Index nnz_ = 0;
-  bool analysed_ = false;
-  bool factorized_ = false;
-  Vector scratch_;  // right-hand side copy for aliased solves, kept to avoid reallocation
-};
-
-// ---------------------------------------------------------------------------------------------
-// CHOLMOD
-
-const char* cholmod_status_text(int status) {
-  switch (status) {
-    case CHOLMOD_OK:
-      return "ok";
-    case CHOLMOD_NOT_INSTALLED:
-      return "method not installed";
-    case CHOLMOD_OUT_OF_MEMORY:
-      return "out of memory";
-    case CHOLMOD_TOO_LARGE:
-      return "integer overflow";
-    case CHOLMOD_INVALID:
-      return "invalid input";
-    case CHOLMOD_GPU_PROBLEM:
-      return "GPU problem";
-    case CHOLMOD_NOT_POSDEF:
-      return "matrix not positive definite";
-    case CHOLMOD_DSMALL:
-      return "tiny diagonal entry";
-    default:
-      return "unknown status";
-  }
-}
-
-class CholmodSolver final : public CheckedSparseSolver {
- public:
-  CholmodSolver() {
-    cholmod_start(&common_);
-    common_.print = 0;  // library code never prints; failures come back as exceptions
-    // Simplicial factors stay LDL' (CHOLMOD's default, final_ll = 0): without the square roots
-    // and the divisions by diag(L) a solve is faster (measured 10 ms against 17 ms for LL' on a
-    // tridiagonal matrix with n = 10^6). Supernodal factors are always LL'.
-  }
-  ~CholmodSolver() override {
-    cholmod_free_factor(&L_, &common_);
-    cholmod_free_dense(&Y_, &common_);
-    cholmod_free_dense(&E_, &common_);
-    cholmod_finish(&common_);
-  }
-
-  SparseBackend backend() const override { return SparseBackend::cholmod; }
-
- private:
-  [[noreturn]] void fail(const char* call) const {
-    if (common_.status == CHOLMOD_OUT_OF_MEMORY) throw std::bad_alloc();
-    throw NumericalError(detail::concat(name(), ": ", call, " failed with status ", common_.status,
-                                        " (", cholmod_status_text(common_.status), ")"));
-  }
-
-  void do_analyze(const SparseMatrix& A) override {
-    cholmod_free_factor(&L_, &common_);
-    cholmod_sparse view = cholmod_views::lower_view(A);
-    L_ = cholmod_analyze(&view, &common_);
-    if (L_ == nullptr || common_.status < CHOLMOD_OK) fail("cholmod_analyze");
-  }
-
-  /// First step k < end with D(k) <= 0 (or NaN) of a simplicial LDL' factor, end if none.
-  /// A simplicial LDL' factorization stops only at zero pivots, not at negative ones, so the
-  /// SPD check (A is SPD iff every D(k) > 0) is done here; it costs O(n).
-  std::size_t first_nonpositive_pivot(std::size_t end) const {
-    const int* Lp = static_cast<const int*>(L_->p);
-    const double* Lx = static_cast<const double*>(L_->x);
-    for (std::size_t k = 0; k < end; ++k) {
-      if (!(Lx[Lp[k]] > 0.0)) return k;  // D(k) is stored first in column k
-    }
-    return end;
-  }
-
-  void do_factorize(const SparseMatrix& A) override {
-    cholmod_sparse view = cholmod_views::lower_view(A);
-    // A nonpositive pivot is only a warning (status > 0); hard errors (< 0) come first.
-    if (!cholmod_factorize(&view, L_, &common_) || common_.status < CHOLMOD_OK) {
-      fail("cholmod_factorize");
-    }
-    // L->minor is the first zero pivot (any nonpositive one for LL'); n if there is none.
-    std::size_t failed = L_->minor;
-    if (!L_->is_super && !L_->is_ll) failed = first_nonpositive_pivot(std::min(failed, L_->n));
-    if (failed < L_->n) {
-      // The failing step is a column of the permuted matrix P A P'; Perm maps it back to A.
-      const auto k = static_cast<Index>(failed);
-      const int* perm = static_cast<const int*>(L_->Perm);
-      const Index column = (perm != nullptr && L_->ordering != CHOLMOD_NATURAL) ? perm[k] : k;
-      throw NumericalError(detail::concat(name(),
-                                          ": matrix is not positive definite; nonpositive pivot "
-                                          "at column ",
-                                          column, " of A (elimination step ", k, " of ", L_->n,
-                                          ")"));
-    }
-  }
-
-  void do_solve(const double* B, double* X, Index k) override {
-    const Index n = rows();
-    cholmod_dense b =
-        cholmod_views::dense_view(const_cast<double*>(B), n, k);  // read only by CHOLMOD
-    cholmod_dense x = cholmod_views::dense_view(X, n, k);
-    cholmod_dense* x_handle = &x;
-    // Y and E persist between calls: cholmod_solve would allocate and free them every time.
-    const int ok =
-        cholmod_solve2(CHOLMOD_A, L_, &b, nullptr, &x_handle, nullptr, &Y_, &E_, &common_);
-    if (!ok || common_.status < CHOLMOD_OK) fail("cholmod_solve2");
-    if (!L_->is_super && Y_ != nullptr) {
-      // SuiteSparse 5.x allocates the simplicial workspace Y as max(4, k) x n but reshapes its
-      // header to the last block of columns solved; the next call then sees a "wrong" shape and
-      // frees and reallocates Y (32 MB at n = 10^6, every solve). Restoring the allocated shape
-      // (nzmax is unchanged) lets it be reused.
-      const auto rows = static_cast<std::size_t>(std::max<Index>(4, k));
-      if (Y_->ncol == static_cast<std::size_t>(n) && Y_->nzmax >= rows * Y_->ncol) {
-        Y_->nrow = rows;
-        Y_->d = rows;
-      }
-    }
-  }
-
-  cholmod_common common_{};
-  cholmod_factor* L_ = nullptr;
-  cholmod_dense* Y_ = nullptr;  // cholmod_solve2 workspaces, owned by CHOLMOD
-  cholmod_dense* E_ = nullptr;
-};
+using detail::CheckedSparseSolver;
 
 // ---------------------------------------------------------------------------------------------
 // UMFPACK
@@ -562,7 +346,7 @@ bool requires_spd(SparseBackend backend) {
 std::unique_ptr<SparseSolver> make_sparse_solver(SparseBackend backend) {
   switch (backend) {
     case SparseBackend::cholmod:
-      return std::make_unique<CholmodSolver>();
+      return make_cholmod_solver();
     case SparseBackend::umfpack:
       return std::make_unique<UmfpackSolver>();
     case SparseBackend::klu:
