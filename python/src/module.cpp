@@ -118,7 +118,9 @@ std::shared_ptr<Model> lti_model(py::object A, py::object B, py::object C, py::o
   take(sys.B, to_sparse(B, "mor.LtiModel: B", 'c'));
   take(sys.C, to_sparse(C, "mor.LtiModel: C", 'r'));
   if (E.is_none()) {
-    sys.E.resize(sys.A.rows(), sys.A.cols());
+    // E = I of A's row count: square whatever A's shape, so that validate below names a
+    // non-square A (setIdentity of a non-square matrix would write past its arrays).
+    sys.E.resize(sys.A.rows(), sys.A.rows());
     sys.E.setIdentity();
   } else {
     take(sys.E, to_sparse(E, "mor.LtiModel: E"));

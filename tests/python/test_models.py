@@ -1,6 +1,10 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """Models between SciPy / NumPy and mor: round trips of every form (values and sparsity kept),
 what is copied and what is a view, and the validation errors."""
+import os
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -137,6 +141,27 @@ def test_bad_shapes():
     assert "B" in str(e.value) and "9" in str(e.value), str(e.value)
     with pytest.raises(ValueError, match="dimensions"):
         mor.LtiModel(A=np.ones((2, 2, 2)), B=B, C=C)
+
+
+def test_non_square_A_without_E_is_refused_and_the_interpreter_goes_on():
+    """A 50 x 49 A with E left out: a ValueError naming the shapes, and the process stays sound
+    (issue 44: the identity E was sized from A and overran its arrays; the interpreter aborted
+    later with "munmap_chunk(): invalid pointer"). Run in a child interpreter, whose exit code
+    shows a corrupted heap."""
+    code = (
+        "import numpy as np, mor, gc\n"
+        "for _ in range(20):\n"
+        "    try:\n"
+        "        mor.LtiModel(A=np.ones((50, 49)), B=np.ones((50, 1)), C=np.ones((1, 50)))\n"
+        "    except ValueError as e:\n"
+        "        msg = str(e)\n"
+        "    gc.collect()\n"
+        "x = [np.ones((100, 100)) for _ in range(50)]\n"
+        "print(msg)\n")
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                       env=os.environ.copy(), timeout=120)
+    assert p.returncode == 0, (p.returncode, p.stderr)
+    assert "A is 50x49" in p.stdout and "n x n" in p.stdout, p.stdout
 
 
 def test_non_finite_entries():
