@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // Galerkin projection of a linear system on a basis V: the reduced matrices of POD of an LTI
-// model (experiments/runner/chain_reduction_run.hpp), W = V. With x = V x_r (first order) or
+// model (experiments/runner/projection_run.hpp), W = V. With x = V x_r (first order) or
 // q = V q_r (second order) and the residual orthogonal to range(V):
 //     E_r = V^T E V,  A_r = V^T A V,  B_r = V^T B,  C_r = C V,  D_r = D
 //     M_r = V^T M V,  D_r = V^T D V,  K_r = V^T K V,  B_r = V^T B,  Cp_r = Cp V,  Cv_r = Cv V

@@ -139,7 +139,7 @@ TEST_F(Experiment, DefaultExperimentReducesAndGeneralisesToAnUnseenInput) {
   ASSERT_NE(src, nullptr);
   const ExperimentConfig file = load_experiment(fs::path(src) / "experiments" / "default.toml");
   EXPECT_FALSE(file.model->is_linear());
-  EXPECT_EQ(file.reduction->family(), ReductionMethod::Family::chain_projection);
+  EXPECT_EQ(file.reduction->family(), ReductionMethod::Family::projection);
   ASSERT_FALSE(file.training.empty());
   for (const auto& t : file.training) EXPECT_NE(t.type, file.input.type);
   const ExperimentConfig c = load_experiment(

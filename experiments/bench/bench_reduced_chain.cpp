@@ -90,10 +90,10 @@
 #include <vector>
 
 #include "experiments/bench/bench_main.hpp"
-#include "experiments/runner/chain_reduction_run.hpp"
 #include "experiments/runner/experiment.hpp"
 #include "experiments/runner/method.hpp"
 #include "experiments/runner/model_kind.hpp"
+#include "experiments/runner/projection_run.hpp"
 #include "models/mass_spring_chain.hpp"
 #include "reduction/deim.hpp"
 #include "reduction/pod.hpp"
@@ -450,7 +450,7 @@ class DefaultExperiment {
  private:
   experiments::ExperimentConfig config_;
   std::unique_ptr<experiments::FullModel> full_;
-  experiments::ChainReduction reduction_;
+  experiments::ProjectionReduction reduction_;
   std::unique_ptr<Signal> input_;
   std::unique_ptr<ProjectedModel::Workspace> ws_;
 };

@@ -41,7 +41,7 @@ inline constexpr double kDefaultSubspaceEnergy = 1.0 - 1e-8;
 /// The options of the methods that project the (nonlinear) chain, trained on its simulations:
 /// POD-Galerkin (experiments/runner/methods/pod.cpp) and empirical balancing
 /// (methods/empirical_bt.cpp), both hyper-reduced by DEIM (experiments/runner/
-/// chain_reduction_run.hpp). Each method declares the keys it takes.
+/// projection_run.hpp). Each method declares the keys it takes.
 struct ChainProjectionOptions {
   bool empirical = false;  ///< empirical balancing (else POD)
   Index order = 0;         ///< r; or

@@ -21,11 +21,11 @@
 
 #include <toml++/toml.h>
 
-#include "experiments/runner/chain_reduction_run.hpp"
 #include "experiments/runner/experiment_keys.hpp"
 #include "experiments/runner/method.hpp"
 #include "experiments/runner/model_kind.hpp"
 #include "experiments/runner/pipeline.hpp"
+#include "experiments/runner/projection_run.hpp"
 #include "experiments/runner/reduction_run.hpp"
 #include "experiments/runner/results_layout.hpp"
 #include "experiments/runner/toml_reader.hpp"
@@ -376,7 +376,7 @@ std::vector<double> finish_linear_family(const Run& run, LinearFamilyRun& lin,
 /// The projection family (pod, empirical_bt): projected nonlinear models trained on the full
 /// model's simulations, run before the full model so that its run compares states on the fly.
 struct ProjectionFamilyRun {
-  ChainReduction reduced;
+  ProjectionReduction reduced;
   ReducedTrajectory main;
   std::vector<ReducedTrajectory> others;  ///< reduction.compare_orders
   Index state_stride = 0;                 ///< snapshot stride, or 10 output strides
@@ -565,7 +565,7 @@ RunSummary run_experiment(const ExperimentConfig& c, const RunOptions& options) 
   std::optional<LinearFamilyRun> linear;
   std::optional<ProjectionFamilyRun> projection;
   if (family == Family::linear) linear = reduce_linear_family(run);
-  if (family == Family::chain_projection) reduce_projection_family(run, projection.emplace());
+  if (family == Family::projection) reduce_projection_family(run, projection.emplace());
 
   summary.setup_seconds = std::chrono::duration<double>(Clock::now() - t_start).count();
   const std::vector<double> y_full =

@@ -21,10 +21,10 @@
 
 #include <toml++/toml.h>
 
-#include "experiments/runner/chain_reduction_run.hpp"
 #include "experiments/runner/experiment_keys.hpp"
 #include "experiments/runner/method.hpp"
 #include "experiments/runner/model_kind.hpp"
+#include "experiments/runner/projection_run.hpp"
 #include "experiments/runner/reduction_run.hpp"
 #include "experiments/runner/results_layout.hpp"
 #include "experiments/runner/toml_reader.hpp"
@@ -190,7 +190,7 @@ void read_simulation(TableReader& r, const std::filesystem::path& base_dir, Expe
 void check_reduction(const ExperimentConfig& c, const std::string& where,
                      const std::string& source) {
   c.reduction->check(c, where);
-  require(c.reduction->family() == ReductionMethod::Family::chain_projection || c.training.empty(),
+  require(c.reduction->family() == ReductionMethod::Family::projection || c.training.empty(),
           source,
           ": [[training]] inputs are used by reduction.method = \"pod\" and "
           "\"empirical_bt\" only");

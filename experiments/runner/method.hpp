@@ -21,8 +21,8 @@
 
 namespace mor::experiments {
 
-/// The projected chains of the chain_projection family (chain_reduction_run.hpp).
-struct ChainReduction;
+/// The projected nonlinear models of the projection family (projection_run.hpp).
+struct ProjectionReduction;
 class FullModel;
 class ModelSpec;
 
@@ -33,7 +33,7 @@ class ReductionMethod {
     /// an LTI reduced model of the model's linear system, or of a nonlinear model's
     /// linearisation about its rest state (BT, SOBT, modal, IRKA)
     linear,
-    chain_projection,  ///< a projected (hyper-reduced) second-order model (POD, empirical BT)
+    projection,  ///< a projected (hyper-reduced) second-order model (POD, empirical BT)
   };
   virtual ~ReductionMethod() = default;
   /// The name [reduction] method spells.
@@ -84,11 +84,11 @@ class ReductionMethod {
     (void)c, (void)model, (void)stop;
     return reduce_linear(full, second_order, out);
   }
-  /// Family chain_projection: projects the full model (through its snapshot-method seam,
+  /// Family projection: projects the full model (through its snapshot-method seam,
   /// experiments/runner/model_kind.hpp; training runs from c) and writes /reduction.
-  virtual ChainReduction reduce_projection(const ExperimentConfig& c, const FullModel& model,
-                                           io::RecordSink& out,
-                                           const std::atomic<bool>* stop) const;
+  virtual ProjectionReduction reduce_projection(const ExperimentConfig& c, const FullModel& model,
+                                                io::RecordSink& out,
+                                                const std::atomic<bool>* stop) const;
 };
 
 /// One registered method: its name, one line of doc, how to read its table and list its keys.

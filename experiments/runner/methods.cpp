@@ -4,16 +4,23 @@
 #include <algorithm>
 #include <cmath>
 
-#include "experiments/runner/chain_reduction_run.hpp"
 #include "experiments/runner/method.hpp"
 #include "experiments/runner/model_kind.hpp"
+#include "experiments/runner/projection_run.hpp"
 #include "experiments/runner/results_layout.hpp"
 
-#define MOR_REDUCTION_METHODS(X)                                                    \
-  X(kNoReduction)                                                                   \
-  X(kBtMethod)                                                                      \
-  X(kSobtMethod) X(kModalMethod) X(kPodMethod) X(kEmpiricalBtMethod) X(kIrkaMethod) \
-      X(kDifferentialBalancingMethod)
+// clang-format off: one registration line per method (clang-format reflows the macro anew
+// on every run).
+#define MOR_REDUCTION_METHODS(X) \
+  X(kNoReduction)                \
+  X(kBtMethod)                   \
+  X(kSobtMethod)                 \
+  X(kModalMethod)                \
+  X(kPodMethod)                  \
+  X(kEmpiricalBtMethod)          \
+  X(kIrkaMethod)                 \
+  X(kDifferentialBalancingMethod)
+// clang-format on
 
 namespace mor::experiments {
 
@@ -128,8 +135,9 @@ ReducedModel ReductionMethod::reduce_linear(LtiOperator&, const SecondOrderSyste
       detail::concat("reduction.method = \"", name(), "\" does not give a linear reduced model"));
 }
 
-ChainReduction ReductionMethod::reduce_projection(const ExperimentConfig&, const FullModel&,
-                                                  io::RecordSink&, const std::atomic<bool>*) const {
+ProjectionReduction ReductionMethod::reduce_projection(const ExperimentConfig&, const FullModel&,
+                                                       io::RecordSink&,
+                                                       const std::atomic<bool>*) const {
   throw InvalidArgument(
       detail::concat("reduction.method = \"", name(), "\" does not project a nonlinear model"));
 }

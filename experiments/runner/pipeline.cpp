@@ -27,8 +27,8 @@ ReductionStep reduce_step(const ExperimentConfig& c, const FullModel& model, Lti
     step.r = red.r;
     step.seconds = red.seconds;
     step.stages = red.stages;
-  } else if (step.family == Family::chain_projection) {
-    ChainReduction& red =
+  } else if (step.family == Family::projection) {
+    ProjectionReduction& red =
         step.projection.emplace(c.reduction->reduce_projection(c, model, out, stop));
     step.r = red.main.r;
     step.seconds = red.seconds;

@@ -11,10 +11,10 @@
 #include <utility>
 #include <vector>
 
-#include "experiments/runner/chain_reduction_run.hpp"
 #include "experiments/runner/config.hpp"
 #include "experiments/runner/method.hpp"
 #include "experiments/runner/model_kind.hpp"
+#include "experiments/runner/projection_run.hpp"
 #include "experiments/runner/reduction_run.hpp"
 #include "src/io/record.hpp"
 
@@ -24,8 +24,8 @@ namespace mor::experiments {
 /// family's projected nonlinear models, and what every front end reports of them.
 struct ReductionStep {
   ReductionMethod::Family family = ReductionMethod::Family::none;
-  std::optional<ReducedModel> linear;        ///< Family::linear
-  std::optional<ChainReduction> projection;  ///< Family::chain_projection
+  std::optional<ReducedModel> linear;             ///< Family::linear
+  std::optional<ProjectionReduction> projection;  ///< Family::projection
   /// "" unless a linear method reduced a nonlinear model: the state its linearisation is about
   /// (FullModel::linearisation()); the errors then compare with the nonlinear model.
   std::string linearisation;

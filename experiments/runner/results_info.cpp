@@ -20,10 +20,10 @@
 
 #include <toml++/toml.h>
 
-#include "experiments/runner/chain_reduction_run.hpp"
 #include "experiments/runner/experiment_keys.hpp"
 #include "experiments/runner/method.hpp"
 #include "experiments/runner/model_kind.hpp"
+#include "experiments/runner/projection_run.hpp"
 #include "experiments/runner/reduction_run.hpp"
 #include "experiments/runner/results_layout.hpp"
 #include "experiments/runner/run_guards.hpp"

@@ -19,10 +19,10 @@
 #include <string>
 #include <thread>
 
-#include "experiments/runner/chain_reduction_run.hpp"
 #include "experiments/runner/config.hpp"
 #include "experiments/runner/keys.hpp"
 #include "experiments/runner/model_kind.hpp"
+#include "experiments/runner/projection_run.hpp"
 #include "src/core/interrupt.hpp"
 #include "src/systems/dense_model.hpp"
 #include "src/systems/lti.hpp"
@@ -56,8 +56,8 @@ struct Model {
   std::shared_ptr<const DenseFirstOrder> dense_first;
   std::shared_ptr<const DenseSecondOrderSystem> dense_second;
   /// A projected chain (pod, empirical_bt, ...): the reduction and the full chain it refers to.
-  std::shared_ptr<experiments::ChainReduction> chain_rom;
-  std::shared_ptr<FullModel> chain_full;
+  std::shared_ptr<experiments::ProjectionReduction> projected_rom;
+  std::shared_ptr<FullModel> projected_full;
   std::optional<ReductionRecord> reduction;
 
   /// The linear system (InvalidArgument naming the model if it is not linear).

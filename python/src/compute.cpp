@@ -86,8 +86,8 @@ ReductionRecord reduction_record(const io::Record& record) {
 /// What the worker thread returns from a reduction (Python objects are made afterwards).
 struct ReductionOutcome {
   std::optional<ReducedModel> linear;
-  std::shared_ptr<ChainReduction> chain;
-  std::shared_ptr<FullModel> chain_full;
+  std::shared_ptr<ProjectionReduction> projected;
+  std::shared_ptr<FullModel> projected_full;
   bool first_order_record = false;
   /// "" unless a linear method reduced a nonlinear model: the state of its linearisation.
   std::string linearisation;
@@ -164,7 +164,7 @@ std::shared_ptr<Model> reduce(const std::shared_ptr<Model>& model, const std::st
   });
   require(method_obj->family() != ReductionMethod::Family::none, source,
           ": method \"none\" does not reduce (known: ", method_names(), ")");
-  require(!model->chain_rom, source, ": a projected model (reduced by \"",
+  require(!model->projected_rom, source, ": a projected model (reduced by \"",
           model->reduction ? model->reduction->method : "", "\") cannot be reduced again by \"",
           method,
           "\": it is a projection that only the library simulates, with no system of its "
@@ -203,8 +203,8 @@ std::shared_ptr<Model> reduce(const std::shared_ptr<Model>& model, const std::st
     o.seconds = step.seconds;
     if (step.linear) o.linear = std::move(step.linear);
     if (step.projection) {
-      o.chain = std::make_shared<ChainReduction>(std::move(*step.projection));
-      o.chain_full = full;
+      o.projected = std::make_shared<ProjectionReduction>(std::move(*step.projection));
+      o.projected_full = full;
     }
     return o;
   });
@@ -240,8 +240,8 @@ std::shared_ptr<Model> reduce(const std::shared_ptr<Model>& model, const std::st
     rom->spec = memory_spec(rom->system);
   } else {
     rom->spec = c->model;
-    rom->chain_rom = outcome.chain;
-    rom->chain_full = outcome.chain_full;
+    rom->projected_rom = outcome.projected;
+    rom->projected_full = outcome.projected_full;
   }
   rom->reduction = std::move(rec);
   return rom;
@@ -453,8 +453,8 @@ py::tuple simulate(const std::shared_ptr<Model>& model, py::object u, double t_e
   validate(o);
   const Index steps = step_count(o);
   std::shared_ptr<FullModel> full;
-  if (!model->chain_rom) full = model->spec->build(SparseBackend::cholmod);
-  const Index m = full ? full->n_inputs() : model->chain_rom->main.model->n_inputs();
+  if (!model->projected_rom) full = model->spec->build(SparseBackend::cholmod);
+  const Index m = full ? full->n_inputs() : model->projected_rom->main.model->n_inputs();
   std::unique_ptr<Signal> input = signal_for_inputs(u, m);  // a mor.Signal, as [input] drives it
   if (!input) input = per_input(u, m);
   if (input) {
@@ -504,7 +504,7 @@ py::tuple simulate(const std::shared_ptr<Model>& model, py::object u, double t_e
           },
           nullptr);
     } else {
-      const ProjectedModel& rm = *model->chain_rom->main.model;
+      const ProjectedModel& rm = *model->projected_rom->main.model;
       p = rm.n_outputs();
       ProjectedModel::Workspace ws(rm);
       Vector q = Vector::Zero(rm.n()), v = Vector::Zero(rm.n()), y(p);

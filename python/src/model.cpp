@@ -47,7 +47,7 @@ std::shared_ptr<const ModelSpec> memory_spec(std::shared_ptr<const LinearSystem>
 }
 
 std::shared_ptr<const LinearSystem> Model::linear_system() const {
-  require(!chain_rom, "a projected chain (reduction.method = \"",
+  require(!projected_rom, "a projected chain (reduction.method = \"",
           reduction ? reduction->method : "", "\") is not a linear system");
   if (!system) {
     // Compressed storage, so that model.A can be a view of it (kinds may build it otherwise).
@@ -68,12 +68,12 @@ std::shared_ptr<const LinearSystem> Model::linear_system() const {
 }
 
 bool Model::first_order() const {
-  if (chain_rom) return false;
+  if (projected_rom) return false;
   return spec->first_order();
 }
 
 Index Model::n() const {
-  if (chain_rom) return chain_rom->main.r;
+  if (projected_rom) return projected_rom->main.r;
   return spec->size();
 }
 
@@ -81,7 +81,7 @@ std::unique_ptr<LtiOperator> Model::lti_operator(std::shared_ptr<FullModel>& ful
   if (dense_first)
     return std::make_unique<DenseLtiOperator>(dense_first->E, dense_first->A, dense_first->B,
                                               dense_first->C, dense_first->D);
-  require(!chain_rom, "a projected chain (reduction.method = \"",
+  require(!projected_rom, "a projected chain (reduction.method = \"",
           reduction ? reduction->method : "", "\") has no transfer function: simulate it");
   // The operator of the model the program builds (the chain's is matrix-free), from the default
   // sparse solver of [simulation].

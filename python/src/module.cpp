@@ -172,9 +172,9 @@ py::object matrix(py::object self, const std::string& name) {
     if (name == "B") return dense_view(d.B, self);
     if (name == "Cp") return dense_view(d.Cp, self);
     if (name == "Cv") return dense_view(d.Cv, self);
-  } else if (m.chain_rom) {
+  } else if (m.projected_rom) {
     // A projected model (pod, empirical_bt, differential_balancing): its reduced matrices.
-    const ProjectedModel& pm = *m.chain_rom->main.model;
+    const ProjectedModel& pm = *m.projected_rom->main.model;
     auto pick = [&](const auto& rm) -> const Matrix* {
       if (name == "M") return &rm.M_r();
       if (name == "D") return &rm.D_r();
@@ -207,7 +207,8 @@ py::object matrix(py::object self, const std::string& name) {
     }
   }
   throw py::attribute_error(detail::concat(
-      "this ", m.chain_rom ? "projected chain" : (m.first_order() ? "first-order" : "second-order"),
+      "this ",
+      m.projected_rom ? "projected chain" : (m.first_order() ? "first-order" : "second-order"),
       " model has no matrix ", name));
 }
 
@@ -257,7 +258,7 @@ reduced ones.)")
       .def_property_readonly("n", &Model::n, "number of states (first order) or coordinates")
       .def_property_readonly("first_order", &Model::first_order)
       .def_property_readonly("is_linear",
-                             [](const Model& m) { return !m.chain_rom && m.spec->is_linear(); })
+                             [](const Model& m) { return !m.projected_rom && m.spec->is_linear(); })
       .def_property_readonly("is_reduced", [](const Model& m) { return m.reduction.has_value(); })
       .def("matrix", &matrix, py::arg("name"), "the matrix E, A, B, C, D or M, D, K, B, Cp, Cv")
       .def_property_readonly("method",

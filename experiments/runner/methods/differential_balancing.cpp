@@ -17,9 +17,9 @@
 #include <ostream>
 #include <sstream>
 
-#include "experiments/runner/chain_reduction_run.hpp"
 #include "experiments/runner/method.hpp"
 #include "experiments/runner/model_kind.hpp"
+#include "experiments/runner/projection_run.hpp"
 #include "experiments/runner/results_layout.hpp"
 #include "reduction/differential_balancing.hpp"
 #include "reduction/reduced_chain.hpp"
@@ -111,7 +111,7 @@ class DifferentialBalancingMethod final : public ReductionMethod {
  public:
   explicit DifferentialBalancingMethod(DifferentialBalancingOptions o) : o_(std::move(o)) {}
   std::string_view name() const override { return "differential_balancing"; }
-  Family family() const override { return Family::chain_projection; }
+  Family family() const override { return Family::projection; }
   Index order() const override { return o_.order; }
   void write_toml(std::ostream& os) const override {
     KeyWriter w(os);
@@ -167,17 +167,18 @@ class DifferentialBalancingMethod final : public ReductionMethod {
     const double blocks = static_cast<double>(c.model->nonlinear_elements()) + 2.0;
     return 8.0 * u * u * 1.5 + 8.0 * u * 20.0 * blocks;
   }
-  ChainReduction reduce_projection(const ExperimentConfig& c, const FullModel& model,
-                                   io::RecordSink& out, const std::atomic<bool>*) const override;
+  ProjectionReduction reduce_projection(const ExperimentConfig& c, const FullModel& model,
+                                        io::RecordSink& out,
+                                        const std::atomic<bool>*) const override;
 
  private:
   DifferentialBalancingOptions o_;
 };
 
-ChainReduction DifferentialBalancingMethod::reduce_projection(const ExperimentConfig& c,
-                                                              const FullModel& model,
-                                                              io::RecordSink& out,
-                                                              const std::atomic<bool>*) const {
+ProjectionReduction DifferentialBalancingMethod::reduce_projection(const ExperimentConfig& c,
+                                                                   const FullModel& model,
+                                                                   io::RecordSink& out,
+                                                                   const std::atomic<bool>*) const {
   const auto t_start = Clock::now();
   const DifferentialBalancing bal = model.differential_balancing(gramian_options(o_));
   const std::string& grp = layout::kReduction;
@@ -218,7 +219,7 @@ ChainReduction DifferentialBalancingMethod::reduce_projection(const ExperimentCo
     }
     r = std::max<Index>(r, 1);
   }
-  ChainReduction result;
+  ProjectionReduction result;
   result.stages.emplace_back("controllability_sdp_s", bal.controllability.seconds);
   result.stages.emplace_back("observability_sdp_s", bal.observability.seconds);
   result.stages.emplace_back("balancing_s", bal.seconds_balancing);
@@ -237,7 +238,7 @@ ChainReduction DifferentialBalancingMethod::reduce_projection(const ExperimentCo
   std::sort(orders.begin() + 1, orders.end());
   orders.erase(std::unique(orders.begin() + 1, orders.end()), orders.end());
   for (std::size_t i = 0; i < orders.size(); ++i) {
-    ReducedChainVariant v;
+    ProjectedVariant v;
     v.r = orders[i];
     v.model = std::make_unique<ProjectedModel>(
         model.project(Matrix(bal.V_q.leftCols(v.r)), Matrix(bal.W_q.leftCols(v.r)), ro));

@@ -2,7 +2,7 @@
 // Method "empirical_bt": position balancing of the nonlinear chain by empirical Gramians
 // (reduction/empirical_gramians.hpp), a Petrov-Galerkin model with the balancing bases, the
 // cubic force hyper-reduced by DEIM / Q-DEIM from the [[training]] runs' force snapshots.
-#include "experiments/runner/methods/chain_projection.hpp"
+#include "experiments/runner/methods/projection.hpp"
 #include "experiments/runner/results_layout.hpp"
 
 namespace mor::experiments {
@@ -29,9 +29,9 @@ void empirical_keys(O& o, V& v) {
   v(Key{"store_bases", "", "write V and W (N x r) to the results file"}, o.store_bases);
 }
 
-class EmpiricalBtMethod final : public ChainProjectionMethod {
+class EmpiricalBtMethod final : public ProjectionMethod {
  public:
-  using ChainProjectionMethod::ChainProjectionMethod;
+  using ProjectionMethod::ProjectionMethod;
   std::string_view name() const override { return "empirical_bt"; }
   void write_toml(std::ostream& os) const override {
     KeyWriter w(os);

@@ -4,10 +4,10 @@
 // projected through it, its nonlinear force hyper-reduced by DEIM / Q-DEIM; an LTI model
 // without one (a model file, first or second order; a linearised benchmark) by the Galerkin
 // projection of its matrices, to an LTI reduced model the linear family simulates and analyses
-// (chain_reduction_run.hpp: reduce_linear_by_pod).
+// (projection_run.hpp: reduce_linear_by_pod).
 #include <algorithm>
 
-#include "experiments/runner/methods/chain_projection.hpp"
+#include "experiments/runner/methods/projection.hpp"
 #include "experiments/runner/results_layout.hpp"
 
 namespace mor::experiments {
@@ -32,11 +32,11 @@ void pod_keys(O& o, V& v) {
 constexpr const char* kNonlinearKeys[] = {"nonlinear", "deim_method", "deim_order", "deim_sampling",
                                           "ecsw_tolerance"};
 
-class PodMethod final : public ChainProjectionMethod {
+class PodMethod final : public ProjectionMethod {
  public:
   PodMethod(ChainProjectionOptions o, std::vector<std::string> nonlinear_keys_given,
             bool snapshots_given)
-      : ChainProjectionMethod(std::move(o)),
+      : ProjectionMethod(std::move(o)),
         nonlinear_keys_given_(std::move(nonlinear_keys_given)),
         snapshots_given_(snapshots_given) {}
   std::string_view name() const override { return "pod"; }
@@ -48,7 +48,7 @@ class PodMethod final : public ChainProjectionMethod {
   /// to an LTI model by the Galerkin projection of its matrices; the chain, network and lattice
   /// kinds (linear or not) by their projection seam.
   Family family_for(const ModelSpec& model) const override {
-    return projects_matrices(model) ? Family::linear : Family::chain_projection;
+    return projects_matrices(model) ? Family::linear : Family::projection;
   }
   void check(const ExperimentConfig& c, const std::string& where) const override {
     const ModelSpec& m = *c.model;
@@ -65,7 +65,7 @@ class PodMethod final : public ChainProjectionMethod {
               ": reduction.pod_snapshots = \"x\" is the state of a first-order model; a "
               "second-order model's snapshots are \"p\" (positions) and \"v\" (velocities)");
     if (!projects_matrices(m)) {
-      ChainProjectionMethod::check(c, where);
+      ProjectionMethod::check(c, where);
       return;
     }
     for (const auto& key : nonlinear_keys_given_)

@@ -32,7 +32,7 @@ namespace mor::experiments {
 class FullModel;
 
 /// One projected model: V (n x r), W, and the DEIM samples m.
-struct ReducedChainVariant {
+struct ProjectedVariant {
   Index r = 0;
   Index m = 0;                     ///< DEIM samples (0 without DEIM)
   Index ecsw_elements = 0;         ///< ECSW: the weighted elements k (0 without ECSW)
@@ -41,10 +41,10 @@ struct ReducedChainVariant {
   std::unique_ptr<ProjectedModel> model;
 };
 
-struct ChainReduction {
-  ReducedChainVariant main;  ///< at reduction.order (or the order the energy / tolerance gave)
+struct ProjectionReduction {
+  ProjectedVariant main;  ///< at reduction.order (or the order the energy / tolerance gave)
   /// The other orders of reduction.compare_orders, ascending (main's order not repeated).
-  std::vector<ReducedChainVariant> others;
+  std::vector<ProjectedVariant> others;
   Index training_snapshots = 0;  ///< columns of the training snapshot matrix (0 if none)
   /// Offline wall-clock seconds per stage, in the order run ("snapshots_s", "pod_s", ...).
   std::vector<std::pair<std::string, double>> stages;
@@ -57,9 +57,9 @@ struct ChainReduction {
 /// @throws InvalidArgument for unusable training data (no snapshots, another n, an order above
 ///         the snapshot or Gramian rank); NumericalError if a training or Gramian run diverges;
 ///         Interrupted.
-ChainReduction reduce_chain_and_record(const ExperimentConfig& c, const ChainProjectionOptions& red,
-                                       const FullModel& model, io::RecordSink& out,
-                                       const std::atomic<bool>* stop);
+ProjectionReduction reduce_by_projection(const ExperimentConfig& c,
+                                         const ChainProjectionOptions& red, const FullModel& model,
+                                         io::RecordSink& out, const std::atomic<bool>* stop);
 
 /// POD of a linear model that has no projection seam (model files, the linearised multibody
 /// benchmarks): snapshots of the state x (first order; of q, and of v if red.pod_snapshots has

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "experiments/runner/chain_reduction_run.hpp"
+#include "experiments/runner/projection_run.hpp"
 #include "experiments/runner/model_kind.hpp"
 #include "experiments/runner/results_layout.hpp"
 
@@ -287,14 +287,14 @@ PodResult pod_basis_and_record(const ChainProjectionOptions& red, const Matrix& 
 
 }  // namespace
 
-ChainReduction reduce_chain_and_record(const ExperimentConfig& c, const ChainProjectionOptions& red,
-                                       const FullModel& model, io::RecordSink& out,
-                                       const std::atomic<bool>* stop) {
+ProjectionReduction reduce_by_projection(const ExperimentConfig& c,
+                                         const ChainProjectionOptions& red, const FullModel& model,
+                                         io::RecordSink& out, const std::atomic<bool>* stop) {
   const bool pod_method = !red.empirical;
   const std::string method = red.empirical ? "empirical_bt" : "pod";
   const bool nonlinear = !model.is_linear();
   const auto t_start = Clock::now();
-  ChainReduction result;
+  ProjectionReduction result;
   ProjectionOptions ro;
   ro.nonlinear = parse_nonlinear_treatment(red.nonlinear);
   ro.sampling = parse_deim_sampling(red.deim_sampling);
@@ -402,7 +402,7 @@ ChainReduction reduce_chain_and_record(const ExperimentConfig& c, const ChainPro
   training.G.resize(0, 0);
   const auto t = Clock::now();
   for (std::size_t i = 0; i < orders.size(); ++i) {
-    ReducedChainVariant variant;
+    ProjectedVariant variant;
     variant.r = orders[i];
     ProjectionOptions opt = ro;
     if (hyper) {

@@ -1,15 +1,15 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // What the projection methods (pod.cpp, empirical_bt.cpp) share: the hyper-reduction
 // and training keys, the checks against the experiment, the cost estimates and the reduction
-// itself (experiments/runner/chain_reduction_run.hpp).
+// itself (experiments/runner/projection_run.hpp).
 #pragma once
 
 #include <cmath>
 #include <ostream>
 
-#include "experiments/runner/chain_reduction_run.hpp"
 #include "experiments/runner/method.hpp"
 #include "experiments/runner/model_kind.hpp"
+#include "experiments/runner/projection_run.hpp"
 #include "reduction/deim.hpp"
 #include "reduction/ecsw.hpp"
 #include "reduction/pod.hpp"
@@ -64,10 +64,10 @@ inline void check_hyper_reduction(const TableReader& r, const std::string& sourc
           ": reduction.training_stride must be >= 1, got ", o.training_stride);
 }
 
-class ChainProjectionMethod : public ReductionMethod {
+class ProjectionMethod : public ReductionMethod {
  public:
-  explicit ChainProjectionMethod(ChainProjectionOptions o) : o_(std::move(o)) {}
-  Family family() const override { return Family::chain_projection; }
+  explicit ProjectionMethod(ChainProjectionOptions o) : o_(std::move(o)) {}
+  Family family() const override { return Family::projection; }
   Index order() const override { return o_.order; }
   void check(const ExperimentConfig& c, const std::string& where) const override {
     if (o_.empirical && c.model->is_linear())
@@ -131,10 +131,10 @@ class ChainProjectionMethod : public ReductionMethod {
             : 0.0;
     return 2.0 * 2.0 * 8.0 * N * k + (o_.empirical ? 8.0 * N * 400.0 : 0.0) + ecsw;
   }
-  ChainReduction reduce_projection(const ExperimentConfig& c, const FullModel& model,
-                                   io::RecordSink& out,
-                                   const std::atomic<bool>* stop) const override {
-    return reduce_chain_and_record(c, o_, model, out, stop);
+  ProjectionReduction reduce_projection(const ExperimentConfig& c, const FullModel& model,
+                                        io::RecordSink& out,
+                                        const std::atomic<bool>* stop) const override {
+    return reduce_by_projection(c, o_, model, out, stop);
   }
   const ChainProjectionOptions& options() const { return o_; }
 
