@@ -13,6 +13,10 @@
 #include <vector>
 
 #include "models/mass_spring_chain.hpp"
+#include "reduction/deim.hpp"
+#include "reduction/pod.hpp"
+#include "reduction/reduced_chain.hpp"
+#include "reduction/reduced_network.hpp"
 #include "src/core/errors.hpp"
 #include "src/integrators/integrate.hpp"
 #include "src/linalg/sparse_solver.hpp"
@@ -47,13 +51,15 @@ struct ChainProjectionOptions {
   Index order = 0;         ///< r; or
   double energy = 0.0;     ///< pod: captured snapshot energy in (0, 1]; or
   double tolerance = 0.0;  ///< empirical_bt: 2 sum_{i>r} sigma_i <= tolerance (a heuristic)
-  std::string pod_method = "automatic";  ///< automatic, svd, snapshots, randomized
-  std::string nonlinear = "deim";       ///< deim, ecsw (hyper-reduced), tensor (exact), full (O(N))
-  std::string deim_method = "qdeim";    ///< deim (greedy) or qdeim (pivoted QR)
-  Index deim_order = 0;                 ///< m interpolation points; 0 chooses 2 r
-  std::string deim_sampling = "nodes";  ///< nodes (rows of G^T phi) or elements (rows of phi)
-  double ecsw_tolerance = 1e-6;         ///< tau of ECSW's NNLS, in (0, 1)
-  Index training_stride = 10;           ///< steps between training snapshots
+  PodMethod pod_method = PodMethod::automatic;
+  /// deim, ecsw (hyper-reduced), tensor (exact, the chain's cubic), full (O(N))
+  NonlinearTreatment nonlinear = NonlinearTreatment::deim;
+  DeimMethod deim_method = DeimMethod::qdeim;
+  Index deim_order = 0;  ///< m interpolation points; 0 chooses 2 r
+  /// nodes (rows of G^T phi) or elements (rows of phi)
+  DeimSampling deim_sampling = DeimSampling::nodes;
+  double ecsw_tolerance = 1e-6;  ///< tau of ECSW's NNLS, in (0, 1)
+  Index training_stride = 10;    ///< steps between training snapshots
   /// Results files whose /snapshots/p (every row a snapshot of the positions) are training
   /// data too, besides the [[training]] runs (relative to the experiment file).
   std::vector<std::filesystem::path> training_files;

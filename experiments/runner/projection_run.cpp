@@ -178,7 +178,7 @@ HyperReduction hyper_reduce(const ChainProjectionOptions& red, Matrix F,
   // lowered to that rank. An explicit deim_order above it stays an error.
   pg.order_up_to_rank = red.deim_order == 0;
   h.pod_g = pod(F, pg);
-  const DeimMethod dm = parse_deim_method(red.deim_method);
+  const DeimMethod dm = red.deim_method;
   for (Index r : orders) {
     const Index m = std::min(wanted(r), h.pod_g.V.cols());
     h.deim.push_back(deim(h.pod_g.V.leftCols(m), dm));
@@ -253,7 +253,7 @@ PodResult pod_basis_and_record(const ChainProjectionOptions& red, const Matrix& 
   const auto t = Clock::now();
   const std::string& grp = layout::kReduction;
   PodOptions po;
-  po.method = parse_pod_method(red.pod_method);
+  po.method = red.pod_method;
   if (red.order > 0)
     po.order = red.order;
   else
@@ -296,8 +296,8 @@ ProjectionReduction reduce_by_projection(const ExperimentConfig& c,
   const auto t_start = Clock::now();
   ProjectionReduction result;
   ProjectionOptions ro;
-  ro.nonlinear = parse_nonlinear_treatment(red.nonlinear);
-  ro.sampling = parse_deim_sampling(red.deim_sampling);
+  ro.nonlinear = red.nonlinear;
+  ro.sampling = red.deim_sampling;
   if (!nonlinear) ro.nonlinear = NonlinearTreatment::full;  // g = 0: nothing to evaluate
   const bool use_deim = ro.nonlinear == NonlinearTreatment::deim;
   const bool use_ecsw = ro.nonlinear == NonlinearTreatment::ecsw;
@@ -305,7 +305,7 @@ ProjectionReduction reduce_by_projection(const ExperimentConfig& c,
       use_deim ? (ro.sampling == DeimSampling::elements ? ForceSnapshots::elements
                                                         : ForceSnapshots::nodal)
                : (use_ecsw ? ForceSnapshots::positions : ForceSnapshots::none);
-  const PodMethod pm = parse_pod_method(red.pod_method);
+  const PodMethod pm = red.pod_method;
   const Index compare_max =
       red.compare_orders.empty()
           ? 0

@@ -46,7 +46,7 @@ std::unique_ptr<ReductionMethod> read_empirical_bt(TableReader& r, const std::st
   KeyReader reader(r, "reduction", base_dir);
   empirical_keys(o, reader);
   r.finish(method_keys_context(r, "empirical_bt"));
-  check_hyper_reduction(r, source, o);
+  check_hyper_reduction(r, o);
   require_order_or_tolerance(r, source, o.order, o.tolerance);
   require(!o.amplitudes.empty(), r.where("amplitudes"), ": reduction.amplitudes must not be empty");
   for (double a : o.amplitudes)

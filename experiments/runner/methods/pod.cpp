@@ -103,7 +103,7 @@ std::unique_ptr<ReductionMethod> read_pod(TableReader& r, const std::string& sou
   KeyReader reader(r, "reduction", base_dir);
   pod_keys(o, reader);
   r.finish(method_keys_context(r, "pod"));
-  check_hyper_reduction(r, source, o);
+  check_hyper_reduction(r, o);
   require((o.order > 0) != (o.energy > 0.0), source,
           ": reduction: set exactly one of reduction.order (r >= 1) and reduction.energy (in "
           "(0, 1]); got order = ",

@@ -17,22 +17,38 @@
 
 namespace mor::experiments {
 
+/// The names files spell the hyper-reduction's choices by (the reduction library's to_string).
+inline constexpr Choice<PodMethod> kPodMethods[] = {{"automatic", PodMethod::automatic},
+                                                    {"svd", PodMethod::svd},
+                                                    {"snapshots", PodMethod::snapshots},
+                                                    {"randomized", PodMethod::randomized}};
+inline constexpr Choice<NonlinearTreatment> kNonlinearTreatments[] = {
+    {"deim", NonlinearTreatment::deim},
+    {"ecsw", NonlinearTreatment::ecsw},
+    {"tensor", NonlinearTreatment::tensor},
+    {"full", NonlinearTreatment::full}};
+inline constexpr Choice<DeimMethod> kDeimMethods[] = {{"deim", DeimMethod::deim},
+                                                      {"qdeim", DeimMethod::qdeim}};
+inline constexpr Choice<DeimSampling> kDeimSamplings[] = {{"nodes", DeimSampling::nodes},
+                                                          {"elements", DeimSampling::elements}};
+
 /// The keys after the method's own: hyper-reduction, training data, compared orders.
 template <class O, class V>
 void hyper_reduction_keys(O& o, V& v) {
-  v(Key{"pod_method", "", "automatic, svd, snapshots (method of snapshots) or randomized"},
-    o.pod_method);
-  v(Key{"nonlinear", "",
-        "the nonlinear force: deim (hyper-reduced by interpolation), ecsw (hyper-reduced by "
-        "weighted elements, keeping the gradient structure and the energy), tensor (exact, "
-        "O(r^4); the chain only) or full (O(N))"},
-    o.nonlinear);
-  v(Key{"deim_method", "", "deim (greedy) or qdeim (pivoted QR)"}, o.deim_method);
+  v.choice(Key{"pod_method", "", "automatic, svd, snapshots (method of snapshots) or randomized"},
+           o.pod_method, kPodMethods);
+  v.choice(Key{"nonlinear", "",
+               "the nonlinear force: deim (hyper-reduced by interpolation), ecsw (hyper-reduced by "
+               "weighted elements, keeping the gradient structure and the energy), tensor (exact, "
+               "O(r^4); the chain only) or full (O(N))"},
+           o.nonlinear, kNonlinearTreatments);
+  v.choice(Key{"deim_method", "", "deim (greedy) or qdeim (pivoted QR)"}, o.deim_method,
+           kDeimMethods);
   v(Key{"deim_order", "", "m interpolation points; 0: 2 r"}, o.deim_order);
-  v(Key{"deim_sampling", "",
-        "what DEIM samples: nodes (rows of G^T phi(G q), each with the elements in its "
-        "support) or elements (rows of phi(G q), unassembled as in UDEIM)"},
-    o.deim_sampling);
+  v.choice(Key{"deim_sampling", "",
+               "what DEIM samples: nodes (rows of G^T phi(G q), each with the elements in its "
+               "support) or elements (rows of phi(G q), unassembled as in UDEIM)"},
+           o.deim_sampling, kDeimSamplings);
   v(Key{"ecsw_tolerance", "",
         "nonlinear = \"ecsw\": tau, the relative residual of the reduced force over the "
         "training snapshots at which the NNLS for the element weights stops, in (0, 1)"},
@@ -45,16 +61,7 @@ void hyper_reduction_keys(O& o, V& v) {
 }
 
 /// Checks the hyper-reduction keys. @throws InvalidArgument naming the key.
-inline void check_hyper_reduction(const TableReader& r, const std::string& source,
-                                  const ChainProjectionOptions& o) {
-  try {
-    parse_pod_method(o.pod_method);
-    parse_nonlinear_treatment(o.nonlinear);
-    parse_deim_method(o.deim_method);
-    parse_deim_sampling(o.deim_sampling);
-  } catch (const InvalidArgument& e) {
-    throw InvalidArgument(detail::concat(source, ": reduction: ", e.what()));
-  }
+inline void check_hyper_reduction(const TableReader& r, const ChainProjectionOptions& o) {
   require(o.order >= 0, r.where("order"), ": reduction.order must be >= 1, got ", o.order);
   require(o.deim_order >= 0, r.where("deim_order"),
           ": reduction.deim_order must be >= 1 (or 0: 2 r), got ", o.deim_order);
@@ -88,7 +95,7 @@ class ProjectionMethod : public ReductionMethod {
               "network; this model's equations are nonlinear and first order, x' = f(t, x, u), "
               "with neither: use \"bt\", \"modal\" or \"irka\" (they reduce its "
               "linearisation about its rest state)");
-    if (parse_nonlinear_treatment(o_.nonlinear) == NonlinearTreatment::tensor)
+    if (o_.nonlinear == NonlinearTreatment::tensor)
       require(c.model->reduced_tensor() || c.model->is_linear(), where,
               ": reduction.nonlinear = \"tensor\" is the chain's exact reduced cubic; model.type "
               "= \"",
@@ -97,7 +104,7 @@ class ProjectionMethod : public ReductionMethod {
     for (Index order : o_.compare_orders)
       require(order >= 1 && order <= N, where,
               ": reduction.compare_orders entries must be in [1, N = ", N, "], got ", order);
-    const NonlinearTreatment t = parse_nonlinear_treatment(o_.nonlinear);
+    const NonlinearTreatment t = o_.nonlinear;
     const bool needs_training =
         !o_.empirical ||
         (!c.model->is_linear() && (t == NonlinearTreatment::deim || t == NonlinearTreatment::ecsw));
@@ -124,7 +131,7 @@ class ProjectionMethod : public ReductionMethod {
                      (steps / static_cast<double>(std::max<Index>(1, o_.training_stride)) + 1.0);
     // ECSW's training matrix C (8 r k m_e bytes), subsampled to stay under its limit.
     const double ecsw =
-        parse_nonlinear_treatment(o_.nonlinear) == NonlinearTreatment::ecsw && !c.model->is_linear()
+        o_.nonlinear == NonlinearTreatment::ecsw && !c.model->is_linear()
             ? std::min(static_cast<double>(EcswOptions{}.memory_limit),
                        ecsw_matrix_bytes(std::max<Index>(o_.order, 1), static_cast<Index>(k),
                                          c.model->nonlinear_elements()))
