@@ -30,6 +30,16 @@ namespace {
 
 using detail::concat;
 
+/// How the projected model evaluates its nonlinear force: exactly, since differential balancing
+/// trains no DEIM or ECSW (it runs no training simulations).
+enum class ExactForce {
+  exact,   ///< tensor where the model has it (the chain), else full
+  tensor,  ///< the chain's reduced cubic, O(r^4)
+  full,    ///< every element through G V, O(m r)
+};
+constexpr Choice<ExactForce> kExactForces[] = {
+    {"exact", ExactForce::exact}, {"tensor", ExactForce::tensor}, {"full", ExactForce::full}};
+
 struct DifferentialBalancingOptions {
   Index order = 0;
   double tolerance = 0.0;
@@ -39,7 +49,7 @@ struct DifferentialBalancingOptions {
   Index max_iterations = 300;
   double feasibility_tolerance = 1e-8;
   Index max_masses = 40;
-  std::string nonlinear = "exact";
+  ExactForce nonlinear = ExactForce::exact;
   std::vector<Index> compare_orders;
   bool store_bases = false;
 };
@@ -67,11 +77,12 @@ void dbal_keys(O& o, V& v) {
         "refuse models with more coordinates N (the SDP has N (2 N + 1) unknowns; N = 40 takes "
         "minutes)"},
     o.max_masses);
-  v(Key{"nonlinear", "",
-        "the projected nonlinear force, exact: tensor (the chain's reduced cubic, O(r^4)), full "
-        "(every element through G V, O(m r)) or exact (tensor where the model has it, else "
-        "full)"},
-    o.nonlinear);
+  v.choice(
+      Key{"nonlinear", "",
+          "the projected nonlinear force, exact: tensor (the chain's reduced cubic, O(r^4)), full "
+          "(every element through G V, O(m r)) or exact (tensor where the model has it, else "
+          "full); no deim or ecsw, which need training runs"},
+      o.nonlinear, kExactForces);
   v(Key{"compare_orders", "", "further orders from the same bases, for /error_vs_r"},
     o.compare_orders);
   v(Key{"store_bases", "", "write P, Q, V_q and W_q to the results file"}, o.store_bases);
@@ -149,7 +160,7 @@ class DifferentialBalancingMethod final : public ReductionMethod {
             concat(where, ": reduction.method = \"differential_balancing\": ", e.what()));
       }
     }
-    if (o_.nonlinear == "tensor")
+    if (o_.nonlinear == ExactForce::tensor)
       require(c.model->reduced_tensor() || c.model->is_linear(), where,
               ": reduction.nonlinear = \"tensor\" is the chain's exact reduced cubic; this "
               "model's element laws take \"full\" (or \"exact\")");
@@ -226,11 +237,12 @@ ProjectionReduction DifferentialBalancingMethod::reduce_projection(const Experim
   ProjectionOptions ro;
   if (model.is_linear())
     ro.nonlinear = NonlinearTreatment::full;
-  else if (o_.nonlinear == "exact")
+  else if (o_.nonlinear == ExactForce::exact)
     ro.nonlinear =
         c.model->reduced_tensor() ? NonlinearTreatment::tensor : NonlinearTreatment::full;
   else
-    ro.nonlinear = parse_nonlinear_treatment(o_.nonlinear);
+    ro.nonlinear =
+        o_.nonlinear == ExactForce::tensor ? NonlinearTreatment::tensor : NonlinearTreatment::full;
   const auto t = Clock::now();
   std::vector<Index> orders{r};
   for (Index k : o_.compare_orders)
@@ -289,11 +301,6 @@ std::unique_ptr<ReductionMethod> read_differential_balancing(TableReader& r,
           ": reduction.feasibility_tolerance must be > 0, got ", o.feasibility_tolerance);
   require(o.max_masses >= 1, r.where("max_masses"), ": reduction.max_masses must be >= 1, got ",
           o.max_masses);
-  require(o.nonlinear == "exact" || o.nonlinear == "tensor" || o.nonlinear == "full",
-          r.where("nonlinear"),
-          ": reduction.nonlinear must be \"exact\", \"tensor\" or \"full\" for "
-          "differential_balancing (no training runs for DEIM), got '",
-          o.nonlinear, "'");
   return std::make_unique<DifferentialBalancingMethod>(std::move(o));
 }
 
