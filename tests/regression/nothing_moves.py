@@ -112,7 +112,7 @@ def extract(path):
             if p.startswith("/timings") or p.startswith("/snapshots") or p.startswith("/animation"):
                 return
             for a, v in obj.attrs.items():
-                if not compared_attribute(a) or p.startswith("/simulation") or p == "/":
+                if not compared_attribute(a) or p.startswith("/simulation"):
                     continue
                 v = np.asarray(v)
                 if v.dtype.kind in "iu" and v.size == 1:
@@ -135,8 +135,9 @@ def extract(path):
                 stride = max(1, math.ceil(x.shape[0] / ROWS))
                 figures[p] = [kind, {"shape": list(x.shape), "stride": stride,
                                      "rows": x[::stride].tolist()}]
+        # visititems skips the root, whose attributes are provenance; /model's (the keys and
+        # sizes as run) are compared with the rest.
         f.visititems(visit)
-        # The root group's own attributes are provenance; /model's are the experiment's keys.
     return figures
 
 
