@@ -26,6 +26,7 @@
 #include "experiments/runner/experiment.hpp"
 #include "experiments/runner/export.hpp"
 #include "experiments/runner/method.hpp"
+#include "experiments/runner/pipeline.hpp"
 #include "experiments/runner/results_layout.hpp"
 #include "experiments/runner/run_guards.hpp"
 #include "experiments/runner/summary.hpp"
@@ -260,7 +261,7 @@ static int run_command(int argc, char** argv) {
         return 0;
       }
       mor::io::require_replaceable_by_results(config.output);
-      if (const auto warning = mor::experiments::check_run_memory(config); !warning.empty())
+      if (const auto warning = mor::experiments::check_run(config); !warning.empty())
         std::cerr << "mor: warning: " << warning << "\n";
       const auto s = mor::experiments::run_experiment(config, options);
       const bool plots = config.plots && !no_plots;

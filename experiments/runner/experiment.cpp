@@ -78,7 +78,6 @@ template <class Model>
 ReducedTrajectory simulate_reduced(const Model& model, const Matrix& D_ff, const Signal& input,
                                    const IntegratorOptions& o, Index state_stride,
                                    const RunOptions& options, const std::string& label) {
-  typename Model::Workspace ws(model);
   const Index steps = step_count(o), p = model.n_outputs();
   IntegratorOptions run = o;
   run.stop_requested = options.stop_requested;
@@ -95,13 +94,7 @@ ReducedTrajectory simulate_reduced(const Model& model, const Matrix& D_ff, const
     }
     if (state_stride > 0 && k % state_stride == 0) traj.q.col(states++) = q;
   };
-  Vector q = Vector::Zero(model.n()), v = Vector::Zero(model.n());
-  ProgressReporter progress(concat(label, ": reduced run"), g_progress_enabled.load());
-  try {
-    traj.stats = integrate(model, ws, input, run, q, v, observe, &progress);
-  } catch (const NumericalError& e) {
-    throw NumericalError(concat("reduced model (", label, "): ", e.what()));
-  }
+  traj.stats = simulate_reduced_step(model, input, run, observe, label);
   return traj;
 }
 
@@ -503,11 +496,10 @@ std::vector<double> simulate_full(const Run& run, bool keep_outputs, Index state
     write_seconds += std::chrono::duration<double>(Clock::now() - w0).count();
   };
 
-  Vector q = Vector::Zero(N), v = Vector::Zero(N);
   ProgressReporter progress(c.name, run.options.progress, stderr,
                             [&](double f) { run.stage("full simulation", f); });
   run.stage("full simulation");
-  run.summary.stats = model.simulate(run.input, step_options, q, v, observe, &progress);
+  run.summary.stats = simulate_full_step(model, run.input, step_options, observe, &progress);
   run.summary.write_seconds = write_seconds;
   return y_full;
 }

@@ -2,13 +2,45 @@
 // The steps of a run shared by `mor run`, sweep points and the Python module (pipeline.hpp).
 #include "experiments/runner/pipeline.hpp"
 
+#include <cmath>
+
 #include "experiments/runner/results_layout.hpp"
+#include "experiments/runner/run_guards.hpp"
 #include "src/core/errors.hpp"
+#include "src/core/memory.hpp"
 
 namespace mor::experiments {
 
 ReductionMethod::Family reduction_family(const ExperimentConfig& c) {
   return c.reduction->family_for(*c.model);
+}
+
+std::string check_run(const ExperimentConfig& c, const KeptSamples& kept) {
+  const IntegratorOptions& o = c.integrator;
+  // As the [simulation] reader words it (experiment_file.cpp), for every front end.
+  const double steps = (o.t_end - o.t0) / o.dt;
+  require(!(std::isfinite(steps) && steps > static_cast<double>(c.max_steps)), c.source,
+          ": t_end - t0 = ", o.t_end - o.t0, " with dt = ", o.dt, " is ", steps,
+          " steps, above max_steps = ", c.max_steps,
+          "; a larger dt, or raise max_steps if that many steps are meant");
+  // A kept sample is copied once at the end (into the caller's arrays) while its buffer, grown by
+  // doubling, may hold twice what it keeps: three times its size at the peak.
+  const double kept_mib = 3.0 * 8.0 * static_cast<double>(kept.samples) *
+                          static_cast<double>(kept.doubles_per_sample) / (1024.0 * 1024.0);
+  const MemoryLimits limits = memory_limits();
+  require(!(limits.hard_mib > 0 && kept_mib > limits.hard_mib), c.source, ": keeping ",
+          kept.samples, " samples of ", kept.doubles_per_sample, " values needs about ",
+          std::llround(kept_mib), " MiB, above this machine's budget of ",
+          std::llround(limits.hard_mib), " MiB (", limits.hard_source,
+          "); keep fewer (a larger stride, a shorter horizon, no snapshots)");
+  return check_run_memory(c, kept_mib);
+}
+
+IntegrationStats simulate_full_step(FullModel& model, const Signal& input,
+                                    const IntegratorOptions& o, const StepObserver& observe,
+                                    ProgressReporter* progress) {
+  Vector q = Vector::Zero(model.n()), v = Vector::Zero(model.n());
+  return model.simulate(input, o, q, v, observe, progress);
 }
 
 ReductionStep reduce_step(const ExperimentConfig& c, const FullModel& model, LtiOperator* full,

@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // The steps of a run, shared by every front end: `mor run` and each sweep point
-// (run_experiment, experiment.cpp) and the Python module (mor.reduce, python/src/compute.cpp)
-// call the same functions, so that no front end decides again what the runner decides. Each
-// step records what it did into a RecordSink: the results file in a run, memory in Python.
+// (run_experiment, experiment.cpp) and the Python module (mor.reduce, mor.simulate:
+// python/src/compute.cpp) call the same functions, so that no front end decides again what the
+// runner decides, and no front end lacks a guard that another has. The steps: check what a run
+// will need (check_run), reduce (reduce_step), simulate the full model (simulate_full_step) and a
+// reduced one (simulate_reduced_step). Each step records what it did into a RecordSink: the
+// results file in a run, memory in Python.
 #pragma once
 
 #include <atomic>
@@ -16,7 +19,11 @@
 #include "experiments/runner/model_kind.hpp"
 #include "experiments/runner/projection_run.hpp"
 #include "experiments/runner/reduction_run.hpp"
+#include "src/core/errors.hpp"
+#include "src/core/progress.hpp"
+#include "src/integrators/integrate.hpp"
 #include "src/io/record.hpp"
+#include "src/signals/signal.hpp"
 
 namespace mor::experiments {
 
@@ -49,5 +56,44 @@ ReductionMethod::Family reduction_family(const ExperimentConfig& c);
 ///         method and the linearisation, as its front end words it); Interrupted when *stop.
 ReductionStep reduce_step(const ExperimentConfig& c, const FullModel& model, LtiOperator* full,
                           io::RecordSink& out, const std::atomic<bool>* stop);
+
+/// What a front end keeps of a run besides what it streams: doubles per kept sample (1 + p + the
+/// state entries a snapshot keeps) and the number of samples, for check_run's memory estimate.
+struct KeptSamples {
+  Index samples = 0;
+  Index doubles_per_sample = 0;
+};
+
+/// The guards of every run, before anything is built or allocated: (t_end - t0) / dt within
+/// c.max_steps, and the run's memory (check_run_memory: the model, its factor, the method) plus
+/// the samples the front end keeps in memory within this machine's budget. Returns a warning
+/// line (empty if none) when the estimate exceeds the memory available now.
+/// @throws InvalidArgument naming the step count and c.max_steps, or the estimate and the budget.
+std::string check_run(const ExperimentConfig& c, const KeptSamples& kept = {});
+
+/// The full model's run from rest (q = v = 0; a model that owns its simulation starts at its own
+/// rest state): observe(k, t, q, v, u) at step 0, every o.observe_stride steps and the last one.
+/// Polls o.stop_requested every step.
+/// @throws NumericalError as the integrator; Interrupted when *o.stop_requested.
+IntegrationStats simulate_full_step(FullModel& model, const Signal& input,
+                                    const IntegratorOptions& o, const StepObserver& observe,
+                                    ProgressReporter* progress = nullptr);
+
+/// A reduced model's run from rest, observed as in simulate_full_step. The observer is a template
+/// parameter: the reduced model's steps are the cheap ones whose speed-up the run measures.
+/// @throws NumericalError "reduced model (<label>): ..."; Interrupted when *o.stop_requested.
+template <class Model, class Observer>
+IntegrationStats simulate_reduced_step(const Model& model, const Signal& input,
+                                       const IntegratorOptions& o, Observer&& observe,
+                                       const std::string& label) {
+  typename Model::Workspace ws(model);
+  Vector q = Vector::Zero(model.n()), v = Vector::Zero(model.n());
+  ProgressReporter progress(label + ": reduced run", g_progress_enabled.load());
+  try {
+    return integrate(model, ws, input, o, q, v, std::forward<Observer>(observe), &progress);
+  } catch (const NumericalError& e) {
+    throw NumericalError(detail::concat("reduced model (", label, "): ", e.what()));
+  }
+}
 
 }  // namespace mor::experiments

@@ -85,8 +85,8 @@ std::string check_memory(const ExperimentConfig& c, double need_mib, std::string
 
 }  // namespace
 
-std::string check_run_memory(const ExperimentConfig& c) {
-  return check_memory(c, estimate_run_mib(c), "the run",
+std::string check_run_memory(const ExperimentConfig& c, double kept_mib) {
+  return check_memory(c, estimate_run_mib(c) + kept_mib, "the run",
                       concat("make the model (", c.model->size_keys(),
                              ") or what the run keeps (horizon, "
                              "snapshots, training) smaller"));

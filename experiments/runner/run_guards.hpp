@@ -46,9 +46,10 @@ void require_nonempty_output(bool given, const std::string& output, std::string_
 double run_memory_budget_mib();
 /// Refuses, before anything is allocated, a run whose memory estimate (estimate_run_mib, the
 /// estimate `mor sweep` guards its points with) exceeds the hard limit; returns a warning line
-/// (empty if none) when it exceeds the memory available now (MemAvailable).
+/// (empty if none) when it exceeds the memory available now (MemAvailable). kept_mib: what the
+/// front end keeps in memory besides (Python's samples), added to the estimate.
 /// @throws InvalidArgument naming N, the method, the estimate, the limit and which limit it is.
-std::string check_run_memory(const ExperimentConfig& c);
+std::string check_run_memory(const ExperimentConfig& c, double kept_mib = 0.0);
 /// The same for building the model alone (`mor export` of an experiment file).
 std::string check_model_memory(const ExperimentConfig& c);
 

@@ -521,7 +521,13 @@ SweepRunSummary run_sweep(const SweepConfig& c, const SweepRunOptions& o) {
   summary.ranks = mpi.size();
   const int cores = std::max(1, static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN)));
   const int ranks_here = mpi.active() ? env_int("OMPI_COMM_WORLD_LOCAL_SIZE", 1) : 1;
-  const int jobs = o.jobs > 0 ? o.jobs : std::max(1, cores / ranks_here);
+  require(o.jobs >= 0, c.source, ": jobs = ", o.jobs,
+          "; run at least 1 point at once (0: the cores)");
+  // More jobs than points run nothing more at once, and would only divide the memory budget
+  // among points that never start.
+  const int jobs =
+      static_cast<int>(std::min<Index>(o.jobs > 0 ? o.jobs : std::max(1, cores / ranks_here),
+                                       std::max<Index>(1, static_cast<Index>(c.points.size()))));
   summary.jobs = jobs;
   // Every rank checks the budget against what runs at once on its host: all refuse alike.
   check_memory_budget(c, jobs * ranks_here);

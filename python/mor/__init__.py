@@ -17,6 +17,7 @@ ones run with the GIL released and stop on Ctrl-C with KeyboardInterrupt. Librar
 ValueError (bad arguments), OSError (files) and RuntimeError (numerical failures) with the
 library's one-line messages.
 """
+import numbers as _numbers
 import os as _os
 
 from . import _mor
@@ -59,6 +60,17 @@ def model(kind, **keys):
 def Chain(**keys):
     """The mass-spring-damper chain (model kind "mass_spring_chain"): mor.Chain(N=1000, k_n=0)."""
     return _mor.model("mass_spring_chain", keys)
+
+
+def _index(x, name):
+    """x as an int the library takes (a signed 64-bit count), or ValueError naming it."""
+    if isinstance(x, bool) or not isinstance(x, (int, _numbers.Integral)):
+        if not (isinstance(x, float) and x.is_integer()):
+            raise ValueError(f"{name} = {x!r} is not a whole number")
+    x = int(x)
+    if not -(2**63) <= x < 2**63:
+        raise ValueError(f"{name} = {x} is out of range (at most 2**63 - 1)")
+    return x
 
 
 def load_model(path, **keys):
@@ -149,7 +161,7 @@ Signal.__repr__ = _signal_repr
 
 
 def simulate(model, u, t_end, dt, integrator="implicit_midpoint", t0=0.0, stride=1,
-             snapshots=False):
+             snapshots=False, max_steps=100_000_000):
     """Simulates the model from rest: returns t (k,) and y (k, p) at t0 and every stride-th step,
     and with snapshots=True also x (k, n_x), the state at the same times: x of a first-order
     model, [q, v] (positions, then velocities) of a second-order one, the reduced coordinates
@@ -166,10 +178,13 @@ def simulate(model, u, t_end, dt, integrator="implicit_midpoint", t0=0.0, stride
       for one input or the same signal on every input; linearly interpolated between samples);
     - or a constant.
     integrator is "implicit_midpoint", "rk4" or "generalized_alpha". t_end - t0 must be a whole
-    number of steps.
+    number of steps, at most max_steps of them (as an experiment file's simulation.max_steps);
+    a call whose model, factor and kept samples would not fit this machine's memory budget is
+    refused up front with the estimate (ValueError), as `mor run` refuses such a run.
     """
-    return _mor.simulate(model, u, float(t_end), float(dt), integrator, float(t0), int(stride),
-                         bool(snapshots))
+    return _mor.simulate(model, u, float(t_end), float(dt), integrator, float(t0),
+                         _index(stride, "stride"), bool(snapshots),
+                         _index(max_steps, "max_steps"))
 
 
 def h2_norm(model, dense_limit=1500):
@@ -237,12 +252,19 @@ def run(path, set=None, output=None, progress=None):
     return results.load(out)
 
 
+def _jobs(jobs):
+    jobs = _index(jobs, "jobs")
+    if not 1 <= jobs < 2**31:
+        raise ValueError(f"jobs = {jobs}; run at least 1 point at once")
+    return jobs
+
+
 def sweep(path, set=None, jobs=1):
     """Runs a sweep file as `mor sweep` does (jobs points at once, each in a `mor` worker
     process); returns mor.results.load of the merged file."""
     from . import _build
 
-    out = _mor.sweep(_os.fspath(path), _overrides(set), int(jobs), _build.PROGRAM)
+    out = _mor.sweep(_os.fspath(path), _overrides(set), _jobs(jobs), _build.PROGRAM)
     return results.load(out)
 
 

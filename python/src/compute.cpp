@@ -5,7 +5,10 @@
 // what the method records (/reduction of a results file, kept in memory as an io::Record)
 // becomes the reduced model's hsv, info and records.
 #include <algorithm>
+#include <chrono>
+#include <cstdlib>
 #include <filesystem>
+#include <functional>
 #include <sstream>
 
 #include <pybind11/stl.h>
@@ -19,7 +22,9 @@
 #include "python/src/bindings.hpp"
 #include "python/src/compute.hpp"
 #include "reduction/system_norms.hpp"
+#include "src/core/memory.hpp"
 #include "src/core/timing.hpp"
+#include "src/io/contained.hpp"
 #include "src/signals/signal.hpp"
 
 namespace mor::python {
@@ -174,6 +179,9 @@ std::shared_ptr<Model> reduce(const std::shared_ptr<Model>& model, const std::st
   const std::shared_ptr<const ExperimentConfig> c =
       experiment_of(*model, method_obj, experiment, source);
   const bool linear = reduction_family(*c) == ReductionMethod::Family::linear;
+  // The run's guards (pipeline.hpp), before the model is built: its memory, the method's.
+  if (const std::string warning = check_run(*c); !warning.empty())
+    PyErr_WarnEx(PyExc_ResourceWarning, warning.c_str(), 1);
 
   // What the method records goes to memory: the same records `mor run` writes to /reduction.
   io::Record out;
@@ -261,13 +269,65 @@ Matrix dense_of(const LtiOperator& op, bool e) {
   return Y;
 }
 
+/// Up to this many states a dense norm takes well under a second and runs in this process.
+constexpr Index kDenseInProcess = 200;
+
+/// Refuses a dense computation on n states whose matrices (`copies` dense n x n arrays) exceed
+/// this machine's memory budget, naming dense_limit, which chose the dense path.
+void require_dense_fits(Index n, double copies, const char* who) {
+  const double mib = copies * 8.0 * static_cast<double>(n) * static_cast<double>(n) / 1048576.0;
+  const MemoryLimits limits = memory_limits();
+  require(!(limits.hard_mib > 0 && mib > limits.hard_mib), who, ": dense_limit makes the n = ", n,
+          " model dense, about ", std::llround(mib), " MiB, above this machine's budget of ",
+          std::llround(limits.hard_mib), " MiB (", limits.hard_source,
+          "); a dense_limit below n takes the low-rank (sparse) path");
+}
+
+/// f() of a dense computation on n states, in a child process (io::run_contained) when it may
+/// run for seconds: LAPACK's dense kernels poll no stop flag, and Ctrl-C kills the child within
+/// 0.1 s (KeyboardInterrupt). Its figures come back exactly (hexadecimal), its exceptions as the
+/// same type with the same message.
+std::vector<double> stoppable_dense(Index n, const std::function<std::vector<double>()>& f) {
+  if (n <= kDenseInProcess) return f();
+  const io::ContainedOutcome outcome = io::run_contained(
+      [&](std::ostream& os) {
+        for (const double x : f()) os << std::hexfloat << x << ' ';
+      },
+      std::chrono::hours(24 * 365));
+  using Kind = io::ContainedOutcome::Kind;
+  if (outcome.kind == Kind::finished) {
+    std::vector<double> values;
+    std::istringstream in(outcome.output);
+    // strtod reads hexadecimal floats; operator>> of libstdc++ does not.
+    for (std::string word; in >> word;) values.push_back(std::strtod(word.c_str(), nullptr));
+    return values;
+  }
+  if (outcome.kind == Kind::threw) {
+    switch (outcome.error) {
+      case 'A':
+        throw InvalidArgument(outcome.message);
+      case 'N':
+        throw NumericalError(outcome.message);
+      case 'S':
+        throw Interrupted(outcome.message);
+      case 'I':
+        throw IoError(outcome.message);
+      default:
+        throw std::runtime_error(outcome.message);
+    }
+  }
+  throw NumericalError("the dense computation's process ended abnormally: " + outcome.message);
+}
+
 }  // namespace
 
 double h2_norm(const Model& m, Index dense_limit) {
   return run_released([&] {
     std::shared_ptr<FullModel> full;
     auto op = m.lti_operator(full);
-    return op->n() <= dense_limit ? h2_norm_dense(*op) : h2_norm_low_rank(*op).norm;
+    if (op->n() > dense_limit) return h2_norm_low_rank(*op).norm;
+    require_dense_fits(op->n(), 4, "mor.h2_norm");
+    return stoppable_dense(op->n(), [&] { return std::vector{h2_norm_dense(*op)}; })[0];
   });
 }
 
@@ -277,7 +337,9 @@ double h2_error(const Model& m, const Model& rom, Index dense_limit) {
     auto op = m.lti_operator(f1);
     auto opr = rom.lti_operator(f2);
     ErrorLtiOperator err(*op, *opr);
-    return err.n() <= dense_limit ? h2_norm_dense(err) : h2_norm_low_rank(err).norm;
+    if (err.n() > dense_limit) return h2_norm_low_rank(err).norm;
+    require_dense_fits(err.n(), 4, "mor.h2_error");
+    return stoppable_dense(err.n(), [&] { return std::vector{h2_norm_dense(err)}; })[0];
   });
 }
 
@@ -286,11 +348,18 @@ std::pair<double, double> hinf_norm(const Model& m, Index dense_limit, double w_
   return run_released([&] {
     std::shared_ptr<FullModel> full;
     auto op = m.lti_operator(full);
-    const HinfResult h = op->n() <= dense_limit
-                             ? hinf_norm_level_set(dense_of(*op, true), dense_of(*op, false),
-                                                   op->B(), op->C(), op->D_ff())
-                             : hinf_norm_sweep(*op, w_min, w_max, n_grid);
-    return std::pair{h.norm, h.omega};
+    if (op->n() > dense_limit) {
+      const HinfResult h = hinf_norm_sweep(*op, w_min, w_max, n_grid);
+      return std::pair{h.norm, h.omega};
+    }
+    // The level-set method's Hamiltonian pencils are 2n x 2n: four n x n blocks each.
+    require_dense_fits(op->n(), 24, "mor.hinf_norm");
+    const std::vector<double> h = stoppable_dense(op->n(), [&] {
+      const HinfResult r = hinf_norm_level_set(dense_of(*op, true), dense_of(*op, false), op->B(),
+                                               op->C(), op->D_ff());
+      return std::vector{r.norm, r.omega};
+    });
+    return std::pair{h[0], h[1]};
   });
 }
 
@@ -442,7 +511,9 @@ std::unique_ptr<Signal> per_input(py::handle u, Index m) {
 }  // namespace
 
 py::tuple simulate(const std::shared_ptr<Model>& model, py::object u, double t_end, double dt,
-                   const std::string& integrator, double t0, Index stride, bool snapshots) {
+                   const std::string& integrator, double t0, Index stride, bool snapshots,
+                   Index max_steps) {
+  const std::string source = "mor.simulate";
   IntegratorOptions o;
   o.scheme = parse_scheme(integrator);
   o.t0 = t0;
@@ -451,10 +522,34 @@ py::tuple simulate(const std::shared_ptr<Model>& model, py::object u, double t_e
   o.observe_stride = stride;
   o.stop_requested = &g_stop_requested;  // set by run_released on Ctrl-C
   validate(o);
+  require(max_steps >= 1, source, ": max_steps must be >= 1, got ", max_steps);
+  // The guards of every run (pipeline.hpp: the step limit, the model's memory and what this call
+  // keeps: t, y and the states of every observed step), before anything is built.
+  ExperimentConfig c;
+  c.source = source;
+  c.model = model->spec;
+  c.integrator = o;
+  c.max_steps = max_steps;
+  // A first-order model runs in its second-order embedding with x = v (src/systems/lti.hpp).
+  const bool first_order = model->first_order();
+  const Index n_states =
+      model->projected_rom ? model->projected_rom->main.model->n() : model->spec->size();
+  const Index nx = first_order ? n_states : 2 * n_states;
+  const auto kept = [&](Index p) {
+    const double steps = (t_end - t0) / dt;
+    return KeptSamples{static_cast<Index>(std::min(steps / static_cast<double>(stride) + 2, 1e15)),
+                       1 + p + (snapshots ? nx : 0)};
+  };
+  check_run(c, kept(0));
   const Index steps = step_count(o);
   std::shared_ptr<FullModel> full;
   if (!model->projected_rom) full = model->spec->build(SparseBackend::cholmod);
-  const Index m = full ? full->n_inputs() : model->projected_rom->main.model->n_inputs();
+  const ProjectedModel* rom =
+      model->projected_rom ? model->projected_rom->main.model.get() : nullptr;
+  const Index m = full ? full->n_inputs() : rom->n_inputs();
+  const Index p = full ? full->n_outputs() : rom->n_outputs();
+  if (const std::string warning = check_run(c, kept(p)); !warning.empty())
+    PyErr_WarnEx(PyExc_ResourceWarning, warning.c_str(), 1);
   std::unique_ptr<Signal> input = signal_for_inputs(u, m);  // a mor.Signal, as [input] drives it
   if (!input) input = per_input(u, m);
   if (input) {
@@ -475,57 +570,45 @@ py::tuple simulate(const std::shared_ptr<Model>& model, py::object u, double t_e
             m, " input(s)");
     input = std::make_unique<PythonSignal>(m, std::move(t), std::move(samples));
   }
-  // A first-order model runs in its second-order embedding with x = v (src/systems/lti.hpp).
-  const bool first_order = model->first_order();
   std::vector<double> ts, ys, xs;
-  Index p = 0, nx = 0;
+  Vector y(p);
+  Index nx_seen = 0;
+  // The run's steps (pipeline.hpp), as `mor run` takes them: the full model's, or the projected
+  // model's; each observed step keeps t, y and with snapshots the state.
+  const auto keep = [&](double t, const Vector& q, const Vector& v) {
+    ts.push_back(t);
+    ys.insert(ys.end(), y.data(), y.data() + y.size());
+    if (!snapshots) return;
+    if (!first_order) xs.insert(xs.end(), q.data(), q.data() + q.size());
+    xs.insert(xs.end(), v.data(), v.data() + v.size());
+    nx_seen = first_order ? v.size() : q.size() + v.size();
+  };
   run_released([&] {
-    auto observe = [&](auto& out_model, Index, double t, const Vector& q, const Vector& v,
-                       const Vector& uu, Vector& y) {
-      out_model(q, v, uu, y);
-      ts.push_back(t);
-      ys.insert(ys.end(), y.data(), y.data() + y.size());
-      if (snapshots) {
-        if (!first_order) xs.insert(xs.end(), q.data(), q.data() + q.size());
-        xs.insert(xs.end(), v.data(), v.data() + v.size());
-        nx = first_order ? v.size() : q.size() + v.size();
-      }
-    };
     if (full) {
-      p = full->n_outputs();
-      Vector q = Vector::Zero(full->n()), v = Vector::Zero(full->n()), y(p);
-      auto out = [&](const Vector& q, const Vector& v, const Vector& uu, Vector& y) {
-        full->output(q, v, uu, y);
-      };
-      full->simulate(
-          *input, o, q, v,
-          [&](Index k, double t, const Vector& q, const Vector& v, const Vector& uu) {
-            observe(out, k, t, q, v, uu, y);
-          },
-          nullptr);
+      simulate_full_step(*full, *input, o,
+                         [&](Index, double t, const Vector& q, const Vector& v, const Vector& uu) {
+                           full->output(q, v, uu, y);
+                           keep(t, q, v);
+                         });
     } else {
-      const ProjectedModel& rm = *model->projected_rom->main.model;
-      p = rm.n_outputs();
-      ProjectedModel::Workspace ws(rm);
-      Vector q = Vector::Zero(rm.n()), v = Vector::Zero(rm.n()), y(p);
-      auto out = [&](const Vector& q, const Vector& v, const Vector&, Vector& y) {
-        rm.output(q, v, y);
-      };
-      integrate(rm, ws, *input, o, q, v,
-                [&](Index k, double t, const Vector& q, const Vector& v, const Vector& uu) {
-                  observe(out, k, t, q, v, uu, y);
-                });
+      simulate_reduced_step(
+          *rom, *input, o,
+          [&](Index, double t, const Vector& q, const Vector& v, const Vector&) {
+            rom->output(q, v, y);
+            keep(t, q, v);
+          },
+          detail::concat(model->reduction ? model->reduction->method : "projected",
+                         ", r = ", rom->n()));
     }
   });
-  (void)steps;
   py::array_t<double> t(static_cast<py::ssize_t>(ts.size()));
   std::copy(ts.begin(), ts.end(), t.mutable_data());
-  py::array_t<double> y({static_cast<py::ssize_t>(ts.size()), static_cast<py::ssize_t>(p)});
-  std::copy(ys.begin(), ys.end(), y.mutable_data());
-  if (!snapshots) return py::make_tuple(t, y);
-  py::array_t<double> x({static_cast<py::ssize_t>(ts.size()), static_cast<py::ssize_t>(nx)});
+  py::array_t<double> yy({static_cast<py::ssize_t>(ts.size()), static_cast<py::ssize_t>(p)});
+  std::copy(ys.begin(), ys.end(), yy.mutable_data());
+  if (!snapshots) return py::make_tuple(t, yy);
+  py::array_t<double> x({static_cast<py::ssize_t>(ts.size()), static_cast<py::ssize_t>(nx_seen)});
   std::copy(xs.begin(), xs.end(), x.mutable_data());
-  return py::make_tuple(t, y, x);
+  return py::make_tuple(t, yy, x);
 }
 
 // --- experiments ---------------------------------------------------------------------------
@@ -534,6 +617,8 @@ std::string run_file(const std::string& path, const std::vector<std::string>& ov
                      const std::string& output, py::object progress) {
   ExperimentConfig c = load_experiment(path, overrides);
   if (!output.empty()) c.output = output;
+  if (const std::string warning = check_run(c); !warning.empty())
+    PyErr_WarnEx(PyExc_ResourceWarning, warning.c_str(), 1);
   RunOptions options;
   options.stop_requested = &g_stop_requested;
   options.command_line = "python: mor.run(" + path + ")";

@@ -39,8 +39,22 @@ void require_finite_dense(const M& X, const std::string& what) {
             detail::concat(what, "(", i + 1, ", ", j + 1, ") = ", X(i, j), " is not finite"));
 }
 
+/// Refuses a complex argument (NumPy would drop the imaginary part with only a warning), as the
+/// .mat reader refuses a complex matrix.
+void require_real(py::handle x, const std::string& what) {
+  const auto np = py::module_::import("numpy");
+  const py::object dtype = py::hasattr(x, "dtype")
+                               ? py::reinterpret_borrow<py::object>(x).attr("dtype")
+                               : np.attr("asarray")(x).attr("dtype");
+  require(std::string(py::str(dtype.attr("kind"))) != "c", what, " is complex (dtype ",
+          std::string(py::str(dtype)),
+          "); mor's models are real: pass the real part explicitly if that is meant");
+}
+
 /// The array of a dense argument as float64 (cast by NumPy if it is another dtype), 2-D.
 py::array_t<double> dense_array(py::handle x, const std::string& what, char vector_as) {
+  require(!x.is_none(), what, " is None, not an array of numbers");
+  require_real(x, what);
   auto a = py::array_t<double>::ensure(x);
   if (!a) {
     PyErr_Clear();
@@ -73,9 +87,10 @@ bool canonical(const py::object& m) {
 
 /// The scipy sparse argument in CSC or CSR form with float64 data, int32 indices and canonical
 /// (sorted, duplicate-free) indices: the input itself if it already is.
-py::object canonical_compressed(py::handle x) {
+py::object canonical_compressed(py::handle x, const std::string& what) {
   const std::string format = py::str(x.attr("format"));
   py::object m = py::reinterpret_borrow<py::object>(x);
+  require_real(m, what);
   if (format != "csc" && format != "csr") m = m.attr("tocsc")();
   const auto np = py::module_::import("numpy");
   auto dtype = [&](const char* array) { return std::string(py::str(m.attr(array).attr("dtype"))); };
@@ -98,7 +113,7 @@ py::object canonical_compressed(py::handle x) {
 
 SparseMatrix to_sparse(py::handle x, const std::string& what, char vector_as) {
   if (is_scipy_sparse(x)) {
-    py::object m = canonical_compressed(x);
+    py::object m = canonical_compressed(x, what);
     const auto shape = m.attr("shape").cast<std::pair<Index, Index>>();
     const auto data = m.attr("data").cast<py::array_t<double>>();
     const auto indices = m.attr("indices").cast<py::array_t<int>>();
@@ -187,8 +202,17 @@ std::unique_ptr<toml::node> toml_node(py::handle v, const std::string& where,
   const auto np = py::module_::import("numpy");
   if (py::isinstance<py::bool_>(v) || py::isinstance(v, np.attr("bool_")))
     return std::make_unique<toml::value<bool>>(v.cast<bool>());
-  if (py::isinstance<py::int_>(v) || py::isinstance(v, np.attr("integer")))
-    return std::make_unique<toml::value<std::int64_t>>(v.cast<std::int64_t>());
+  if (py::isinstance<py::int_>(v) || py::isinstance(v, np.attr("integer"))) {
+    int overflow = 0;
+    const long long x = PyLong_AsLongLongAndOverflow(
+        py::int_(py::reinterpret_borrow<py::object>(v)).ptr(), &overflow);
+    require(overflow == 0, where, ": ", key, " = ", std::string(py::str(v)),
+            " is out of range (at most 2**63 - 1 in magnitude)");
+    return std::make_unique<toml::value<std::int64_t>>(x);
+  }
+  if (PyComplex_Check(v.ptr()) || py::isinstance(v, np.attr("complexfloating")))
+    throw InvalidArgument(detail::concat(where, ": ", key, " = ", std::string(py::str(v)),
+                                         " is complex; the key takes a real number"));
   if (py::isinstance<py::float_>(v) || py::isinstance(v, np.attr("floating")))
     return std::make_unique<toml::value<double>>(v.cast<double>());
   if (py::isinstance<py::str>(v))

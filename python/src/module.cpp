@@ -110,6 +110,12 @@ std::shared_ptr<Model> memory_model(std::shared_ptr<LinearSystem> system) {
   return m;
 }
 
+/// Refuses a system with no input (B of 0 columns) or no output: nothing to reduce or simulate.
+void require_inputs_outputs(Index m, Index p, const char* who, const char* outputs) {
+  require(m >= 1, who, ": B has 0 columns; a model needs at least one input");
+  require(p >= 1, who, ": ", outputs, " has 0 rows; a model needs at least one output");
+}
+
 std::shared_ptr<Model> lti_model(py::object A, py::object B, py::object C, py::object E,
                                  py::object D) {
   auto system = std::make_shared<LinearSystem>(std::in_place_type<DescriptorSystem>);
@@ -128,6 +134,7 @@ std::shared_ptr<Model> lti_model(py::object A, py::object B, py::object C, py::o
   sys.D_ff = D.is_none() ? Matrix::Zero(sys.C.rows(), sys.B.cols())
                          : to_dense(D, "mor.LtiModel: D", sys.B.cols() == 1 ? 'c' : 'r');
   prefixed("mor.LtiModel: ", [&] { validate(sys); });
+  require_inputs_outputs(sys.B.cols(), sys.C.rows(), "mor.LtiModel", "C");
   if (!E.is_none()) io::check_nonsingular(sys, "mor.LtiModel");
   return memory_model(std::move(system));
 }
@@ -150,6 +157,7 @@ std::shared_ptr<Model> second_order_model(py::object M, py::object D, py::object
   if (Cp.is_none()) sys.Cp.resize(sys.Cv.rows(), n);
   if (Cv.is_none()) sys.Cv.resize(sys.Cp.rows(), n);
   prefixed("mor.SecondOrderModel: ", [&] { validate(sys); });
+  require_inputs_outputs(sys.B.cols(), sys.Cp.rows(), "mor.SecondOrderModel", "Cp, Cv");
   io::check_nonsingular(sys, "mor.SecondOrderModel");
   return memory_model(std::move(system));
 }
@@ -300,7 +308,8 @@ reduced ones.)")
   mod.def("sigma", &sigma, py::arg("model"), py::arg("omega"));
   mod.def("transfer_function", &transfer, py::arg("model"), py::arg("s"));
   mod.def("simulate", &simulate, py::arg("model"), py::arg("u"), py::arg("t_end"), py::arg("dt"),
-          py::arg("integrator"), py::arg("t0"), py::arg("stride"), py::arg("snapshots"));
+          py::arg("integrator"), py::arg("t0"), py::arg("stride"), py::arg("snapshots"),
+          py::arg("max_steps"));
   mod.def("run", &run_file, py::arg("path"), py::arg("overrides"), py::arg("output"),
           py::arg("progress"));
   mod.def("sweep", &sweep_file, py::arg("path"), py::arg("overrides"), py::arg("jobs"),
