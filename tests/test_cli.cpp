@@ -3,11 +3,13 @@
 // naming the problem and the value, a non-zero exit, and no results file (final or temporary).
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <array>
+#include <cerrno>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
@@ -202,6 +204,59 @@ TEST_F(Cli, ADirectoryIsNotAnExperimentOrSweepFile) {
   }
   EXPECT_TRUE(no_results_left());
   EXPECT_FALSE(fs::exists(dir_ / "results")) << "an all-defaults run wrote results/";
+}
+
+TEST_F(Cli, AFifoIsNamedAsSuch) {
+  // Issue 44: a FIFO was "not a file, not a regular file".
+  const fs::path fifo = dir_ / "pipe.toml";
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0) << std::strerror(errno);
+  const Outcome o = mor("run pipe.toml");
+  EXPECT_EQ(o.exit_code, 2) << o.output;
+  expect_contains(o, "experiment file 'pipe.toml' is a FIFO (named pipe), not a regular file");
+  EXPECT_TRUE(no_results_left());
+}
+
+TEST_F(Cli, ADirectoryAsTheModelPathIsNamed) {
+  // Issue 44: model.path = a directory got "no MatrixMarket files for the model prefix".
+  fs::create_directories(dir_ / "models");
+  std::ofstream(dir_ / "file.toml") << "[model]\ntype = \"file\"\npath = \"models\"\n"
+                                    << "[input]\ntype = \"step\"\n[output]\nplots = false\n";
+  const Outcome o = mor("run file.toml -o r.h5");
+  EXPECT_NE(o.exit_code, 0) << o.output;
+  expect_contains(o, "is a directory; name a .mat file, or the prefix of the model's");
+  EXPECT_TRUE(no_results_left());
+}
+
+TEST_F(Cli, ADeimOrderBeyondTheSnapshotsNamesTheKey) {
+  // Issue 44: deim_order = 1000 got "POD order r = 82 exceeds the rank 20", naming no key.
+  const fs::path exp = experiment("k_n = 2.0",
+                                  "[reduction]\nmethod = \"pod\"\norder = 1\n"
+                                  "nonlinear = \"deim\"\ndeim_order = 1000\n"
+                                  "[[training]]\ntype = \"step\"\n");
+  const Outcome o = mor("run " + exp.string());
+  EXPECT_EQ(o.exit_code, 2) << o.output;
+  expect_contains(o, "reduction.deim_order = 1000 is more than the force snapshots support");
+  EXPECT_TRUE(no_results_left());
+}
+
+TEST_F(Cli, AnOverflowingInputIsNamedNotBlamedOnDt) {
+  // Issue 44: an amplitude of 1e300 got "integration diverged ...; try a smaller dt".
+  const Outcome o = mor("run " + experiment().string() + " --set input.amplitude=1e300");
+  EXPECT_EQ(o.exit_code, 3) << o.output;
+  expect_contains(o, "the input reaches |u| = ");
+  expect_contains(o, "which overflows the range of doubles within a step whatever dt");
+  EXPECT_EQ(o.output.find("try a smaller dt"), std::string::npos) << o.output;
+  EXPECT_TRUE(no_results_left());
+}
+
+TEST_F(Cli, MoreJobsThanPointsKeepTheMemoryBudgetOfThePoints) {
+  // Issue 44: --jobs 100000 on 3 points divided the budget by 10^5 ("0 MiB per point").
+  std::ofstream(dir_ / "sw.toml") << "[sweep]\nname = \"sw\"\noutput = \"sw.h5\"\n"
+                                  << "N = [10, 12, 14]\nplots = false\n[[study]]\nname = \"a\"\n"
+                                  << "experiment = \"" << experiment().string() << "\"\n";
+  const Outcome o = mor("sweep sw.toml --no-plots --jobs 100000");
+  EXPECT_EQ(o.exit_code, 0) << o.output;
+  expect_contains(o, "x 3 jobs)");
 }
 
 TEST_F(Cli, AResultsFileNeverReplacesAnInputOrAnyOtherFile) {

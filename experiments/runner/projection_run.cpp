@@ -177,7 +177,15 @@ HyperReduction hyper_reduce(const ChainProjectionOptions& red, Matrix F,
   // The default m = 2 r may exceed the numerical rank of the force snapshots: it is then
   // lowered to that rank. An explicit deim_order above it stays an error.
   pg.order_up_to_rank = red.deim_order == 0;
-  h.pod_g = pod(F, pg);
+  try {
+    h.pod_g = pod(F, pg);
+  } catch (const InvalidArgument& e) {
+    if (red.deim_order == 0) throw;
+    throw InvalidArgument(concat("reduction.deim_order = ", red.deim_order,
+                                 " is more than the force snapshots support (", e.what(),
+                                 "); a smaller deim_order, or leave it out (2 r, lowered to the "
+                                 "snapshots' rank)"));
+  }
   const DeimMethod dm = red.deim_method;
   for (Index r : orders) {
     const Index m = std::min(wanted(r), h.pod_g.V.cols());

@@ -28,9 +28,25 @@ void require_regular_file(const fs::path& file, std::string_view what) {
   std::error_code error;
   const fs::file_status status = fs::status(file, error);
   if (!fs::exists(status) || fs::is_regular_file(status)) return;
-  throw InvalidArgument(concat(what, " '", file.string(), "' is ",
-                               fs::is_directory(status) ? "a directory" : "not a file",
-                               ", not a regular file"));
+  const auto kind = [&]() -> std::string_view {
+    switch (status.type()) {
+      case fs::file_type::directory:
+        return "a directory";
+      case fs::file_type::fifo:
+        return "a FIFO (named pipe)";
+      case fs::file_type::socket:
+        return "a socket";
+      case fs::file_type::block:
+        return "a block device";
+      case fs::file_type::character:
+        return "a character device";
+      default:
+        return "a special file";
+    }
+  };
+  throw InvalidArgument(concat(what, " '", file.string(), "' is ", kind(),
+                               ", not a regular file (mor reads it more than once: the model "
+                               "type first, then every table)"));
 }
 
 void require_known_model_type(const fs::path& file, const std::vector<std::string>& overrides) {

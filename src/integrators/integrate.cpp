@@ -93,14 +93,33 @@ void SubnormalsFlushed::flush() {}
 void SubnormalsFlushed::restore() {}
 #endif
 
-void throw_diverged(double t, Index step, Index total, Scheme scheme, double dt) {
-  std::string hint =
-      scheme == Scheme::rk4
-          ? "; rk4 is explicit: dt = " + concat(dt) +
-                " may exceed its stability limit, try a smaller dt or an implicit scheme"
-          : "; try a smaller dt";
-  throw NumericalError(concat("integration diverged: the state is not finite (NaN or Inf) at t = ",
-                              t, " (step ", step, " of ", total, ")", hint));
+namespace {
+
+/// Inputs this large overflow the doubles' range within a step of any model (a force times a
+/// step, a cubic of the displacement): the failure is the input's, not dt's.
+constexpr double kOverflowingInput = 1e100;
+
+/// What to try after a failed step: scale an overflowing input; else a smaller dt, and for a
+/// state that grows whatever dt, a model that is not dissipative.
+std::string remedy(Scheme scheme, double dt, double input_max) {
+  if (input_max > kOverflowingInput)
+    return concat("; the input reaches |u| = ", input_max,
+                  ", which overflows the range of doubles within a step whatever dt: scale the "
+                  "input (input.amplitude)");
+  if (scheme == Scheme::rk4)
+    return concat("; rk4 is explicit: dt = ", dt,
+                  " may exceed its stability limit, try a smaller dt or an implicit scheme");
+  return concat("; try a smaller dt than ", dt,
+                ", and check that the model is dissipative (a negative damping or stiffness, or "
+                "an indefinite M, makes the state grow whatever dt)");
+}
+
+}  // namespace
+
+void throw_diverged(double t, Index step, Index total, Scheme scheme, double dt, double input_max) {
+  throw NumericalError(
+      concat("integration diverged: the state is not finite (NaN or Inf) at t = ", t, " (step ",
+             step, " of ", total, ")", remedy(scheme, dt, input_max)));
 }
 
 void throw_exploded(double t, Index step, Index total, Scheme scheme, double dt, double magnitude) {
@@ -132,10 +151,10 @@ double largest_tridiagonal_eigenvalue(const Vector& diagonal, const Vector& sub)
 }
 
 void throw_newton_failed(double t, Index step, int iterations, double delta, double tolerance,
-                         double dt) {
+                         double dt, double input_max) {
   throw NumericalError(concat("Newton did not converge at t = ", t, " (step ", step, ") after ",
                               iterations, " iterations: last correction ", delta, " > tolerance ",
-                              tolerance, "; try a smaller dt than ", dt));
+                              tolerance, remedy(Scheme::implicit_midpoint, dt, input_max)));
 }
 }  // namespace detail
 

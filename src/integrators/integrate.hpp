@@ -131,13 +131,16 @@ template <SecondOrderModel Model>
 void require_rk4_stable(const Model& model, typename Model::Workspace& ws, double dt);
 
 namespace detail {
-[[noreturn]] void throw_diverged(double t, Index step, Index total, Scheme scheme, double dt);
+/// input_max: the largest |u| about the failing step (its start and end), which tells an overflow
+/// of the doubles' range by the input from a step size or stability problem.
+[[noreturn]] void throw_diverged(double t, Index step, Index total, Scheme scheme, double dt,
+                                 double input_max = 0.0);
 [[noreturn]] void throw_exploded(double t, Index step, Index total, Scheme scheme, double dt,
                                  double magnitude);
 [[noreturn]] void throw_rk4_unstable(double dt, double limit, double omega_max, bool damped,
                                      int iterations);
 [[noreturn]] void throw_newton_failed(double t, Index step, int iterations, double delta,
-                                      double tolerance, double dt);
+                                      double tolerance, double dt, double input_max = 0.0);
 
 inline bool all_finite(const Vector& x) {
   return x.allFinite();
@@ -261,6 +264,16 @@ IntegrationStats integrate(const Model& model, typename Model::Workspace& ws, co
   IntegrationStats stats;
   Vector u(model.n_inputs());
   auto time_at = [&](Index k) { return opt.t0 + static_cast<double>(k) * h; };
+  // The largest |u| over the ends of step k, for the messages of a failed step (rarely called).
+  auto input_max = [&](Index k) {
+    Vector w(model.n_inputs());
+    double m = 0.0;
+    for (const Index j : {k > 0 ? k - 1 : k, k}) {
+      input.evaluate(time_at(j), w);
+      if (w.size() > 0) m = std::max(m, w.cwiseAbs().maxCoeff());
+    }
+    return m;
+  };
 
   input.evaluate(opt.t0, u);
   if (!detail::all_finite(q) || !detail::all_finite(v))
@@ -283,7 +296,7 @@ IntegrationStats integrate(const Model& model, typename Model::Workspace& ws, co
     if (k == next_check || k == total) {
       if (k == next_check) next_check += opt.finite_check_stride;
       if (!detail::all_finite(q) || !detail::all_finite(v))
-        detail::throw_diverged(time_at(k), k, total, opt.scheme, h);
+        detail::throw_diverged(time_at(k), k, total, opt.scheme, h, input_max(k));
       const double magnitude = std::max(detail::max_magnitude(q), detail::max_magnitude(v));
       if (magnitude > kExplodedState)
         detail::throw_exploded(time_at(k), k, total, opt.scheme, h, magnitude);
@@ -414,13 +427,14 @@ IntegrationStats integrate(const Model& model, typename Model::Workspace& ws, co
           if (linear) break;  // the residual is linear in x: one solve is exact
           const double size = x_to_v * norms.delta;
           const double tol = opt.newton_rtol * x_to_v * norms.x + opt.newton_atol;
-          if (!std::isfinite(size)) detail::throw_diverged(time_at(k), k, total, opt.scheme, h);
+          if (!std::isfinite(size))
+            detail::throw_diverged(time_at(k), k, total, opt.scheme, h, input_max(k));
           if (size <= tol) break;
           // The next correction is bounded below the tolerance: x is as converged as the next
           // iterate would prove (NewtonNorms::next; +inf where the workspace has no bound).
           if (opt.newton_bound && x_to_v * norms.next <= tol) break;
           if (it >= opt.newton_max_iterations)
-            detail::throw_newton_failed(time_at(k), k, it, size, tol, h);
+            detail::throw_newton_failed(time_at(k), k, it, size, tol, h, input_max(k));
           // Slow contraction: refresh the Jacobian at the current iterate (once per step).
           if (it >= 2 && size > 0.5 * previous && !refactorized_after_first) {
             factorize(k);
@@ -438,7 +452,8 @@ IntegrationStats integrate(const Model& model, typename Model::Workspace& ws, co
     // A failed factorization names the step, and a non-finite state is reported as the
     // divergence it is.
     auto factorization_failed = [&](const NumericalError& e, const Vector& state, Index k) {
-      if (!detail::all_finite(state)) detail::throw_diverged(time_at(k), k, total, opt.scheme, h);
+      if (!detail::all_finite(state))
+        detail::throw_diverged(time_at(k), k, total, opt.scheme, h, input_max(k));
       throw NumericalError(detail::concat(e.what(), " (iteration matrix of step ", k,
                                           " at t = ", time_at(k - 1), ")"));
     };

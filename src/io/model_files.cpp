@@ -91,6 +91,13 @@ class MarketSource final : public MatrixSource {
  public:
   MarketSource(fs::path prefix, std::map<std::string, fs::path> files)
       : prefix_(std::move(prefix)), files_(std::move(files)) {
+    std::error_code error;
+    if (names().empty() && fs::is_directory(prefix_, error))
+      throw IoError(concat("the model path ", quoted(prefix_),
+                           " is a directory; name a .mat file, or the prefix of the model's "
+                           "MatrixMarket files (",
+                           (prefix_ / "rail").string(), " for ", (prefix_ / "rail").string(),
+                           ".A.mtx, ", (prefix_ / "rail").string(), ".B.mtx, ...)"));
     if (names().empty())
       throw IoError(concat("no MatrixMarket files for the model prefix ", quoted(prefix_),
                            " (looked for ", prefix_.string(), ".<X>.mtx, ", prefix_.string(),

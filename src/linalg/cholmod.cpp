@@ -6,8 +6,10 @@
 #include <cholmod.h>
 
 #include <algorithm>
+#include <cmath>
 #include <new>
 #include <string>
+#include <string_view>
 
 #include "src/core/errors.hpp"
 #include "src/linalg/checked_sparse_solver.hpp"
@@ -16,6 +18,20 @@
 namespace mor {
 
 namespace {
+
+/// Throws, for a factorization that failed, the overflow it is if the matrix holds a non-finite
+/// entry: such a matrix is "not positive definite" only because its coefficients (a stiffness of
+/// 1e300, a force's slope at an overflowing state) left the range of doubles.
+void throw_if_not_finite(const SparseMatrix& A, std::string_view who) {
+  for (Index k = 0; k < A.outerSize(); ++k)
+    for (SparseMatrix::InnerIterator it(A, k); it; ++it)
+      if (!std::isfinite(it.value()))
+        throw NumericalError(detail::concat(
+            who, ": the matrix has the entry (", it.row() + 1, ", ", it.col() + 1,
+            ") = ", it.value(),
+            ", not finite: the model's coefficients (or a force's slope at the state) overflow "
+            "the range of doubles; scale the model or its input"));
+}
 
 using detail::CheckedSparseSolver;
 using detail::concat;
@@ -100,6 +116,7 @@ class CholmodSolver final : public CheckedSparseSolver {
     std::size_t failed = L_->minor;
     if (!L_->is_super && !L_->is_ll) failed = first_nonpositive_pivot(std::min(failed, L_->n));
     if (failed < L_->n) {
+      throw_if_not_finite(A, name());
       // The failing step is a column of the permuted matrix P A P'; Perm maps it back to A.
       const auto k = static_cast<Index>(failed);
       const int* perm = static_cast<const int*>(L_->Perm);
@@ -250,6 +267,7 @@ struct CholmodShared::Impl {
     if (failed < L->n) {
       const std::size_t n = L->n;
       cholmod_free_factor(&L, &c_);
+      throw_if_not_finite(P, "CHOLMOD");
       throw NumericalError(
           detail::concat("CHOLMOD: the matrix is not positive definite "
                          "(nonpositive pivot at elimination step ",
