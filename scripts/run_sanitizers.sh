@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-3.0-or-later
 # CI, after the test command: the test suite built with AddressSanitizer and
-# UndefinedBehaviorSanitizer (MOR_SANITIZE) in a tree of its own, build-asan/ (tests and the mor
-# program they run, no benchmarks), then run with ctest. Any report fails the test that made it.
+# UndefinedBehaviorSanitizer (MOR_SANITIZE) in a tree of its own, build-asan/ (tests, the mor
+# program they run and the Python module, no benchmarks), then run with ctest. Any report fails
+# the test that made it.
 # Extra arguments go to ctest, for example -R hdf5.
 # Compiler and flags, chosen for the cost of a cold build on 2 cores (docs/hardening.md has the
 # figures): clang-14, which compiles the instrumented code in about half the CPU time and memory
@@ -15,7 +16,10 @@ install_packages
 ASAN_DIR="${MOR_ASAN_BUILD_DIR:-$ROOT/build-asan}"
 FLAGS="-O2 -gline-tables-only -DNDEBUG"
 echo "== build: AddressSanitizer + UndefinedBehaviorSanitizer (clang-14, $FLAGS) in $ASAN_DIR"
-configure_clang "$ASAN_DIR" "$FLAGS" -DMOR_SANITIZE=ON -DMOR_BUILD_TESTS=ON -DMOR_BUILD_BENCHMARKS=OFF
+# The Python module too: its tests run in an interpreter with the ASan runtime preloaded
+# (tests/CMakeLists.txt, tests/python/conftest.py).
+configure_clang "$ASAN_DIR" "$FLAGS" -DMOR_SANITIZE=ON -DMOR_BUILD_TESTS=ON -DMOR_BUILD_BENCHMARKS=OFF \
+  -DMOR_BUILD_PYTHON=ON
 start=$SECONDS
 build_in "$ASAN_DIR"
 echo "   built in $((SECONDS - start)) s"

@@ -11,6 +11,20 @@ import scipy.sparse as sp
 
 SOURCE_DIR = pathlib.Path(os.environ.get("MOR_SOURCE_DIR", pathlib.Path(__file__).parents[2]))
 
+# Under the sanitizers (tests/CMakeLists.txt) this interpreter runs with ASan's shared runtime
+# preloaded for the instrumented extension. The `mor` processes the tests and mor.sweep start
+# link a static runtime of their own and refuse a second: the preload leaves the environment,
+# and python_env() gives it back to the Python interpreters the tests start.
+ASAN_PRELOAD = os.environ.pop("LD_PRELOAD", None) if os.environ.get("MOR_SANITIZED") else None
+
+
+def python_env():
+    """The environment of a Python child process (with the sanitizers' preload, if any)."""
+    env = os.environ.copy()
+    if ASAN_PRELOAD:
+        env["LD_PRELOAD"] = ASAN_PRELOAD
+    return env
+
 
 def data(name):
     """A model file of the repository's data/ (the shared data set: data/README.md)."""

@@ -2,7 +2,6 @@
 """Ctrl-C during a long mor.reduce or norm: SIGINT sent to the process raises KeyboardInterrupt within
 one second (the computation runs off the GIL on a worker thread that polls the library's stop
 flag), and the next call runs normally."""
-import os
 import signal
 import subprocess
 import sys
@@ -10,6 +9,8 @@ import textwrap
 import time
 
 import pytest
+
+from conftest import python_env
 
 LATENCY = 1.0  # seconds from the signal to KeyboardInterrupt
 
@@ -56,7 +57,7 @@ CHILD = textwrap.dedent("""
 def test_sigint_raises_keyboard_interrupt_within_a_second(method):
     script = CHILD.replace("LONG", LONG[method])
     child = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE,
-                             stderr=subprocess.PIPE, text=True, env=os.environ.copy())
+                             stderr=subprocess.PIPE, text=True, env=python_env())
     try:
         assert child.stdout.readline().strip() == "ready"
         time.sleep(1.5)  # well inside the reduction
