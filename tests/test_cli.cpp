@@ -452,7 +452,13 @@ INSTANTIATE_TEST_SUITE_P(
                  "--set simulation.t_end=1",
                  // The initial shifts' inverse Arnoldi (Ritz values) took over 2 s under ASan on
                  // a loaded machine, and the signal met that stage instead of IRKA's loop.
-                 "IRKA interrupted", 8}),
+                 "IRKA interrupted", 8},
+        // The analysis' dense H2 norms (n = 1480 and 1500: seconds inside LAPACK, which polls no
+        // flag; 2 to 4 s to stop before they ran in a child process the signal kills).
+        LongLoop{"dense_h2", "bt_chain.toml",
+                 "--set model.N=740 --set simulation.t_end=1 --set analysis.bode_points=0 "
+                 "--set analysis.hinf=false",
+                 "interrupted during a dense computation", 3}),
     [](const ::testing::TestParamInfo<LongLoop>& info) { return std::string(info.param.name); });
 
 // ---------------------------------------------------------------------------------------------

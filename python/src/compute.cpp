@@ -5,8 +5,6 @@
 // what the method records (/reduction of a results file, kept in memory as an io::Record)
 // becomes the reduced model's hsv, info and records.
 #include <algorithm>
-#include <chrono>
-#include <cstdlib>
 #include <filesystem>
 #include <functional>
 #include <sstream>
@@ -283,40 +281,10 @@ void require_dense_fits(Index n, double copies, const char* who) {
           "); a dense_limit below n takes the low-rank (sparse) path");
 }
 
-/// f() of a dense computation on n states, in a child process (io::run_contained) when it may
-/// run for seconds: LAPACK's dense kernels poll no stop flag, and Ctrl-C kills the child within
-/// 0.1 s (KeyboardInterrupt). Its figures come back exactly (hexadecimal), its exceptions as the
-/// same type with the same message.
+/// f() of a dense computation on n states: in a child process (io::run_stoppable) that Ctrl-C
+/// kills within 0.1 s when it may run for seconds, since LAPACK's kernels poll no stop flag.
 std::vector<double> stoppable_dense(Index n, const std::function<std::vector<double>()>& f) {
-  if (n <= kDenseInProcess) return f();
-  const io::ContainedOutcome outcome = io::run_contained(
-      [&](std::ostream& os) {
-        for (const double x : f()) os << std::hexfloat << x << ' ';
-      },
-      std::chrono::hours(24 * 365));
-  using Kind = io::ContainedOutcome::Kind;
-  if (outcome.kind == Kind::finished) {
-    std::vector<double> values;
-    std::istringstream in(outcome.output);
-    // strtod reads hexadecimal floats; operator>> of libstdc++ does not.
-    for (std::string word; in >> word;) values.push_back(std::strtod(word.c_str(), nullptr));
-    return values;
-  }
-  if (outcome.kind == Kind::threw) {
-    switch (outcome.error) {
-      case 'A':
-        throw InvalidArgument(outcome.message);
-      case 'N':
-        throw NumericalError(outcome.message);
-      case 'S':
-        throw Interrupted(outcome.message);
-      case 'I':
-        throw IoError(outcome.message);
-      default:
-        throw std::runtime_error(outcome.message);
-    }
-  }
-  throw NumericalError("the dense computation's process ended abnormally: " + outcome.message);
+  return n <= kDenseInProcess ? f() : io::run_stoppable(f);
 }
 
 }  // namespace

@@ -206,6 +206,46 @@ std::string read_contained(const std::filesystem::path& file, std::string_view w
   }
 }
 
+std::vector<double> run_stoppable(const std::function<std::vector<double>()>& call) {
+  ContainedOutcome outcome;
+  try {
+    outcome = run_contained(
+        [&](std::ostream& os) {
+          for (const double x : call()) os << std::hexfloat << x << ' ';
+        },
+        std::chrono::hours(24 * 365));
+  } catch (const Interrupted&) {
+    throw Interrupted("interrupted during a dense computation (its process was stopped)");
+  }
+  switch (outcome.kind) {
+    case ContainedOutcome::Kind::finished: {
+      std::vector<double> values;
+      std::istringstream in(outcome.output);
+      // strtod reads hexadecimal floats (and inf, nan); libstdc++'s operator>> does not.
+      for (std::string word; in >> word;) values.push_back(std::strtod(word.c_str(), nullptr));
+      return values;
+    }
+    case ContainedOutcome::Kind::crashed:
+    case ContainedOutcome::Kind::timed_out:
+      throw NumericalError(
+          concat("the process computing it ended without a result: ", outcome.message));
+    case ContainedOutcome::Kind::threw:
+      break;
+  }
+  switch (outcome.error) {
+    case 'I':
+      throw IoError(outcome.message);
+    case 'A':
+      throw InvalidArgument(outcome.message);
+    case 'N':
+      throw NumericalError(outcome.message);
+    case 'S':
+      throw Interrupted(outcome.message);
+    default:
+      throw std::runtime_error(outcome.message);
+  }
+}
+
 std::chrono::milliseconds results_read_time_limit() {
   if (const char* text = std::getenv("MOR_READ_TIME_LIMIT"); text != nullptr) {
     char* end = nullptr;

@@ -15,6 +15,7 @@
 #include <iosfwd>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace mor::io {
 
@@ -56,6 +57,15 @@ ContainedOutcome run_contained(const std::function<void(std::ostream&)>& call,
 std::string read_contained(const std::filesystem::path& file, std::string_view what,
                            const std::function<void(std::ostream&)>& call,
                            std::chrono::milliseconds time_limit);
+
+/// Runs call, a computation of a few numbers inside kernels that poll no stop flag (LAPACK's dense
+/// eigensolvers and factorizations: seconds at n in the thousands), in a child process
+/// (run_contained), so that SIGINT / SIGTERM (the stop flag) stop it within 0.1 s. The numbers
+/// come back exactly (as hexadecimal floats); an exception of call comes back as the same type
+/// with its message. The child shares nothing back: call must only compute.
+/// @throws Interrupted when the stop flag is set meanwhile (the child is killed); as call;
+///         NumericalError naming how the child ended if it ended without reporting.
+std::vector<double> run_stoppable(const std::function<std::vector<double>()>& call);
 
 /// How long `mor info` and `mor export` give the reading of a results file: 60 s, or
 /// $MOR_READ_TIME_LIMIT seconds if set (the tests use 2).
