@@ -650,15 +650,25 @@ IrkaResult irka(LtiOperator& sys, const IrkaOptions& o) {
   constexpr double kH2Resolution = 1e-6;
   auto two_digits = [](double x) { return std::round(x * 100.0) / 100.0; };
   const double resolution = kH2Resolution * o.full_h2_norm;
-  const PoleResidueForm fc =
-      pole_residue_form(o.comparison_Er, o.comparison_Ar, o.comparison_Br, o.comparison_Cr);
-  const double e_cmp = model_h2_error(sys, nullptr, o.comparison_Er, o.comparison_Ar,
-                                      o.comparison_Br, o.comparison_Cr, o.full_h2_norm);
   IrkaOptions plain = o;
   plain.comparison_Er.resize(0, 0);
   plain.comparison_Ar.resize(0, 0);
   plain.comparison_Br.resize(0, 0);
   plain.comparison_Cr.resize(0, 0);
+  // A comparison that is itself unusable (unstable: BT's from inaccurate Gramians; defective):
+  // IRKA alone, and the message says why there is no ratio.
+  PoleResidueForm fc;
+  double e_cmp = 0.0;
+  try {
+    fc = pole_residue_form(o.comparison_Er, o.comparison_Ar, o.comparison_Br, o.comparison_Cr);
+    e_cmp = model_h2_error(sys, nullptr, o.comparison_Er, o.comparison_Ar, o.comparison_Br,
+                           o.comparison_Cr, o.full_h2_norm);
+  } catch (const NumericalError& e) {
+    IrkaResult alone = irka_run(sys, plain);
+    alone.message +=
+        concat(" (no comparison with ", o.comparison_name, "'s model: ", e.what(), ")");
+    return alone;
+  }
   auto error_of = [&](IrkaResult& x) {
     if (std::isnan(x.h2_error)) {
       try {

@@ -324,6 +324,29 @@ TEST(Irka, OnALightlyDampedModelNoWorseThanBtWithTheComparison) {
   }
 }
 
+/// An unusable comparison (here unstable: no finite H2 error) leaves IRKA alone, with the same
+/// model as without one, and the message says why there is no ratio; a comparison of the wrong
+/// order is bad input.
+TEST(Irka, AnUnstableComparisonIsNotUsed) {
+  const DescriptorSystem sys = testing::random_descriptor(60, 2, 3, 7u);
+  SparseLtiOperator op(sys);
+  IrkaOptions o = irka_order(6, 1e-8);
+  o.full_h2_norm = h2_norm_dense(op);
+  const IrkaResult alone = irka(op, o);
+  o.comparison_Er = Matrix::Identity(6, 6);
+  o.comparison_Ar = Matrix::Identity(6, 6);  // poles at +1
+  o.comparison_Br = Matrix::Ones(6, 2);
+  o.comparison_Cr = Matrix::Ones(3, 6);
+  const IrkaResult res = irka(op, o);
+  EXPECT_EQ(res.status, alone.status) << res.message;
+  EXPECT_EQ(res.runs, 1);
+  EXPECT_EQ((res.Ar - alone.Ar).norm(), 0.0);
+  EXPECT_NE(res.message.find("no comparison with BT's model"), std::string::npos) << res.message;
+  o.comparison_Ar = Matrix::Identity(5, 5);
+  EXPECT_NE(invalid_argument_message([&] { irka(op, o); }).find("comparison model"),
+            std::string::npos);
+}
+
 TEST(SecondOrderIrka, KeepsTheStructureInterpolatesAndIsStable) {
   const MassSpringChain chain = rayleigh_chain(60);
   const SecondOrderSystem so = chain.linear_system();
