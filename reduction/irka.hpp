@@ -47,6 +47,7 @@
 #pragma once
 
 #include <atomic>
+#include <limits>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -131,7 +132,20 @@ struct IrkaOptions {
   /// bases against its own mirrored poles), so a fixed point is one of plain IRKA. Once
   /// consecutive models agree to 1e-6 (relative H2) the ordinary steps finish the run.
   bool surrogate = true;
-  Index surrogate_max_iterations = 100;               ///< of the IRKA on the surrogate
+  Index surrogate_max_iterations = 100;  ///< of the IRKA on the surrogate
+  /// A cheap model of the same order r to compare with (E_r, A_r, B_r, C_r; empty: none), e.g.
+  /// balanced truncation's with dense Gramians; needs full_h2_norm. Its H2 error and that of
+  /// IRKA's result are evaluated from their pole-residue forms (IrkaIteration::h2_error's
+  /// formula: r shifted solves each, without the transposed ones). If IRKA's error exceeds
+  /// restart_ratio times the comparison's, IRKA runs again from the comparison's mirrored
+  /// poles and residue directions, and the better of the two results is returned; if even
+  /// that exceeds it, the message says so with the ratio ("converged to a local optimum with
+  /// H2 error 2.20x BT's at this order"). On lightly damped structures the Ritz start lands in
+  /// fixed points 1.2 to 1.5x BT's error, the comparison's start within 1.0x
+  /// (docs/benchmarks.md, "IRKA's local optima").
+  Matrix comparison_Er, comparison_Ar, comparison_Br, comparison_Cr;
+  std::string comparison_name = "BT";                 ///< how the message names the comparison
+  double restart_ratio = 1.05;                        ///< > 1
   const std::atomic<bool>* stop_requested = nullptr;  ///< polled once per iteration
 };
 
@@ -184,6 +198,18 @@ struct IrkaResult {
   Index shifted_solves = 0;        ///< factorizations requested (real shifts and pairs)
   double seconds = 0.0;            ///< wall time, initial shifts included
   double initial_seconds = 0.0;    ///< of which the initial shifts (Ritz values)
+  /// The iteration whose model is returned (1-based, of the run that gave it): the last, or an
+  /// earlier one whose H2 error (from the history) was smaller than the last's by more than 1 %.
+  Index returned_iteration = 0;
+  /// ||G - G_r||_H2 of the returned model, when full_h2_norm is given and it was evaluated (a
+  /// comparison was given, or an earlier iterate is returned); NaN otherwise.
+  double h2_error = std::numeric_limits<double>::quiet_NaN();
+  /// With a comparison model: its H2 error (else NaN), and the runs made (1, or 2 after a
+  /// restart from its poles); first_run_h2_error: the first run's result's error when it restarted.
+  double comparison_h2_error = std::numeric_limits<double>::quiet_NaN();
+  Index runs = 1;
+  double first_run_h2_error = std::numeric_limits<double>::quiet_NaN();
+  Index total_iterations = 0;  ///< over all runs (iterations: of the run returned)
 };
 
 /// IRKA for the stable first-order system `sys` (see the file comment).

@@ -11,6 +11,7 @@
 #include "experiments/runner/method.hpp"
 #include "experiments/runner/methods/gramian_keys.hpp"
 #include "experiments/runner/results_layout.hpp"
+#include "reduction/balanced_truncation.hpp"
 #include "reduction/irka.hpp"
 #include "reduction/system_norms.hpp"
 #include "src/core/timing.hpp"
@@ -43,6 +44,7 @@ struct IrkaKeys {
   Index inner_max_iterations = 200;
   bool h2_history = true;
   Index dense_limit = 1500;
+  Index bt_comparison_limit = 600;
   bool allow_unconverged = false;
   bool store_bases = false;
 };
@@ -90,6 +92,12 @@ void irka_keys(O& o, V& v) {
     o.h2_history);
   v(Key{"dense_limit", "", "dense norms (and this method's ||G||_H2) up to this many states"},
     o.dense_limit);
+  v(Key{"bt_comparison_limit", "",
+        "first_order: up to this many states, BT's model of the same order (dense Gramians) is "
+        "the comparison: its H2 error is recorded, IRKA restarts from its mirrored poles when "
+        "its own error is more than 1.05x BT's (keeping the better), and the message states the "
+        "ratio if it stays above; 0: no comparison"},
+    o.bt_comparison_limit);
   v(Key{"allow_unconverged", "",
         "keep a model that did not converge or is unstable (its status is recorded); else an "
         "error"},
@@ -209,11 +217,37 @@ class IrkaMethod final : public ReductionMethod {
     io.surrogate = o_.surrogate;
     io.shifts = shifts;
     double h2_seconds = 0.0;
-    if (o_.h2_history) {
+    // BT's model of the same order as the comparison (IrkaOptions::comparison_*): dense
+    // Gramians, so only up to bt_comparison_limit states; it needs ||G||_H2.
+    const bool compare =
+        o_.bt_comparison_limit > 0 && full.n() <= o_.bt_comparison_limit && o_.order < full.n();
+    if (o_.h2_history || compare) {
       const auto th = Clock::now();
       io.full_h2_norm =
           full.n() <= o_.dense_limit ? h2_norm_dense(full) : h2_norm_low_rank(full).norm;
       h2_seconds = seconds_since(th);
+    }
+    double comparison_seconds = 0.0;
+    std::string comparison = "none";
+    if (compare) {
+      const auto tc = Clock::now();
+      BtOptions bo;
+      bo.selection.order = o_.order;
+      bo.gramians.method = GramianMethod::dense;
+      try {
+        const BtResult bt = balanced_truncation(full, bo);
+        io.comparison_Er = bt.Er;
+        io.comparison_Ar = bt.Ar;
+        io.comparison_Br = bt.Br;
+        io.comparison_Cr = bt.Cr;
+        comparison = "bt";
+      } catch (const InvalidArgument& e) {
+        // (an order above the numerical rank of the Gramians' product): IRKA alone
+        comparison = detail::concat("none: BT failed: ", e.what());
+      } catch (const NumericalError& e) {
+        comparison = detail::concat("none: BT failed: ", e.what());
+      }
+      comparison_seconds = seconds_since(tc);
     }
     IrkaResult res = irka(full, io);
     refuse_unless_allowed(res.status, res.message);
@@ -224,6 +258,7 @@ class IrkaMethod final : public ReductionMethod {
     model.first_order = std::make_unique<DenseLtiOperator>(res.Er, res.Ar, res.Br, res.Cr, res.Dr);
     model.spectral_abscissa = res.spectral_abscissa;
     model.stages = {{"h2_norm_full_s", h2_seconds},
+                    {"comparison_s", comparison_seconds},
                     {"initial_shifts_s", res.initial_seconds},
                     {"iterations_s", res.seconds - res.initial_seconds}};
     const std::string& grp = layout::kReduction;
@@ -232,10 +267,21 @@ class IrkaMethod final : public ReductionMethod {
     irka_keys(o_, rec);
     record_common(out, grp, res.r, res.status, res.message, res.iterations, res.spectral_abscissa,
                   res.shifted_solves, res.initial_seconds);
-    if (o_.h2_history) {
+    if (o_.h2_history || compare) {
       out.set_attribute(grp, "h2_norm_full", io.full_h2_norm);
       out.set_attribute(grp, "h2_norm_full_s", h2_seconds);
     }
+    // The comparison and the best-iterate choice (NaN where not evaluated): relative H2 errors.
+    out.set_attribute(grp, "comparison", comparison);
+    out.set_attribute(grp, "comparison_s", comparison_seconds);
+    const double g = io.full_h2_norm > 0.0 ? io.full_h2_norm : std::nan("");
+    out.set_attribute(grp, "h2_error", res.h2_error / g);
+    out.set_attribute(grp, "comparison_h2_error", res.comparison_h2_error / g);
+    out.set_attribute(grp, "h2_error_ratio", res.h2_error / res.comparison_h2_error);
+    out.set_attribute(grp, "first_run_h2_error", res.first_run_h2_error / g);
+    out.set_attribute(grp, "runs", static_cast<std::int64_t>(res.runs));
+    out.set_attribute(grp, "total_iterations", static_cast<std::int64_t>(res.total_iterations));
+    out.set_attribute(grp, "returned_iteration", static_cast<std::int64_t>(res.returned_iteration));
     record_history(out, res.history, res.shifts);
     record_reduced_first_order(out, res.Er, res.Ar, res.Br, res.Cr, res.Dr);
     record_bases(out, o_.store_bases, res.V, res.W);
@@ -319,6 +365,8 @@ std::unique_ptr<ReductionMethod> read_irka(TableReader& r, const std::string&,
           o.ritz_steps);
   require(o.dense_limit >= 1, r.where("dense_limit"), ": reduction.dense_limit must be >= 1, got ",
           o.dense_limit);
+  require(o.bt_comparison_limit >= 0, r.where("bt_comparison_limit"),
+          ": reduction.bt_comparison_limit must be >= 0, got ", o.bt_comparison_limit);
   if (o.initial_shifts == IrkaInitialShifts::given) {
     require(static_cast<Index>(o.shifts_re.size()) == o.order, r.where("shifts_re"),
             ": reduction.initial_shifts = \"given\" needs ", o.order,
