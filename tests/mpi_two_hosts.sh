@@ -64,6 +64,14 @@ fail() {
   exit 1
 }
 
+# Namespaces an earlier run left when it was killed outright (SIGKILL, e.g. a ctest timeout),
+# named after its process, which is gone.
+for ns in $(ip netns list 2>/dev/null | sed -n 's/^\(mor2h_[ab]_[0-9]*\).*/\1/p'); do
+  kill -0 "${ns##*_}" 2>/dev/null && continue
+  for p in $(ip netns pids "$ns"); do kill -KILL "$p" 2>/dev/null; done
+  ip netns del "$ns" 2>/dev/null || true
+done
+
 # The two hosts. A machine that cannot make them (no CAP_SYS_ADMIN / CAP_NET_ADMIN, a container
 # without /run/netns) skips.
 ip netns add "$NS_A" 2>"$T/netns.err" ||
@@ -78,7 +86,8 @@ ip -n "$NS_B" addr add "$IP_B/30" dev "m2b$tag"
 for ns in "$NS_A" "$NS_B"; do ip -n "$ns" link set lo up; done
 ip -n "$NS_A" link set "m2a$tag" up
 ip -n "$NS_B" link set "m2b$tag" up
-unshare --mount true 2>"$T/mount.err" || skip "cannot create a mount namespace: $(cat "$T/mount.err")"
+unshare --mount true 2>"$T/mount.err" ||
+  skip "cannot create a mount namespace: $(cat "$T/mount.err")"
 
 # The same paths on both hosts: the sweep file here (shared, as the docs require), the output
 # folder $T/run, which is $T/host_a on A and $T/host_b on B.
@@ -139,7 +148,8 @@ export OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1
 sweep_two_hosts() { # LOG: the sweep on both hosts, mpirun on A
   "$T/in_host" A mpirun --allow-run-as-root --hostfile "$T/hostfile" -np 2 \
     --mca plm_rsh_agent "$T/agent" --mca btl tcp,self --mca btl_tcp_if_include "$NET" \
-    --mca oob_tcp_if_include "$NET" "$MOR" sweep "$T/cfg/two.toml" --no-plots --jobs 1 >"$1" 2>&1
+    --mca oob_tcp_if_include "$NET" --mca orte_tmpdir_base "$T" \
+    "$MOR" sweep "$T/cfg/two.toml" --no-plots --jobs 1 >"$1" 2>&1
 }
 t0=$(date +%s%N)
 
