@@ -124,7 +124,9 @@ struct MultibodySimulation {
     v(Key{"rtol", "", "CVODE relative tolerance, > 0 (every run of the model)"}, rtol);
     v(Key{"atol", "", "CVODE absolute tolerance, > 0"}, atol);
     v(Key{"t_end", "s", "end of the benchmark run; 0: the benchmark's horizon"}, t_end);
-    v(Key{"output_dt", "s", "output interval of the benchmark run, in (0, t_end]"}, output_dt);
+    v(Key{"output_dt", "s",
+          "output interval of the benchmark run, in (0, t_end]; at most 10^8 outputs"},
+      output_dt);
     v(Key{"max_step", "s", "CVODE's largest step; 0: no limit"}, max_step);
     v(Key{"max_steps", "", "CVODE's step limit per output interval"}, max_steps);
     v(Key{"reference_factor", "",
