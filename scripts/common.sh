@@ -22,9 +22,10 @@ RUN_PACKAGES=("${BUILD_PACKAGES[@]}" "${PLOT_PACKAGES[@]}")
 # SLICOT oracle, SciPy (independent references in the file tests) and clang with its runtimes
 # (llvm-14: llvm-symbolizer, which gives the sanitizers' reports their source lines).
 # pybind11, the Python headers and pytest build and test the Python module (python/).
+# iproute2 (`ip netns`, veth pairs) makes the two hosts of tests/mpi_two_hosts.sh.
 TEST_PACKAGES=(
   libgtest-dev libbenchmark-dev libslicot-dev python3-scipy clang-14 libclang-rt-14-dev llvm-14
-  pybind11-dev python3-dev python3-pytest
+  pybind11-dev python3-dev python3-pytest iproute2
 )
 PACKAGES=("${RUN_PACKAGES[@]}" "${TEST_PACKAGES[@]}")
 

@@ -11,9 +11,12 @@
 
 #include <chrono>
 #include <cstdint>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <variant>
+#include <vector>
 
 #include "src/core/errors.hpp"
 #include "src/io/matrix_files.hpp"
@@ -387,6 +390,153 @@ TEST_F(InputFaults, DuplicateMatVariableNamesAreRefused) {
     EXPECT_NE(std::string(e.what()).find("holds 2 variables named 'A'"), std::string::npos)
         << e.what();
   }
+}
+
+/// The memory estimate `mor run --dry-run` printed (MiB), -1 if none.
+double estimate_mib(const Outcome& o) {
+  const auto at = o.output.find(" s, about ");
+  return at == std::string::npos ? -1.0 : std::atof(o.output.c_str() + at + 10);
+}
+
+// Issue 44 s.4. A 2.9 KB network .mat whose sparse G declared 2e8 rows (elements acting on
+// nothing) took 17 s and 7.8 GB to --dry-run, then "valid ... about 48 MiB", and `mor run` ended
+// "out of memory"; a MatrixMarket G declaring 1e9 rows got "CHOLMOD status -2". The declared
+// elements are held to the memory budget before G is read, and the estimate counts them.
+class NetworkClaims : public InputFaults {
+ protected:
+  /// A network of n = 4 masses in files P.* (MatrixMarket) or P.mat whose G declares m rows,
+  /// with `entries` of them one entry each (an element on one mass); its experiment file.
+  fs::path network(const std::string& prefix, mor::Index m, bool mat,
+                   mor::Index entries = 4) const {
+    const mor::Index n = 4;
+    mor::SparseMatrix I(n, n), G(m, n);
+    I.setIdentity();
+    // Column by column, never per row (setFromTriplets would be: 2e8 rows).
+    G.reserve(Eigen::VectorXi::Constant(n, static_cast<int>(entries / n + 1)));
+    for (mor::Index k = 0; k < entries; ++k) G.insert(k, k % n) = 1.0;
+    G.makeCompressed();
+    mor::Matrix B = mor::Matrix::Zero(n, 1), Cp = mor::Matrix::Zero(1, n), phi(1, 4);
+    B(n - 1, 0) = 1.0;
+    Cp(0, 0) = 1.0;
+    phi << 0.0, 1.0, 0.0, 0.0;
+    const std::vector<mor::io::NamedMatrix> vars = {{"M", I},
+                                                    {"D", mor::SparseMatrix(0.1 * I)},
+                                                    {"K", mor::SparseMatrix(2.0 * I)},
+                                                    {"B", B},
+                                                    {"Cp", Cp},
+                                                    {"Cv", mor::Matrix(mor::Matrix::Zero(1, n))},
+                                                    {"G", G},
+                                                    {"phi", phi}};
+    if (mat) {
+      mor::io::write_mat(dir_ / (prefix + ".mat"), vars);
+    } else {
+      for (const auto& v : vars)
+        if (v.name != "G")
+          std::visit(
+              [&](const auto& x) {
+                mor::io::write_matrix_market(dir_ / (prefix + "." + v.name + ".mtx"), x);
+              },
+              v.value);
+      std::ofstream(dir_ / (prefix + ".G.mtx"))
+          << "%%MatrixMarket matrix coordinate real general\n"
+          << m << " " << n << " " << n << "\n1 1 1\n2 2 1\n3 3 1\n4 4 1\n";
+    }
+    const fs::path file = dir_ / (prefix + ".toml");
+    std::ofstream(file) << "[experiment]\nname = \"t\"\noutput = \"r.h5\"\n[model]\ntype = "
+                           "\"network\"\npath = \""
+                        << prefix << (mat ? ".mat" : "")
+                        << "\"\n[input]\ntype = \"step\"\n[simulation]\ndt = 0.1\nt_end = 1.0\n"
+                           "[output]\nplots = false\n";
+    return file;
+  }
+};
+
+TEST_F(NetworkClaims, GDeclaringMoreElementsThanMemoryIsRefusedBeforeItIsRead) {
+  if (mor::testing::kAddressSanitizer)
+    GTEST_SKIP() << "AddressSanitizer reserves terabytes of address space: no RLIMIT_AS here";
+  // Under the 4 GiB of bounded(): 2e8 elements need about 9 GiB to build.
+  for (const bool mat : {true, false}) {
+    SCOPED_TRACE(mat ? "MAT" : "MatrixMarket");
+    const mor::Index m = mat ? 200'000'000 : 1'000'000'000;
+    const fs::path file = network(mat ? "big" : "huge", m, mat);
+    if (mat) EXPECT_LT(fs::file_size(dir_ / "big.mat"), 4096u) << "a tiny file";
+    for (const char* how : {" --dry-run", " -o r.h5 --no-plots"}) {
+      const auto start = std::chrono::steady_clock::now();
+      const Outcome o = bounded("run " + file.string() + how);
+      const double seconds =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      EXPECT_EQ(o.exit_code, 2) << o.output;
+      expect_contains(o, "G (variable 'G', declared " + std::to_string(m) + "x4) declares m = " +
+                             std::to_string(m) + " elements; building the network needs about ");
+      expect_contains(o, "this process may use");
+      EXPECT_LT(seconds, 10.0);
+      EXPECT_TRUE(nothing_written());
+    }
+  }
+}
+
+// What the file holds, once G is read: every row an element acting on some coordinate. The
+// issue's file (2e8 rows over 20 entries) meets this where the memory would allow building it.
+TEST_F(NetworkClaims, EmptyRowsOfGAreRefused) {
+  const Outcome claimed =
+      bounded("run " + network("claimed", 1'000'000, true).string() + " --dry-run");
+  EXPECT_EQ(claimed.exit_code, 2) << claimed.output;
+  expect_contains(claimed,
+                  "G (variable 'G', 1000000x4) declares m = 1000000 elements (rows) but stores 4 "
+                  "entries: at least 999996 of its rows are empty");
+  const fs::path file = network("gap", 4, false);  // G replaced: 5 rows, the last empty
+  std::ofstream(dir_ / "gap.G.mtx") << "%%MatrixMarket matrix coordinate real general\n"
+                                    << "5 4 5\n1 1 1\n2 2 1\n3 3 1\n4 4 1\n4 1 -1\n";
+  const Outcome gap = bounded("run " + file.string() + " --dry-run");
+  EXPECT_EQ(gap.exit_code, 2) << gap.output;
+  expect_contains(gap, ": row 5 (1-based) is empty, an element that acts on no coordinate");
+}
+
+TEST_F(NetworkClaims, ElementsThatFitAreInTheEstimate) {
+  // 10^6 elements: about 76 MiB at 80 bytes each; the 4 masses alone are 48 MiB.
+  const Outcome few = bounded("run " + network("few", 4, true).string() + " --dry-run");
+  const Outcome many =
+      bounded("run " + network("many", 1'000'000, true, 1'000'000).string() + " --dry-run");
+  ASSERT_EQ(few.exit_code, 0) << few.output;
+  ASSERT_EQ(many.exit_code, 0) << many.output;
+  EXPECT_LT(estimate_mib(few), 60.0) << few.output;
+  EXPECT_GT(estimate_mib(many), estimate_mib(few) + 70.0) << many.output;
+}
+
+// Issue 44 s.4: the multibody runs keep every output. simulation.output_dt = 1e-9 grew 12 MB/s
+// for ever; linear.t_end = 1e9, linear.output_dt = 1e-9 and analysis.bode_points = 2e9 ended in
+// "out of memory". Held to the step limit of the other kinds when the file is read (exit 2),
+// and the estimate of --dry-run counts the outputs below it.
+TEST_F(InputFaults, MultibodyOutputCountsAreHeldToTheStepLimit) {
+  const std::string a01 = (mor::testing::source_dir() / "experiments/a01_pendulum.toml").string();
+  struct Case {
+    const char* set;
+    const char* message;
+  };
+  for (const Case& k :
+       {Case{"simulation.output_dt=1e-9",
+             "simulation.t_end / output_dt = 10 / 1e-09 = 10000000000 "
+             "outputs, above the limit of 100000000"},
+        Case{"linear.output_dt=1e-9",
+             "linear.t_end / output_dt = 10 / 1e-09 = 10000000000 outputs"},
+        Case{"linear.t_end=1e9",
+             "linear.t_end / output_dt = 1000000000 / 0.01 = 100000000000 outputs"},
+        Case{"analysis.bode_points=2000000000",
+             "analysis.bode_points must be 0 (none) or in 2..1000000, got 2000000000"}}) {
+    SCOPED_TRACE(k.set);
+    for (const char* how : {" --dry-run", " -o r.h5 --no-plots"}) {
+      const Outcome o = bounded("run '" + a01 + "' --set " + k.set + how);
+      EXPECT_EQ(o.exit_code, 2) << o.output;
+      expect_contains(o, k.message);
+      EXPECT_TRUE(nothing_written());
+    }
+  }
+  // 10^6 outputs of the benchmark run: about 80 bytes for each of its 5 values (A01 measured 69).
+  const Outcome dense = bounded("run '" + a01 + "' --dry-run --set simulation.output_dt=1e-5");
+  const Outcome plain = bounded("run '" + a01 + "' --dry-run");
+  ASSERT_EQ(dense.exit_code, 0) << dense.output;
+  ASSERT_EQ(plain.exit_code, 0) << plain.output;
+  EXPECT_GT(estimate_mib(dense), estimate_mib(plain) + 300.0) << dense.output;
 }
 
 }  // namespace

@@ -91,6 +91,11 @@ struct AnalysisSpec {
 /// The signal an input table describes, with m channels (the same signal on each).
 std::unique_ptr<Signal> make_signal(const InputSpec& in, Index m);
 
+/// simulation.max_steps's default: the most steps (t_end - t0) / dt a run may take unless its file
+/// says more. The multibody kinds, whose [simulation] has no such key, hold the output counts of
+/// their runs to it.
+inline constexpr Index kDefaultMaxSteps = 100'000'000;
+
 struct ExperimentConfig {
   std::string name = "experiment";
   std::string description;
@@ -104,7 +109,7 @@ struct ExperimentConfig {
   IntegratorOptions integrator;
   SparseBackend solver = SparseBackend::cholmod;
   /// The most steps (t_end - t0) / dt a run may take (simulation.max_steps).
-  Index max_steps = 100'000'000;
+  Index max_steps = kDefaultMaxSteps;
   /// [reduction]: a registered method (experiments/runner/method.hpp), read and validated.
   std::shared_ptr<const ReductionMethod> reduction;
   AnalysisSpec analysis;

@@ -14,9 +14,11 @@ namespace mor::experiments {
 /// (ReductionMethod::estimate_seconds) and, for linear methods, the frequency analysis.
 double estimate_run_seconds(const ExperimentConfig& c);
 
-/// Peak memory (MiB): the model and its workspace (about 400 bytes per state), 50 MB of
-/// program, plus the reduction method's ReductionMethod::estimate_bytes (low-rank BT about
-/// 6 KiB per state, dense BT a dozen n x n matrices, POD its snapshot matrices).
+/// Peak memory (MiB): the model and its workspace (about 400 bytes per state, and
+/// io::kNetworkRunBytesPerElement per nonlinear element), 50 MB of program, plus the
+/// reduction method's ReductionMethod::estimate_bytes (low-rank BT about 6 KiB per state, dense
+/// BT a dozen n x n matrices, POD its snapshot matrices) and what a kind's own runs keep
+/// (ModelSpec::own_runs_mib: the multibody CVODE runs).
 double estimate_run_mib(const ExperimentConfig& c);
 
 /// Peak memory (MiB) of building the model alone (`mor export`): the estimate_run_mib figure

@@ -106,8 +106,12 @@ AnalysisSpec read_analysis(TableReader& r) {
   KeyReader reader(r, "analysis", {});
   analysis_keys(a, reader);
   r.finish();
-  require(a.bode_points >= 0 && a.bode_points != 1, r.where("bode_points"),
-          ": analysis.bode_points must be 0 (none) or >= 2, got ", a.bode_points);
+  // 2e9 points ran out of memory after seconds (or computed for days): a cap well above any
+  // plot, as for the steps of a run.
+  constexpr Index kMaxBodePoints = 1'000'000;
+  require(a.bode_points >= 0 && a.bode_points != 1 && a.bode_points <= kMaxBodePoints,
+          r.where("bode_points"), ": analysis.bode_points must be 0 (none) or in 2..",
+          kMaxBodePoints, ", got ", a.bode_points);
   require(a.omega_min > 0.0 && a.omega_max > a.omega_min, r.where("omega_min"),
           ": analysis needs 0 < omega_min < omega_max, got omega_min = ", a.omega_min,
           ", omega_max = ", a.omega_max);

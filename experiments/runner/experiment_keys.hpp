@@ -122,7 +122,8 @@ template <class A, class V>
 void analysis_keys(A& a, V& v) {
   v(Key{"h2", "", "H2 norm of the error system (and of the full system)"}, a.h2);
   v(Key{"hinf", "", "H-infinity norm of the error system"}, a.hinf);
-  v(Key{"bode_points", "", "frequencies of the sigma_max(G(i w)) curves; 0: none"}, a.bode_points);
+  v(Key{"bode_points", "", "frequencies of the sigma_max(G(i w)) curves, at most 10^6; 0: none"},
+    a.bode_points);
   v(Key{"omega_min", "rad/s", "lowest frequency of the curves and the H-infinity grid"},
     a.omega_min);
   v(Key{"omega_max", "rad/s", "highest frequency"}, a.omega_max);

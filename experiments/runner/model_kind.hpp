@@ -186,6 +186,8 @@ class ModelSpec {
     return static_cast<double>(size()) * (is_linear() ? 1.5e-8 : 4e-8);
   }
   virtual double factor_mib() const { return 0.0; }
+  /// MiB the kind's own runs keep (owns_simulation(): the CVODE runs' outputs and states).
+  virtual double own_runs_mib() const { return 0.0; }
   /// The keys that set the model's size ("model.N"), for the advice of a memory refusal.
   virtual std::string size_keys() const { return "its size"; }
   /// What the summary calls one coordinate ("mass", "node"); empty: n coordinates or states.

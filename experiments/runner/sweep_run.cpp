@@ -423,6 +423,35 @@ class DirectoryLock {
   int fd_ = -1;
 };
 
+/// Whether this rank's points folder is rank 0's. Rank 0 writes a mark no other sweep can have
+/// into its folder and broadcasts it; a rank that reads the same mark back shares the folder, any
+/// other ships its point files to rank 0. Host names cannot tell: cloned machines and containers
+/// share one, and a folder of the same path may be private to each host. Any doubt (an unreadable
+/// or stale mark) ships, which is always right; a shared folder only costs the copy.
+class FolderMark {
+ public:
+  FolderMark(const fs::path& points_dir, bool root) : file_(points_dir / ".mpi-root") {
+    if (!root) return;
+    const auto now = std::chrono::system_clock::now().time_since_epoch();
+    std::snprintf(text_, sizeof text_, "%.255s %ld %lld", host_name().c_str(),
+                  static_cast<long>(getpid()),
+                  static_cast<long long>(std::chrono::nanoseconds(now).count()));
+    std::ofstream out(file_, std::ios::trunc);
+    out << text_;
+    if (!out.flush()) throw IoError(concat("cannot write '", file_.string(), "'"));
+  }
+  void broadcast() { MPI_Bcast(text_, sizeof text_, MPI_CHAR, 0, MPI_COMM_WORLD); }
+  bool shared() const {
+    std::ifstream in(file_);
+    std::string seen;
+    return std::getline(in, seen) && seen == text_;
+  }
+
+ private:
+  fs::path file_;
+  char text_[320] = {};
+};
+
 void send_file(const fs::path& file) {
   std::ifstream in(file, std::ios::binary);
   std::vector<char> chunk(static_cast<std::size_t>(kChunk));
@@ -452,9 +481,8 @@ void receive_file(int source, std::int64_t bytes, const fs::path& file) {
 
 /// The other ranks: ask rank 0 for points, run them, send back what happened.
 void run_worker_rank(const SweepConfig& c, const SweepRunOptions& o, int jobs, int threads,
-                     const std::string& root_host) {
+                     bool ship) {
   LocalWorkers workers(c, o, threads);
-  const bool ship = host_name() != root_host;
   for (int k = 0; k < jobs; ++k) MPI_Send(nullptr, 0, MPI_CHAR, 0, kTagReady, MPI_COMM_WORLD);
   int asked = jobs;  // READY messages not answered yet
   bool no_more = false, terminated = false;
@@ -533,12 +561,11 @@ SweepRunSummary run_sweep(const SweepConfig& c, const SweepRunOptions& o) {
   check_memory_budget(c, jobs * ranks_here);
   const int threads = jobs * ranks_here > 1 ? 1 : 0;
 
-  char root_host[256] = {};
-  std::snprintf(root_host, sizeof root_host, "%s", host_name().c_str());
-  if (mpi.active()) MPI_Bcast(root_host, sizeof root_host, MPI_CHAR, 0, MPI_COMM_WORLD);
   fs::create_directories(c.points_dir);
+  FolderMark mark(c.points_dir, mpi.active() && mpi.rank() == 0);
+  if (mpi.active()) mark.broadcast();
   if (mpi.rank() > 0) {
-    run_worker_rank(c, o, jobs, threads, root_host);
+    run_worker_rank(c, o, jobs, threads, !mark.shared());
     // Matches rank 0's MPI_Ibarrier (a blocking barrier would not).
     MPI_Request barrier;
     MPI_Ibarrier(MPI_COMM_WORLD, &barrier);
@@ -635,9 +662,17 @@ SweepRunSummary run_sweep(const SweepConfig& c, const SweepRunOptions& o) {
           MPI_Recv(message.data(), length, MPI_CHAR, source, kTagText, MPI_COMM_WORLD,
                    MPI_STATUS_IGNORE);
           Finished f{static_cast<Index>(header[0]), header[1], message, 0.0};
+          const SweepPoint& p = c.points[static_cast<std::size_t>(f.point)];
           if (header[3] != 0 && header[2] > 0)
-            receive_file(source, header[2],
-                         c.points_dir / (c.points[static_cast<std::size_t>(f.point)].key + ".h5"));
+            receive_file(source, header[2], c.points_dir / (p.key + ".h5"));
+          // Done only if the file is here to merge (a rank that took our folder for its own
+          // would otherwise pass for done and leave the point pending in the merged file).
+          if (f.status == kDone && !completed_point_file(c, p)) {
+            f.status = kFailed;
+            f.message =
+                concat("rank ", source, " ran the point, but its results file did not reach ",
+                       (c.points_dir / (p.key + ".h5")).string());
+          }
           double seconds = 0;
           if (auto it = remote.find(f.point); it != remote.end()) {
             seconds = seconds_since(it->second.second);

@@ -1075,8 +1075,10 @@ double read_bytes(const DeclaredShape& shape) {
   const auto rows = static_cast<double>(shape.rows), cols = static_cast<double>(shape.cols);
   if (shape.entries < 0) return 2 * 4 * (cols + 1);
   // CHOLMOD's triplets and CSC (twice for symmetric storage, expanded through a transpose),
-  // then Eigen's copy: about three CSC copies of 4-byte column pointers and 12-byte entries.
-  return 3 * (4 * (cols + 1) + 16 * static_cast<double>(shape.entries)) +
+  // then Eigen's copy: about three CSC copies of 4-byte column pointers and 12-byte entries;
+  // the transpose's column pointers and workspace are per row (a G declaring 10^9 rows and
+  // 20 entries got "CHOLMOD status -2").
+  return 3 * (4 * (cols + 1) + 16 * static_cast<double>(shape.entries)) + 16 * rows +
          (shape.entries >= shape.rows * shape.cols && rows * cols > 0 ? 8 * rows * cols : 0);
 }
 

@@ -411,6 +411,15 @@ struct Want {
   bool rows_n, cols_n;
 };
 
+/// The MiB this process may use for reading (0: unknown), the smaller of the hard limit and
+/// MemAvailable, and which it is.
+std::pair<double, std::string> reading_budget_mib() {
+  const MemoryLimits limits = memory_limits();
+  if (limits.available_mib > 0 && (limits.hard_mib <= 0 || limits.available_mib < limits.hard_mib))
+    return {limits.available_mib, "the memory available now, MemAvailable"};
+  return {limits.hard_mib, limits.hard_source};
+}
+
 /// Before any matrix is read: the sizes the files' headers declare, each against n (the size
 /// the defining matrix, A or M, declares) and their total against the memory this process may
 /// use. A 3-line MatrixMarket file declaring 10^9 x 10^9 is refused here by name instead of
@@ -442,13 +451,7 @@ void check_declared(const Reader& reader, const Found& defining, const char* def
       largest = w.role;
     }
   }
-  const MemoryLimits limits = memory_limits();
-  double budget = limits.hard_mib;
-  std::string source = limits.hard_source;
-  if (limits.available_mib > 0 && (budget <= 0 || limits.available_mib < budget)) {
-    budget = limits.available_mib;
-    source = "the memory available now, MemAvailable";
-  }
+  const auto [budget, source] = reading_budget_mib();
   const double mib = bytes / (1024.0 * 1024.0);
   if (budget > 0 && mib > budget)
     throw IoError(concat(quoted(reader.label()),
@@ -838,6 +841,20 @@ ImportedNetwork import_network(const ModelFileSpec& spec) {
               "x4) must have 1 or m = ", declared_g->rows,
               " rows (the rows of G); nothing was read");
   }
+  // What the elements G declares need to build (a MatrixMarket G declaring 10^9 rows got
+  // "CHOLMOD status -2"), against the memory, before G is read.
+  if (declared_g && declared_g->rows > 0) {
+    const double mib = (kNetworkBuildBytesPerElement * static_cast<double>(declared_g->rows) +
+                        read_bytes(*declared_g)) /
+                       (1024.0 * 1024.0);
+    const auto [budget, budget_source] = reading_budget_mib();
+    if (budget > 0 && mib > budget)
+      throw IoError(concat(quoted(g.source), ": G (variable '", g.name, "', declared ",
+                           declared_g->rows, "x", declared_g->cols, ") declares m = ",
+                           declared_g->rows, " elements; building the network needs about ",
+                           std::llround(mib), " MiB, more than the ", std::llround(budget),
+                           " MiB this process may use (", budget_source, "); nothing was read"));
+  }
   g = reader.read(g_role, std::move(g));
   phi = reader.read(phi_role, std::move(phi));
   require(g.present == phi.present, quoted(source->label()), ": a network needs both G and phi (",
@@ -852,6 +869,22 @@ ImportedNetwork import_network(const ModelFileSpec& spec) {
   const Index m = net.G.rows();
   require(net.G.cols() == n, Reader::what(g, "G"), " has ", net.G.cols(),
           " columns, expected n = ", n, " (the size of M)");
+  // Every element acts on some coordinate: an empty row of G is an element that never acts
+  // (s_e = 0), and a file that claims many costs what the claim says (a 2.9 KB .mat whose G
+  // declared 2e8 rows over 20 entries took 7.8 GB to build). Judged by what the file holds.
+  const Index stored = net.G.nonZeros();
+  require(stored >= m, Reader::what(g, "G"), " declares m = ", m, " elements (rows) but stores ",
+          stored, " entries: at least ", m - stored,
+          " of its rows are empty, elements that act on no coordinate; every row of G needs an "
+          "entry");
+  std::vector<bool> acts(static_cast<std::size_t>(m), false);
+  for (Index k = 0; k < net.G.outerSize(); ++k)
+    for (SparseMatrix::InnerIterator it(net.G, k); it; ++it)
+      acts[static_cast<std::size_t>(it.row())] = true;
+  const auto idle = std::find(acts.begin(), acts.end(), false);
+  require(idle == acts.end(), Reader::what(g, "G"), ": row ", idle - acts.begin() + 1,
+          " (1-based) is empty, an element that acts on no coordinate; every row of G needs an "
+          "entry");
   require(net.phi.cols() == 4, Reader::what(phi, "phi"), " has ", net.phi.cols(),
           " columns, expected 4 (the coefficients of s^2, s^3, s^4, s^5)");
   require(net.phi.rows() == m || net.phi.rows() == 1, Reader::what(phi, "phi"), " has ",

@@ -19,6 +19,7 @@
 #include <cmath>
 #include <ostream>
 
+#include "experiments/runner/config.hpp"
 #include "experiments/runner/model_kind.hpp"
 #include "experiments/runner/models/multibody_full_model.hpp"
 #include "experiments/runner/results_layout.hpp"
@@ -123,7 +124,9 @@ struct MultibodySimulation {
     v(Key{"rtol", "", "CVODE relative tolerance, > 0 (every run of the model)"}, rtol);
     v(Key{"atol", "", "CVODE absolute tolerance, > 0"}, atol);
     v(Key{"t_end", "s", "end of the benchmark run; 0: the benchmark's horizon"}, t_end);
-    v(Key{"output_dt", "s", "output interval of the benchmark run, in (0, t_end]"}, output_dt);
+    v(Key{"output_dt", "s",
+          "output interval of the benchmark run, in (0, t_end]; at most 10^8 outputs"},
+      output_dt);
     v(Key{"max_step", "s", "CVODE's largest step; 0: no limit"}, max_step);
     v(Key{"max_steps", "", "CVODE's step limit per output interval"}, max_steps);
     v(Key{"reference_factor", "",
@@ -133,6 +136,18 @@ struct MultibodySimulation {
 };
 
 inline constexpr const char* kLinearTable = "linear";
+
+/// The runs of a multibody kind keep every output (and the CVODE runs their states): t_end /
+/// output_dt is held to the step limit of the other kinds (simulation.max_steps's default), and
+/// the memory estimate counts them (own_runs_mib). 1e10 outputs grew 12 MB/s for ever.
+void require_output_count(const TableReader& r, const char* table, double t_end, double dt) {
+  const double outputs = t_end / dt;
+  require(outputs <= static_cast<double>(kDefaultMaxSteps), r.where("output_dt"), ": ", table,
+          ".t_end / output_dt = ", t_end, " / ", dt, " = ", outputs,
+          " outputs, above the limit of ", kDefaultMaxSteps,
+          " (simulation.max_steps of the other kinds); a larger ", table,
+          ".output_dt or a shorter ", table, ".t_end");
+}
 
 class MultibodySpec final : public ModelSpec {
  public:
@@ -206,6 +221,7 @@ class MultibodySpec final : public ModelSpec {
               ": simulation.t_end must be > 0, got ", o.t_end);
       require(o.output_dt > 0.0 && o.output_dt <= o.t_end, r.where("output_dt"),
               ": simulation.output_dt must be in (0, t_end], got ", o.output_dt);
+      require_output_count(r, "simulation", o.t_end, o.output_dt);
       require(o.max_step >= 0.0, r.where("max_step"), ": simulation.max_step must be >= 0, got ",
               o.max_step);
       require(o.max_steps >= 1, r.where("max_steps"), ": simulation.max_steps must be >= 1, got ",
@@ -222,6 +238,7 @@ class MultibodySpec final : public ModelSpec {
               ": linear.t_end must be > 0, got ", l.t_end);
       require(l.output_dt > 0.0 && l.output_dt <= l.t_end, r.where("output_dt"),
               ": linear.output_dt must be in (0, t_end], got ", l.output_dt);
+      require_output_count(r, kLinearTable, l.t_end, l.output_dt);
       try {
         validate(integrator_options());
       } catch (const InvalidArgument& e) {
@@ -251,6 +268,19 @@ class MultibodySpec final : public ModelSpec {
       MultibodyOutput o = settings_.output;
       o.visit_keys(w);
     }
+  }
+  double own_runs_mib() const override {
+    // Per output of the benchmark run (its state, time and outputs, kept by it, its reference
+    // run and the analysis) and per output of the linearisation's runs (at [input] and at half
+    // of it, nonlinear and linear): measured on A01 (5 values a row) at 5e5 outputs, 346 and 512
+    // bytes, i.e. about 70 and 100 bytes per value.
+    const double values = static_cast<double>(model_->state_size() + 1) +
+                          static_cast<double>(model_->output_names().size());
+    const CvodeOptions& o = settings_.cvode;
+    const MultibodyLinear& l = settings_.linear;
+    const double bytes = 80.0 * values * (o.t_end / o.output_dt + 1.0) +
+                         (l.enabled ? 112.0 * values * (l.t_end / l.output_dt + 1.0) : 0.0);
+    return bytes / (1024.0 * 1024.0);
   }
   IntegratorOptions integrator_options() const override {
     IntegratorOptions o;

@@ -36,7 +36,8 @@ struct MultibodyLinear {
           "horizon of the run driven by [input] from the rest state (nonlinear, linear and "
           "reduced)"},
       t_end);
-    v(Key{"output_dt", "s", "its output interval, in (0, t_end]; t_end a whole number of them"},
+    v(Key{"output_dt", "s",
+          "its output interval, in (0, t_end]; t_end a whole number of them, at most 10^8"},
       output_dt);
   }
 };
