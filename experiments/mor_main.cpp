@@ -35,6 +35,7 @@
 #include "src/core/interrupt.hpp"
 #include "src/core/version.hpp"
 #include "src/io/contained.hpp"
+#include "src/io/output_lock.hpp"
 #include "src/io/results.hpp"
 
 namespace {
@@ -259,6 +260,9 @@ static int run_command(int argc, char** argv) {
         mor::experiments::print_dry_run(config, stdout);
         return 0;
       }
+      // Claimed for the whole run, before the model is built: a second run writing the same file
+      // is refused at once, not after its work (src/io/output_lock.hpp).
+      const mor::io::OutputLock output_lock(config.output);
       mor::io::require_replaceable_by_results(config.output);
       if (const auto warning = mor::experiments::check_run_memory(config); !warning.empty())
         std::cerr << "mor: warning: " << warning << "\n";

@@ -3,6 +3,8 @@
 // naming the problem and the value, a non-zero exit, and no results file (final or temporary).
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -19,6 +21,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "src/io/matrix_files.hpp"
@@ -829,3 +832,122 @@ TEST_F(Cli, HangupEndsARunLikeTerm) {
 }
 
 }  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// Files another program holds and runs that write the same file (issue 44, section 3).
+
+class Claims : public Cli {
+ protected:
+  /// A run long enough to be caught mid-way (N = 20000, 4000 steps, no snapshots).
+  std::string long_run(const std::string& output) const {
+    return "run " + experiment().string() +
+           " -q --no-plots --set model.N=20000 --set simulation.t_end=400 --set "
+           "output.snapshot_stride=0 -o " +
+           output;
+  }
+  /// Starts `mor <args>` in the background (its output in log, its exit code in log.rc).
+  void start(const std::string& args, const std::string& log) const {
+    const Outcome o = shell("( '" + mor_.string() + "' " + args + " > " + log +
+                            " 2>&1; echo $? > " + log + ".rc ) > /dev/null 2>&1 &");
+    ASSERT_EQ(o.exit_code, 0) << o.output;
+  }
+  /// The process id in the lock file of output, once the run that claims it wrote it (0 after
+  /// 120 s without).
+  pid_t claimant(const std::string& output) const {
+    const auto t0 = std::chrono::steady_clock::now();
+    while (std::chrono::steady_clock::now() - t0 < std::chrono::seconds(120)) {
+      std::ifstream in(dir_ / (output + ".lock"));
+      long pid = 0;
+      if (in >> pid && pid > 0) return static_cast<pid_t>(pid);
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+    return 0;
+  }
+  /// The exit code a background run wrote to log.rc (-1 after 300 s without).
+  int exit_code_of(const std::string& log) const {
+    const auto t0 = std::chrono::steady_clock::now();
+    while (std::chrono::steady_clock::now() - t0 < std::chrono::seconds(300)) {
+      std::ifstream in(dir_ / (log + ".rc"));
+      int code = -1;
+      if (in >> code) return code;
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    return -1;
+  }
+};
+
+// h5py holding userdata.h5 open for writing: `mor run -o` and `mor sweep --set sweep.output`
+// exited 0 and replaced it. Now both refuse (exit 2), naming the file and the holder, and the
+// user's dataset is there after the writer closes it.
+TEST_F(Claims, FileAnotherProgramWritesIsNotReplaced) {
+  const fs::path exp = experiment();
+  std::ofstream(dir_ / "sweep.toml") << "[sweep]\nname = \"s\"\nN = [10]\nplots = false\n\n"
+                                     << "[[study]]\nname = \"a\"\nexperiment = \"exp.toml\"\n";
+  std::ofstream(dir_ / "hold.py")
+      << "import subprocess, sys, h5py\n"
+      << "f = h5py.File('userdata.h5', 'w')\n"
+      << "f['mine'] = [1.0, 2.0, 3.0]\n"
+      << "f.flush()\n"
+      << "for args in ([sys.argv[1], 'run', 'exp.toml', '-q', '-o', 'userdata.h5'],\n"
+      << "             [sys.argv[1], 'sweep', 'sweep.toml', '-q', '--no-plots', '--set',\n"
+      << "              'sweep.output=userdata.h5']):\n"
+      << "    r = subprocess.run(args, capture_output=True, text=True)\n"
+      << "    print('exit', r.returncode, (r.stdout + r.stderr).strip())\n"
+      << "f.close()\n"
+      << "print('kept', list(h5py.File('userdata.h5', 'r')['mine'][:]))\n";
+  const Outcome o = shell("/usr/bin/python3 hold.py '" + mor_.string() + "'");
+  ASSERT_EQ(o.exit_code, 0) << o.output;
+  EXPECT_EQ(std::count(o.output.begin(), o.output.end(), '\n'), 3) << o.output;
+  const std::string refusal =
+      "exit 2 mor: error: refusing to write results file 'userdata.h5': another program holds "
+      "it open for writing";
+  EXPECT_EQ(o.output.find(refusal), 0u) << o.output;
+  EXPECT_NE(o.output.find(refusal, 1), std::string::npos) << o.output;
+  expect_contains(o, "kept [1.0, 2.0, 3.0]");
+  EXPECT_FALSE(fs::exists(dir_ / "userdata.h5.lock"));
+  EXPECT_FALSE(fs::exists(dir_ / "userdata.points"));  // the sweep's folder was never made
+  // Without the writer, the same file is refused for what it is, as before.
+  const Outcome after = mor("run exp.toml -q -o userdata.h5");
+  EXPECT_EQ(after.exit_code, 2) << after.output;
+  expect_contains(after, "an HDF5 file but not a mor results file");
+}
+
+// Two runs writing one file: the second is refused at once (exit 2, naming the file and the
+// first run's process), the first completes, and the claim leaves no lock file behind.
+TEST_F(Claims, SecondRunWritingTheSameFileIsRefusedAtOnce) {
+  start(long_run("same.h5"), "first.log");
+  const pid_t first = claimant("same.h5");
+  ASSERT_GT(first, 0) << "the first run never claimed same.h5";
+  // Held still while the second starts, so that the test does not race the first run's end.
+  ASSERT_EQ(kill(first, SIGSTOP), 0);
+  const auto t0 = std::chrono::steady_clock::now();
+  const Outcome second = mor("run " + experiment().string() + " -q -o same.h5");
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  ASSERT_EQ(kill(first, SIGCONT), 0);
+  EXPECT_EQ(second.exit_code, 2) << second.output;
+  expect_contains(second,
+                  "mor: error: refusing to write results file 'same.h5': another mor run "
+                  "(process " +
+                      std::to_string(first) + ") is writing it");
+  EXPECT_LT(seconds, 10.0) << "refused only after " << seconds << " s";
+  EXPECT_EQ(exit_code_of("first.log"), 0);
+  const mor::io::ResultsReader r(dir_ / "same.h5");
+  EXPECT_EQ(r.attribute_int("/model", "N"), 20000);
+  EXPECT_FALSE(fs::exists(dir_ / "same.h5.lock"));
+}
+
+// A run killed mid-way (SIGKILL: no clean-up) leaves its lock file; the kernel dropped the lock,
+// so the next run takes it over, completes, and removes it.
+TEST_F(Claims, KilledRunDoesNotBlockTheNext) {
+  start(long_run("k.h5"), "killed.log");
+  const pid_t first = claimant("k.h5");
+  ASSERT_GT(first, 0);
+  ASSERT_EQ(kill(first, SIGKILL), 0);
+  EXPECT_NE(exit_code_of("killed.log"), 0);
+  EXPECT_TRUE(fs::exists(dir_ / "k.h5.lock"));
+  const Outcome o = mor("run " + experiment().string() + " -q -o k.h5");
+  EXPECT_EQ(o.exit_code, 0) << o.output;
+  EXPECT_TRUE(fs::exists(dir_ / "k.h5"));
+  EXPECT_FALSE(fs::exists(dir_ / "k.h5.lock"));
+}

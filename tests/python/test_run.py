@@ -52,3 +52,22 @@ grid.reduction.order = [4]
     assert isinstance(result, mor.results.Sweep)
     assert list(result.table["N"]) == [100] and list(result.table["r"]) == [4]
     assert (tmp_path / "tiny.h5").exists()
+
+
+def test_run_refuses_a_file_another_program_writes(tmp_path):
+    """h5py holding the output open for writing: mor.run() replaced it (issue 44); now OSError
+    names it, and the user's dataset is there once h5py closes the file."""
+    import h5py
+    import pytest
+
+    out = tmp_path / "userdata.h5"
+    with h5py.File(out, "w") as f:
+        f["mine"] = [1.0, 2.0, 3.0]
+        f.flush()
+        with pytest.raises(OSError, match="another program holds it open for writing"):
+            mor.run(SOURCE_DIR / "experiments" / "bt_chain_light.toml", output=out,
+                    set={"model.N": 20, "simulation.t_end": 1.0, "output.plots": False})
+    with h5py.File(out, "r") as f:
+        assert list(f["mine"][:]) == [1.0, 2.0, 3.0]
+    assert not (tmp_path / "userdata.h5.lock").exists()
+
