@@ -457,3 +457,16 @@ TEST_F(Sweep, UnreadablePointFileIsKeptAsideAndThePointRunsAgain) {
     }
   }
 }
+
+// A sweep file with a key of 40 000 dotted parts overflowed toml++'s stack (exit 139): it is
+// refused unparsed, naming the depth and the limit.
+TEST_F(Sweep, DeeplyNestedSweepFileIsRefusedUnparsed) {
+  std::string key = "a";
+  for (int i = 1; i < 40000; ++i) key += ".a";
+  const fs::path file = write_sweep(key + " = 1\n" + sweep_text());
+  const Outcome o = mor("sweep " + file.string() + " --no-plots");
+  EXPECT_EQ(o.exit_code, 2) << o.output;
+  expect_contains(o, "keys and values nested 40000 deep");
+  expect_contains(o, "exceed the limit of 64");
+  EXPECT_FALSE(fs::exists(dir_ / "out"));
+}

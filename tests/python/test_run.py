@@ -71,3 +71,13 @@ def test_run_refuses_a_file_another_program_writes(tmp_path):
         assert list(f["mine"][:]) == [1.0, 2.0, 3.0]
     assert not (tmp_path / "userdata.h5.lock").exists()
 
+
+def test_run_refuses_a_file_nested_too_deep(tmp_path):
+    """A key of 40 000 dotted parts overflowed toml++'s stack and killed the interpreter."""
+    import pytest
+
+    deep = tmp_path / "deep.toml"
+    deep.write_text("a" + ".a" * 39999 + " = 1\n[experiment]\nname = \"t\"\n")
+    with pytest.raises(ValueError, match="nested 40000 deep .* exceed the limit of 64"):
+        mor.run(deep, output=tmp_path / "deep.h5")
+    assert not (tmp_path / "deep.h5").exists()
