@@ -233,6 +233,14 @@ void read_experiment_table(TableReader& r, const std::string& source, std::strin
   description = t.description;
   output = t.output;
   require(!name.empty(), source, ": experiment.name must not be empty");
+  // The name becomes the file results/<name>.h5 and a folder results/<name>_plots: a separator
+  // would write outside results/ ("../../x") or make folders ("a/b/c").
+  require(name.find_first_of("/\\") == std::string::npos && name != "." && name != "..", source,
+          ": experiment.name '", name,
+          "' must not contain '/' or '\\' (it names the results file results/<name>.h5); set "
+          "experiment.output to write elsewhere");
+  require(name.find('\0') == std::string::npos, source,
+          ": experiment.name must not contain a NUL character");
   if (output.empty()) output = std::filesystem::path("results") / (name + ".h5");
 }
 
