@@ -432,6 +432,8 @@ TEST_F(Sweep, UnreadablePointFileIsKeptAsideAndThePointRunsAgain) {
   const fs::path empty = points / "bt_N40_order6.h5", text = points / "pod_N40.h5";
   std::ofstream(empty, std::ios::trunc).close();
   std::ofstream(text, std::ios::trunc) << "not a results file\n";
+  // The claim of a point whose worker was SIGKILLed, of a point the sweep no longer has.
+  std::ofstream(points / "gone_N1.h5.lock") << "999999\n";
   for (const std::string restart : {"", " --restart"}) {
     SCOPED_TRACE(restart.empty() ? "resume" : "--restart");
     const Outcome o = mor("sweep " + file.string() + " --no-plots" + restart);
@@ -447,6 +449,7 @@ TEST_F(Sweep, UnreadablePointFileIsKeptAsideAndThePointRunsAgain) {
       expect_contains(o,
                       "'out/s.points/pod_N40.h5' (19 bytes) is not a results file: kept aside "
                       "as 'out/s.points/pod_N40.h5.unreadable'");
+      EXPECT_FALSE(fs::exists(points / "gone_N1.h5.lock")) << "a stale lock file stayed";
       // Nothing lost: the files set aside are as they were.
       EXPECT_EQ(fs::file_size(empty.string() + ".unreadable"), 0u);
       EXPECT_EQ(fs::file_size(text.string() + ".unreadable"), 19u);

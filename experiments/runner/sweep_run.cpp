@@ -546,11 +546,15 @@ SweepRunSummary run_sweep(const SweepConfig& c, const SweepRunOptions& o) {
   // not at the merge (src/io/output_lock.hpp); the merge's writer joins this claim.
   const io::OutputLock output_lock(c.output);
   // Temporary files of runs that were killed: nothing else writes here while we hold the lock.
-  for (const auto& entry : fs::directory_iterator(c.points_dir))
-    if (entry.path().filename().string().find(".tmp-") != std::string::npos) {
+  for (const auto& entry : fs::directory_iterator(c.points_dir)) {
+    const std::string name = entry.path().filename().string();
+    if (name.find(".tmp-") != std::string::npos) {
       std::error_code ignore;
       fs::remove(entry.path(), ignore);
+    } else if (name.size() > 8 && name.compare(name.size() - 8, 8, ".h5.lock") == 0) {
+      io::remove_stale_lock_file(entry.path());  // a point's claim whose worker was killed
     }
+  }
 
   std::vector<PointOutcome> outcomes(c.points.size());
   std::vector<Index> to_run;

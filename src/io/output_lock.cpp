@@ -188,6 +188,16 @@ OutputLock::OutputLock(const fs::path& target) {
   state_ = std::move(state);
 }
 
+bool remove_stale_lock_file(const fs::path& lock_file) noexcept {
+  const int fd = ::open(lock_file.c_str(), O_RDWR | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+  if (fd < 0) return false;
+  // Taken, it is nobody's: removed while held, and only if the name still is this file.
+  const bool removed = ::flock(fd, LOCK_EX | LOCK_NB) == 0 && same_file(fd, lock_file) &&
+                       ::unlink(lock_file.c_str()) == 0;
+  ::close(fd);
+  return removed;
+}
+
 void require_not_held_for_writing(const fs::path& path, const char* what) {
   const int fd = lock_shared_unless_written(path, what);
   if (fd >= 0) ::close(fd);

@@ -52,6 +52,10 @@ class OutputLock {
   std::shared_ptr<State> state_;
 };
 
+/// Removes the lock file lock_file ("<target>.lock") if nobody holds it: what a claimant killed
+/// by SIGKILL leaves. Returns whether it was removed; errors count as not removed.
+bool remove_stale_lock_file(const std::filesystem::path& lock_file) noexcept;
+
 /// Refuses if another program holds `path` open for writing: a regular file on which a shared
 /// flock cannot be taken (HDF5, h5py included, holds an exclusive one while it writes a file).
 /// Nothing happens if path is missing, not a regular file, or unreadable.
