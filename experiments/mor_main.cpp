@@ -36,6 +36,7 @@
 #include "src/core/interrupt.hpp"
 #include "src/core/version.hpp"
 #include "src/io/contained.hpp"
+#include "src/io/output_lock.hpp"
 #include "src/io/results.hpp"
 
 namespace {
@@ -260,6 +261,9 @@ static int run_command(int argc, char** argv) {
         mor::experiments::print_dry_run(config, stdout);
         return 0;
       }
+      // Claimed for the whole run, before the model is built: a second run writing the same file
+      // is refused at once, not after its work (src/io/output_lock.hpp).
+      const mor::io::OutputLock output_lock(config.output);
       mor::io::require_replaceable_by_results(config.output);
       if (const auto warning = mor::experiments::check_run(config); !warning.empty())
         std::cerr << "mor: warning: " << warning << "\n";
@@ -338,6 +342,15 @@ static int run_command(int argc, char** argv) {
       const auto format = mor::experiments::parse_export_format(export_format);
       const std::filesystem::path source(export_source);
       mor::experiments::require_regular_file(source, "export source");
+      if (!export_out.empty()) mor::experiments::require_export_out(export_out, format);
+      // A results file's reduced model is fixed: an override cannot change it, and ignoring one
+      // would export something else than asked.
+      if (source.extension() != ".toml" && !export_overrides.empty())
+        throw mor::InvalidArgument("mor export: --set '" + export_overrides.front() +
+                                   "' applies to an experiment file's model, but '" +
+                                   export_source +
+                                   "' is a results file, whose reduced model is fixed; drop "
+                                   "--set, or export the experiment file (or rerun it with --set)");
       // Before any work: the .mat file named (each file of a MatrixMarket set is checked once its
       // names are known); then what killed exports to the same files left.
       if (format != mor::experiments::ExportFormat::mtx && !export_out.empty())

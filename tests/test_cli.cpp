@@ -3,6 +3,8 @@
 // naming the problem and the value, a non-zero exit, and no results file (final or temporary).
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -21,6 +23,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "src/io/matrix_files.hpp"
@@ -613,13 +616,16 @@ TEST_F(DamagedResults, EmptyMatrixWithHugeDimensionReadsAtOnceAndIsRefusedByShap
       "shape=(0, 2**40), dtype='f8'); f.close()\"");
   ASSERT_EQ(py.exit_code, 0) << py.output;
   const std::string limited = "MOR_READ_TIME_LIMIT=20 '" + mor_.string() + "' ";
+  // mor info and mor export make one check of the reduced model's shapes (issue 44).
   const Outcome info = shell(limited + "info bad.h5");
-  EXPECT_EQ(info.exit_code, 0) << info.output;
+  EXPECT_EQ(info.exit_code, 2) << info.output;
+  const std::string damaged =
+      "results file 'bad.h5' is damaged: /reduction/reduced/C is 0 x 1099511627776, which does "
+      "not fit a reduced model of order 4";
+  expect_contains(info, damaged);
   const Outcome o = shell(limited + "export bad.h5 --format mat --out y.mat");
   EXPECT_EQ(o.exit_code, 2) << o.output;
-  expect_contains(o,
-                  "mor: error: results file 'bad.h5' is damaged: /reduction/reduced/C is 0 x "
-                  "1099511627776, which does not fit a reduced model of order 4");
+  expect_contains(o, "mor: error: " + damaged);
   EXPECT_FALSE(fs::exists(dir_ / "y.mat"));
   EXPECT_EQ(mor("export good.h5 --format mat --out z.mat").exit_code, 0);
 }
@@ -890,3 +896,248 @@ TEST_F(Cli, HangupEndsARunLikeTerm) {
 }
 
 }  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// Files another program holds, runs that write the same file, files nested too deep, and the
+// smaller acceptances of issue 44 (sections 3 and 5).
+
+class Claims : public Cli {
+ protected:
+  /// A run long enough to be caught mid-way (N = 20000, 4000 steps, no snapshots).
+  std::string long_run(const std::string& output) const {
+    return "run " + experiment().string() +
+           " -q --no-plots --set model.N=20000 --set simulation.t_end=400 --set "
+           "output.snapshot_stride=0 -o " +
+           output;
+  }
+  /// Starts `mor <args>` in the background (its output in log, its exit code in log.rc).
+  void start(const std::string& args, const std::string& log) const {
+    const Outcome o = shell("( '" + mor_.string() + "' " + args + " > " + log +
+                            " 2>&1; echo $? > " + log + ".rc ) > /dev/null 2>&1 &");
+    ASSERT_EQ(o.exit_code, 0) << o.output;
+  }
+  /// The process id in the lock file of output, once the run that claims it wrote it (0 after
+  /// 120 s without).
+  pid_t claimant(const std::string& output) const {
+    const auto t0 = std::chrono::steady_clock::now();
+    while (std::chrono::steady_clock::now() - t0 < std::chrono::seconds(120)) {
+      std::ifstream in(dir_ / (output + ".lock"));
+      long pid = 0;
+      if (in >> pid && pid > 0) return static_cast<pid_t>(pid);
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+    return 0;
+  }
+  /// The exit code a background run wrote to log.rc (-1 after 300 s without).
+  int exit_code_of(const std::string& log) const {
+    const auto t0 = std::chrono::steady_clock::now();
+    while (std::chrono::steady_clock::now() - t0 < std::chrono::seconds(300)) {
+      std::ifstream in(dir_ / (log + ".rc"));
+      int code = -1;
+      if (in >> code) return code;
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    return -1;
+  }
+};
+
+// h5py holding userdata.h5 open for writing: `mor run -o` and `mor sweep --set sweep.output`
+// exited 0 and replaced it. Now both refuse (exit 2), naming the file and the holder, and the
+// user's dataset is there after the writer closes it.
+TEST_F(Claims, FileAnotherProgramWritesIsNotReplaced) {
+  const fs::path exp = experiment();
+  std::ofstream(dir_ / "sweep.toml") << "[sweep]\nname = \"s\"\nN = [10]\nplots = false\n\n"
+                                     << "[[study]]\nname = \"a\"\nexperiment = \"exp.toml\"\n";
+  std::ofstream(dir_ / "hold.py")
+      << "import subprocess, sys, h5py\n"
+      << "f = h5py.File('userdata.h5', 'w')\n"
+      << "f['mine'] = [1.0, 2.0, 3.0]\n"
+      << "f.flush()\n"
+      << "for args in ([sys.argv[1], 'run', 'exp.toml', '-q', '-o', 'userdata.h5'],\n"
+      << "             [sys.argv[1], 'sweep', 'sweep.toml', '-q', '--no-plots', '--set',\n"
+      << "              'sweep.output=userdata.h5']):\n"
+      << "    r = subprocess.run(args, capture_output=True, text=True)\n"
+      << "    print('exit', r.returncode, (r.stdout + r.stderr).strip())\n"
+      << "f.close()\n"
+      << "print('kept', list(h5py.File('userdata.h5', 'r')['mine'][:]))\n";
+  const Outcome o = shell("/usr/bin/python3 hold.py '" + mor_.string() + "'");
+  ASSERT_EQ(o.exit_code, 0) << o.output;
+  EXPECT_EQ(std::count(o.output.begin(), o.output.end(), '\n'), 3) << o.output;
+  const std::string refusal =
+      "exit 2 mor: error: refusing to write results file 'userdata.h5': another program holds "
+      "it open for writing";
+  EXPECT_EQ(o.output.find(refusal), 0u) << o.output;
+  EXPECT_NE(o.output.find(refusal, 1), std::string::npos) << o.output;
+  expect_contains(o, "kept [1.0, 2.0, 3.0]");
+  EXPECT_FALSE(fs::exists(dir_ / "userdata.h5.lock"));
+  EXPECT_FALSE(fs::exists(dir_ / "userdata.points"));  // the sweep's folder was never made
+  // Without the writer, the same file is refused for what it is, as before.
+  const Outcome after = mor("run exp.toml -q -o userdata.h5");
+  EXPECT_EQ(after.exit_code, 2) << after.output;
+  expect_contains(after, "an HDF5 file but not a mor results file");
+}
+
+// Two runs writing one file: the second is refused at once (exit 2, naming the file and the
+// first run's process), the first completes, and the claim leaves no lock file behind.
+TEST_F(Claims, SecondRunWritingTheSameFileIsRefusedAtOnce) {
+  start(long_run("same.h5"), "first.log");
+  const pid_t first = claimant("same.h5");
+  ASSERT_GT(first, 0) << "the first run never claimed same.h5";
+  // Held still while the second starts, so that the test does not race the first run's end.
+  ASSERT_EQ(kill(first, SIGSTOP), 0);
+  const auto t0 = std::chrono::steady_clock::now();
+  const Outcome second = mor("run " + experiment().string() + " -q -o same.h5");
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  ASSERT_EQ(kill(first, SIGCONT), 0);
+  EXPECT_EQ(second.exit_code, 2) << second.output;
+  expect_contains(second,
+                  "mor: error: refusing to write results file 'same.h5': another mor run "
+                  "(process " +
+                      std::to_string(first) + ") is writing it");
+  EXPECT_LT(seconds, 10.0) << "refused only after " << seconds << " s";
+  EXPECT_EQ(exit_code_of("first.log"), 0);
+  const mor::io::ResultsReader r(dir_ / "same.h5");
+  EXPECT_EQ(r.attribute_int("/model", "N"), 20000);
+  EXPECT_FALSE(fs::exists(dir_ / "same.h5.lock"));
+}
+
+// A run killed mid-way (SIGKILL: no clean-up) leaves its lock file; the kernel dropped the lock,
+// so the next run takes it over, completes, and removes it.
+TEST_F(Claims, KilledRunDoesNotBlockTheNext) {
+  start(long_run("k.h5"), "killed.log");
+  const pid_t first = claimant("k.h5");
+  ASSERT_GT(first, 0);
+  ASSERT_EQ(kill(first, SIGKILL), 0);
+  EXPECT_NE(exit_code_of("killed.log"), 0);
+  EXPECT_TRUE(fs::exists(dir_ / "k.h5.lock"));
+  const Outcome o = mor("run " + experiment().string() + " -q -o k.h5");
+  EXPECT_EQ(o.exit_code, 0) << o.output;
+  EXPECT_TRUE(fs::exists(dir_ / "k.h5"));
+  EXPECT_FALSE(fs::exists(dir_ / "k.h5.lock"));
+}
+
+// A key of 40 000 dotted parts (80 KB) crashed mor run in toml++ (exit 139; 30 000 parts gave a
+// clean message; arrays and inline tables stopped at toml++'s limit of 256). All are refused
+// unparsed under one limit, naming the depth and the limit; a --set value as well.
+TEST_F(Claims, DeeplyNestedExperimentFileIsRefusedUnparsed) {
+  std::string key = "a";
+  for (int i = 1; i < 40000; ++i) key += ".a";
+  const std::string arrays = "a = " + std::string(100000, '[') + std::string(100000, ']') + "\n";
+  std::string inline_tables = "a = ";
+  for (int i = 0; i < 100000; ++i) inline_tables += "{ b = ";
+  inline_tables += "1" + std::string(100000, '}') + "\n";
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {key + " = 1\n", "nested 40000 deep"},
+      {arrays, "nested 100001 deep"},
+      {inline_tables, "nested 100001 deep"}};
+  for (const auto& [text, depth] : cases) {
+    std::ofstream(dir_ / "deep.toml") << text << "[experiment]\nname = \"t\"\n";
+    const Outcome o = mor("run deep.toml -q");
+    EXPECT_EQ(o.exit_code, 2) << o.output.substr(0, 300);
+    expect_contains(o, "deep.toml:1: keys and values nested");
+    expect_contains(o, depth);
+    expect_contains(o, "exceed the limit of 64");
+    EXPECT_EQ(std::count(o.output.begin(), o.output.end(), '\n'), 1) << o.output.substr(0, 300);
+  }
+  const Outcome set =
+      mor("run " + experiment().string() + " -q --set 'model.N=" + std::string(1000, '[') + "1" +
+          std::string(1000, ']') + "'");
+  EXPECT_EQ(set.exit_code, 2) << set.output.substr(0, 300);
+  expect_contains(set, "nested 1001 deep");
+  // Within the limit, a deep key is an ordinary unknown key.
+  std::string deep = "model";
+  for (int i = 1; i < 60; ++i) deep += ".x";
+  std::ofstream(dir_ / "deep.toml") << deep << " = 1\n[experiment]\nname = \"t\"\n";
+  const Outcome ok = mor("run deep.toml -q");
+  EXPECT_EQ(ok.exit_code, 2) << ok.output;
+  expect_contains(ok, "model.x");
+  EXPECT_TRUE(no_results_left());
+}
+
+// experiment.name = "../../x" wrote outside results/, "a/b/c" made folders.
+TEST_F(Claims, ExperimentNameWithAPathSeparatorIsRefused) {
+  for (const std::string name : {"../../x", "a/b/c", ".."}) {
+    std::ofstream(dir_ / "named.toml")
+        << "[experiment]\nname = \"" << name << "\"\n[model]\nN = 20\n[simulation]\nt_end = 1.0\n";
+    const Outcome o = mor("run named.toml -q --no-plots");
+    EXPECT_EQ(o.exit_code, 2) << o.output;
+    expect_contains(o, "experiment.name '" + name + "' must not contain '/'");
+  }
+  EXPECT_FALSE(fs::exists(dir_ / "results"));
+  EXPECT_FALSE(fs::exists(dir_ / "a"));
+}
+
+TEST_F(Claims, RepeatedSnapshotFieldIsRefused) {
+  const Outcome o =
+      mor("run " + experiment().string() + " -q --set 'output.snapshot_fields=[\"p\", \"p\"]'");
+  EXPECT_EQ(o.exit_code, 2) << o.output;
+  expect_contains(o, "output.snapshot_fields names 'p' twice");
+  EXPECT_TRUE(no_results_left());
+}
+
+// A table starting at t = 5 left the input on [0, 5) made up (its first value held).
+TEST_F(Claims, InputTableStartingAfterZeroIsRefused) {
+  std::ofstream(dir_ / "u.txt") << "# t u\n5 1\n6 2\n";
+  const Outcome o =
+      mor("run " + experiment().string() + " -q --set input.type=table --set input.file=u.txt");
+  EXPECT_EQ(o.exit_code, 2) << o.output;
+  expect_contains(o, "input table");
+  expect_contains(o, "line 2: the first time is 5, after t = 0 where runs start");
+  EXPECT_TRUE(no_results_left());
+  std::ofstream(dir_ / "u.txt") << "# t u\n0 0\n5 1\n6 2\n";
+  EXPECT_EQ(
+      mor("run " + experiment().string() + " -q --set input.type=table --set input.file=u.txt")
+          .exit_code,
+      0);
+}
+
+// `--format mtx --out /tmp/` wrote the hidden files /tmp/.A.mtx, ... and exited 0: a prefix
+// needs a name of its own.
+TEST_F(Export, MatrixMarketPrefixThatNamesAFolderIsRefused) {
+  make_results();
+  fs::create_directory(dir_ / "models");
+  for (const std::string out : {"models/", ".", "models/.."}) {
+    const Outcome o = mor("export good.h5 --format mtx --out " + out);
+    EXPECT_EQ(o.exit_code, 2) << o.output;
+    expect_contains(o, "mor export: --out '" + out +
+                           "' names a folder; for --format mtx it is "
+                           "the prefix P of the files P.<matrix>.mtx");
+  }
+  EXPECT_TRUE(fs::is_empty(dir_ / "models"));
+  EXPECT_TRUE(names_starting(".").empty());
+  EXPECT_EQ(mor("export good.h5 --format mtx --out models/rom").exit_code, 0);
+  EXPECT_TRUE(fs::exists(dir_ / "models" / "rom.A.mtx"));
+}
+
+// --set given to the export of a results file was silently ignored: the reduced model stored
+// cannot change, so it is refused (exit 2) instead of exporting something else than asked.
+TEST_F(Export, OverrideOfAResultsFileExportIsRefused) {
+  make_results();
+  const Outcome o = mor("export good.h5 --format mat --out rom.mat --set reduction.order=2");
+  EXPECT_EQ(o.exit_code, 2) << o.output;
+  expect_contains(o,
+                  "mor export: --set 'reduction.order=2' applies to an experiment file's "
+                  "model, but 'good.h5' is a results file");
+  EXPECT_FALSE(fs::exists(dir_ / "rom.mat"));
+}
+
+// A reduced A of 3 x 5: mor info passed it while mor export called the file damaged. One check
+// of the reduced model's shapes serves both.
+TEST_F(Export, InfoAndExportAgreeOnAReducedModelOfTheWrongShape) {
+  make_results();
+  fs::copy_file(dir_ / "good.h5", dir_ / "bad.h5");
+  const Outcome py = shell(
+      "/usr/bin/python3 -c \"import h5py, numpy; f = h5py.File('bad.h5', 'r+'); "
+      "del f['reduction/reduced/A']; f['reduction/reduced/A'] = numpy.ones((3, 5)); "
+      "f.close()\"");
+  ASSERT_EQ(py.exit_code, 0) << py.output;
+  const std::string damaged = "results file 'bad.h5' is damaged: /reduction/reduced/A is 3 x 5";
+  const Outcome info = mor("info bad.h5");
+  EXPECT_EQ(info.exit_code, 2) << info.output;
+  expect_contains(info, damaged);
+  const Outcome o = mor("export bad.h5 --format mat --out rom.mat");
+  EXPECT_EQ(o.exit_code, 2) << o.output;
+  expect_contains(o, damaged);
+  EXPECT_EQ(mor("info good.h5").exit_code, 0);
+}

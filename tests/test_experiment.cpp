@@ -11,6 +11,10 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include <Eigen/Eigenvalues>
 #include <Eigen/LU>
@@ -19,6 +23,7 @@
 #include "experiments/runner/experiment.hpp"
 #include "experiments/runner/method.hpp"
 #include "experiments/runner/model_kind.hpp"
+#include "experiments/runner/toml_reader.hpp"
 #include "reduction/lti_operator.hpp"
 #include "src/core/errors.hpp"
 #include "src/io/results.hpp"
@@ -676,6 +681,40 @@ TEST_F(Experiment, PodNeedsTrainingData) {
   EXPECT_THROW(parse_experiment(text, "pod.toml", dir_, ebt), InvalidArgument);
   EXPECT_NO_THROW(
       parse_experiment(text, "pod.toml", dir_, {ebt[0], "reduction.nonlinear=\"tensor\""}));
+}
+
+// The nesting measured before toml++ parses (issue 44: a key of 40 000 parts overflowed its
+// stack): keys, headers, arrays and inline tables count as the parser nests them; numbers,
+// strings and comments do not.
+TEST(TomlNesting, CountsLevelsAsTheParserNestsThem) {
+  const std::vector<std::pair<std::string, std::size_t>> cases = {
+      {"a = 1", 1},
+      {"a.b.c = 1", 3},
+      {"[a.b]\nc = 1", 3},
+      {"[[s]]\nx = 1", 3},
+      {"x = 1.5\ny = 1979-05-27T07:32:00Z", 1},
+      {"x = \"a.b.c [[[ {{{\"", 1},
+      {"'a.b' = 'c.d [['", 1},
+      {"x = \"\"\"\n[[[[\n\"\"\"\ny = 2", 1},
+      {"# a.b.c.d = [[[[\nx = 1", 1},
+      {"a = [[1], [2]]", 3},
+      {"a = [\n  [1,\n   2],\n]\nb.c = 1", 3},
+      {"a = {b.c = [1]}", 4},
+      {"a = {b = 1, c = {d = 2}}", 3},
+      {"\"a.b\".c = 1", 2},
+  };
+  for (const auto& [text, depth] : cases) EXPECT_EQ(toml_nesting(text).depth, depth) << text;
+  const TomlNesting deep = toml_nesting("x = 1\n\ny = " + std::string(100, '[') + "]");
+  EXPECT_EQ(deep.depth, 101u);
+  EXPECT_EQ(deep.line, 3u);
+  // Every experiment and sweep file of the repository is far within the limit.
+  for (const auto& e :
+       fs::directory_iterator(fs::path(std::getenv("MOR_SOURCE_DIR")) / "experiments"))
+    if (e.path().extension() == ".toml") {
+      std::ifstream in(e.path());
+      const std::string text((std::istreambuf_iterator<char>(in)), {});
+      EXPECT_LE(toml_nesting(text).depth, 6u) << e.path();
+    }
 }
 
 }  // namespace

@@ -4,6 +4,8 @@
 // failure is an IoError naming the file and the object.
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
+#include <sys/file.h>
 #include <unistd.h>
 
 #include <cmath>
@@ -18,6 +20,7 @@
 
 #include "src/core/errors.hpp"
 #include "src/io/hdf5.hpp"
+#include "src/io/output_lock.hpp"
 #include "src/io/results.hpp"
 #include "support/compare.hpp"
 #include "support/source_dir.hpp"
@@ -575,4 +578,114 @@ TEST_F(Hdf5Test, MemberNamesThatAreNoPathComponentsAreRefused) {
                               {"damaged results file", file.string(),
                                "group '/reduction/reduced' has a member named '',"}));
   EXPECT_FALSE(reader.list("/reduction").empty());  // the sound groups still list
+}
+
+// ---------------------------------------------------------------------------------------------
+// Claims on an output file (src/io/output_lock.hpp): another process's claim and a file another
+// program writes are refused by name; a killed claimant blocks nothing; nothing is left behind.
+
+namespace {
+
+/// An flock taken through a descriptor of its own, as another process would hold it.
+class ForeignFlock {
+ public:
+  ForeignFlock(const fs::path& file, int operation, const std::string& text = "") {
+    fd_ = ::open(file.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    EXPECT_GE(fd_, 0) << file;
+    if (!text.empty()) EXPECT_EQ(::write(fd_, text.data(), text.size()), ssize_t(text.size()));
+    EXPECT_EQ(::flock(fd_, operation | LOCK_NB), 0) << file;
+  }
+  ~ForeignFlock() { ::close(fd_); }
+  ForeignFlock(const ForeignFlock&) = delete;
+  ForeignFlock& operator=(const ForeignFlock&) = delete;
+
+ private:
+  int fd_ = -1;
+};
+
+}  // namespace
+
+TEST_F(Hdf5Test, ClaimOfAnotherRunIsRefusedByNameAndProcess) {
+  const fs::path file = dir_ / "busy.h5";
+  const ForeignFlock other(dir_ / "busy.h5.lock", LOCK_EX, "4242\n");
+  EXPECT_TRUE(throws_io_error([&] { mor::io::OutputLock lock(file); },
+                              {"refusing to write results file '" + file.string() +
+                                   "': another mor run (process 4242) is writing it",
+                               "busy.h5.lock"}));
+  EXPECT_TRUE(throws_io_error([&] { ResultsWriter w(file); }, {"another mor run (process 4242)"}));
+  EXPECT_FALSE(fs::exists(file));
+  EXPECT_FALSE(fs::exists(file.string() + ".tmp-" + std::to_string(::getpid())));
+}
+
+TEST_F(Hdf5Test, FileAnotherProgramWritesIsNeitherClaimedNorReplaced) {
+  const fs::path file = dir_ / "theirs.h5";
+  {
+    ResultsWriter w(file);  // a results file, which a run would otherwise replace
+    w.write_vector("/v", Vector::Ones(3));
+    w.commit();
+  }
+  const auto size = fs::file_size(file);
+  {
+    const ForeignFlock writer(file, LOCK_EX);  // as HDF5 holds a file it writes
+    for (const std::function<void()>& f : std::vector<std::function<void()>>{
+             [&] { mor::io::OutputLock lock(file); }, [&] { ResultsWriter w(file); },
+             [&] { mor::io::require_replaceable_by_results(file); }})
+      EXPECT_TRUE(throws_io_error(f, {"refusing to write results file '" + file.string() +
+                                      "': another program holds it open for writing"}));
+    EXPECT_FALSE(fs::exists(dir_ / "theirs.h5.lock"));
+  }
+  EXPECT_EQ(fs::file_size(file), size);
+  // A reader (a shared lock, as h5py's read mode takes) does not stop a run.
+  const ForeignFlock reader(file, LOCK_SH);
+  ResultsWriter w(file);
+  w.write_vector("/w", Vector::Ones(2));
+  w.commit();
+  EXPECT_TRUE(ResultsReader(file).exists("/w"));
+}
+
+// The program holding the file may open it for writing only after the run started: the rename
+// at commit keeps its file and our results go.
+TEST_F(Hdf5Test, CommitKeepsAFileOpenedForWritingDuringTheRun) {
+  const fs::path file = dir_ / "late.h5";
+  ResultsWriter w(file);
+  w.write_vector("/v", Vector::Ones(3));
+  std::ofstream(file) << "theirs";
+  const ForeignFlock writer(file, LOCK_EX);
+  EXPECT_TRUE(throws_io_error([&] { w.commit(); }, {"another program holds it open for writing"}));
+  std::ifstream in(file);
+  EXPECT_EQ(std::string(std::istreambuf_iterator<char>(in), {}), "theirs");
+  EXPECT_FALSE(fs::exists(w.temporary_path()));
+  EXPECT_FALSE(fs::exists(dir_ / "late.h5.lock"));
+}
+
+TEST_F(Hdf5Test, ClaimsOfOneProcessAreSharedAndLeaveNothing) {
+  const fs::path file = dir_ / "new" / "folder" / "mine.h5";
+  {
+    const mor::io::OutputLock run(file);  // as mor run claims it before the model is built
+    EXPECT_TRUE(run.held());
+    EXPECT_TRUE(fs::exists(dir_ / "new" / "folder" / "mine.h5.lock"));
+    ResultsWriter w(file);  // joins the claim
+    w.write_vector("/v", Vector::Ones(3));
+    w.commit();
+    EXPECT_TRUE(fs::exists(dir_ / "new" / "folder" / "mine.h5.lock"));  // the run's still holds
+  }
+  EXPECT_FALSE(fs::exists(dir_ / "new" / "folder" / "mine.h5.lock"));
+  EXPECT_TRUE(ResultsReader(file).exists("/v"));
+  // A claim that writes nothing removes the folders it made.
+  { const mor::io::OutputLock unused(dir_ / "other" / "x.h5"); }
+  EXPECT_FALSE(fs::exists(dir_ / "other"));
+}
+
+// A claimant that was killed left its lock file, unlocked (the kernel drops flocks with the
+// process): the next claim takes it over and removes it at the end.
+TEST_F(Hdf5Test, StaleLockFileBlocksNothing) {
+  const fs::path file = dir_ / "stale.h5";
+  std::ofstream(dir_ / "stale.h5.lock") << "999999\n";
+  {
+    ResultsWriter w(file);
+    w.write_vector("/v", Vector::Ones(3));
+    w.commit();
+  }
+  EXPECT_TRUE(ResultsReader(file).exists("/v"));
+  EXPECT_FALSE(fs::exists(dir_ / "stale.h5.lock"));
 }

@@ -420,3 +420,56 @@ TEST_F(Sweep, BadSweepFileEndsWithOneMessageAndNoFile) {
   expect_contains(o, "the same experiment as point");
   EXPECT_FALSE(fs::exists(dir_ / "out"));
 }
+
+// An empty or foreign file under a point's name in the sweep's own folder (a disk that filled at
+// its first bytes, a copy gone wrong) is not a done point: a resume, with or without --restart,
+// keeps it aside under a name it prints and runs the point again, instead of refusing to
+// replace it (issue 44: "refusing to write results file ... not HDF5", exit 3).
+TEST_F(Sweep, UnreadablePointFileIsKeptAsideAndThePointRunsAgain) {
+  const fs::path file = write_sweep(sweep_text("[40]"));
+  ASSERT_EQ(mor("sweep " + file.string() + " --no-plots -q").exit_code, 0);
+  const fs::path points = dir_ / "out" / "s.points";
+  const fs::path empty = points / "bt_N40_order6.h5", text = points / "pod_N40.h5";
+  std::ofstream(empty, std::ios::trunc).close();
+  std::ofstream(text, std::ios::trunc) << "not a results file\n";
+  // The claim of a point whose worker was SIGKILLed, of a point the sweep no longer has.
+  std::ofstream(points / "gone_N1.h5.lock") << "999999\n";
+  for (const std::string restart : {"", " --restart"}) {
+    SCOPED_TRACE(restart.empty() ? "resume" : "--restart");
+    const Outcome o = mor("sweep " + file.string() + " --no-plots" + restart);
+    ASSERT_EQ(o.exit_code, 0) << o.output;
+    const Table t = read_table(dir_ / "out" / "s.h5");
+    for (std::size_t i = 0; i < t.key.size(); ++i) EXPECT_EQ(t.status[i], "done") << t.key[i];
+    if (restart.empty()) {
+      // The folder as the sweep names it (out/s.points, relative to where it runs).
+      expect_contains(o,
+                      "mor: warning: point file 'out/s.points/bt_N40_order6.h5' (0 bytes) is "
+                      "not a results file: kept aside as "
+                      "'out/s.points/bt_N40_order6.h5.unreadable', and the point runs again");
+      expect_contains(o,
+                      "'out/s.points/pod_N40.h5' (19 bytes) is not a results file: kept aside "
+                      "as 'out/s.points/pod_N40.h5.unreadable'");
+      EXPECT_FALSE(fs::exists(points / "gone_N1.h5.lock")) << "a stale lock file stayed";
+      // Nothing lost: the files set aside are as they were.
+      EXPECT_EQ(fs::file_size(empty.string() + ".unreadable"), 0u);
+      EXPECT_EQ(fs::file_size(text.string() + ".unreadable"), 19u);
+      // The points now hold results files: the next cut file gets the next free name.
+      std::ofstream(empty, std::ios::trunc).close();
+    } else {
+      expect_contains(o, "kept aside as 'out/s.points/bt_N40_order6.h5.unreadable-2'");
+    }
+  }
+}
+
+// A sweep file with a key of 40 000 dotted parts overflowed toml++'s stack (exit 139): it is
+// refused unparsed, naming the depth and the limit.
+TEST_F(Sweep, DeeplyNestedSweepFileIsRefusedUnparsed) {
+  std::string key = "a";
+  for (int i = 1; i < 40000; ++i) key += ".a";
+  const fs::path file = write_sweep(key + " = 1\n" + sweep_text());
+  const Outcome o = mor("sweep " + file.string() + " --no-plots");
+  EXPECT_EQ(o.exit_code, 2) << o.output;
+  expect_contains(o, "keys and values nested 40000 deep");
+  expect_contains(o, "exceed the limit of 64");
+  EXPECT_FALSE(fs::exists(dir_ / "out"));
+}

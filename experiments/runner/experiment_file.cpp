@@ -293,6 +293,9 @@ ExperimentConfig parse_experiment(const std::string& text, const std::string& so
               ": output.snapshot_fields entry '", f, "' must be ",
               first_order ? "\"x\" (the state of a first-order model)"
                           : "\"p\" (positions) or \"v\" (velocities)");
+    for (auto f = c.snapshot_fields.begin(); f != c.snapshot_fields.end(); ++f)
+      require(std::find(c.snapshot_fields.begin(), f, *f) == f, r.where("snapshot_fields"),
+              ": output.snapshot_fields names '", *f, "' twice; each field is stored once");
   }
   c.model = std::move(spec);
   {

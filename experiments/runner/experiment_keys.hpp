@@ -24,7 +24,8 @@ struct ExperimentTable {
   template <class V>
   void visit_keys(V& v) {
     v(Key{"name", "",
-          "the experiment's name, stored in the results; default file results/<name>.h5"},
+          "the experiment's name, stored in the results; default file results/<name>.h5 (no "
+          "path separators: set output to write elsewhere)"},
       name);
     v(Key{"description", "", "one line on what the experiment is, stored in the results"},
       description);
@@ -110,7 +111,7 @@ struct OutputTable {
       snapshot_stride);
     v(Key{"snapshot_fields", "",
           "what the snapshots hold: \"p\" positions, \"v\" velocities (second-order models); "
-          "[\"x\"], the state, for first-order models"},
+          "[\"x\"], the state, for first-order models; each at most once"},
       snapshot_fields);
     v(Key{"compression", "", "deflate level 0..9 of the snapshot datasets"}, compression);
     v(Key{"plots", "", "make the PNG figures after the run (Debian's python3-matplotlib)"}, plots);

@@ -5,7 +5,9 @@
 #include <cctype>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <set>
+#include <utility>
 
 #include "experiments/runner/experiment.hpp"
 #include "experiments/runner/model_kind.hpp"
@@ -70,43 +72,43 @@ std::vector<io::NamedMatrix> named(const LinearSystem& sys) {
   return {{"M", s.M}, {"D", s.D}, {"K", s.K}, {"B", s.B}, {"Cp", s.Cp}, {"Cv", s.Cv}};
 }
 
-/// The reduced model's matrices agree in their sizes: first order E, A r x r, B r x m, C p x r;
-/// second order M, D, K r x r, B r x m, Cp, Cv p x r. A damaged file can claim any shape
-/// (fuzz_results found a C of 0 x 1684957547 beside a 2 x 2 A).
-/// @throws IoError naming the file, the matrix, its shape and r.
-void require_consistent_shapes(const fs::path& results, const std::vector<io::NamedMatrix>& vars) {
-  auto shape = [](const io::MatrixValue& m) {
-    return std::visit([](const auto& x) { return std::pair<Index, Index>(x.rows(), x.cols()); }, m);
+}  // namespace
+
+void check_reduced_model_shapes(const io::ResultsReader& r) {
+  // Dims only, no data: `mor info` runs it on files of any size. A damaged file can claim any
+  // shape (fuzz_results found a C of 0 x 1684957547 beside a 2 x 2 A).
+  const std::string& grp = layout::kReductionReduced;
+  auto dims = [&](const char* name) -> std::optional<std::pair<Index, Index>> {
+    const std::string path = layout::child(grp, name);
+    if (r.type(path) != io::ObjectType::dataset) return std::nullopt;
+    const std::vector<Index> d = r.dims(path);
+    if (d.size() == 2) return std::pair<Index, Index>(d[0], d[1]);
+    return std::pair<Index, Index>(d.empty() ? 1 : d[0], 1);  // a vector is a column
   };
-  auto find = [&](const char* name) -> const io::MatrixValue* {
-    for (const auto& v : vars)
-      if (v.name == name) return &v.value;
-    return nullptr;
-  };
-  const bool second_order = find("K") != nullptr;
-  const io::MatrixValue* square = find(second_order ? "K" : "A");
+  if (r.type(grp) != io::ObjectType::group) return;
+  const bool second_order = dims("K").has_value();
+  const auto square = dims(second_order ? "K" : "A");
   if (!square) return;
-  const Index r = shape(*square).first;
+  const Index order = square->first;
   auto check = [&](const char* name, bool rows_are_r, bool cols_are_r) {
-    const io::MatrixValue* m = find(name);
-    if (!m) return;
-    const auto [rows, cols] = shape(*m);
-    if ((rows_are_r && rows != r) || (cols_are_r && cols != r))
-      throw IoError(concat("results file ", quoted(results), " is damaged: /reduction/reduced/",
-                           name, " is ", rows, " x ", cols,
-                           ", which does not fit a reduced model of order ", r));
+    const auto shape = dims(name);
+    if (!shape) return;
+    const auto [rows, cols] = *shape;
+    if ((rows_are_r && rows != order) || (cols_are_r && cols != order))
+      throw IoError(concat("results file ", quoted(r.path()),
+                           " is damaged: ", layout::child(grp, name), " is ", rows, " x ", cols,
+                           ", which does not fit a reduced model of order ", order));
   };
   // (Not one loop over `second_order ? {...} : {...}`: an initializer_list copied out of a
   // conditional outlives its array.)
+  check(second_order ? "K" : "A", true, true);  // the order's own matrix first: A of 3 x 5
   if (second_order)
-    for (const char* name : {"M", "D", "K"}) check(name, true, true);
+    for (const char* name : {"M", "D"}) check(name, true, true);
   else
-    for (const char* name : {"E", "A"}) check(name, true, true);
+    check("E", true, true);
   check("B", true, false);
   for (const char* name : {"C", "Cp", "Cv"}) check(name, false, true);
 }
-
-}  // namespace
 
 ExportFormat parse_export_format(const std::string& name) {
   if (name == "mat") return ExportFormat::mat;
@@ -134,13 +136,27 @@ std::vector<io::NamedMatrix> read_results_export(const std::filesystem::path& re
   for (const char* name : {"hsv", "sv"})
     if (r.exists(layout::child(layout::kReduction, name)))
       vars.push_back({name, Matrix(r.read_finite_vector(layout::child(layout::kReduction, name)))});
-  require_consistent_shapes(results, vars);
+  // After the reads, which name a dataset claiming more than the file holds as such.
+  check_reduced_model_shapes(r);
   return vars;
+}
+
+void require_export_out(const std::filesystem::path& out, ExportFormat format) {
+  require(!out.empty(), "mor export: --out must name a file (or, for mtx, a prefix)");
+  if (format != ExportFormat::mtx) return;  // a folder is refused as the .mat file it would be
+  // The prefix P makes the files P.A.mtx, ...: a P ending in a separator (or naming "." or "..")
+  // has no name of its own, and would make the hidden files "folder/.A.mtx".
+  const std::string name = out.filename().string();
+  require(!name.empty() && name != "." && name != "..", "mor export: --out '", out.string(),
+          "' names a folder; for --format mtx it is the prefix P of the files P.<matrix>.mtx, "
+          "e.g. --out ",
+          (out / "rom").lexically_normal().string(), " for ",
+          (out / "rom").lexically_normal().string(), ".A.mtx, ...");
 }
 
 io::StagedFiles stage_export(const std::vector<io::NamedMatrix>& vars, ExportFormat format,
                              const std::filesystem::path& out) {
-  require(!out.empty(), "mor export: --out must name a file (or, for mtx, a prefix)");
+  require_export_out(out, format);
   const auto files = targets(vars, format, out);
   for (const auto& f : files) require_replaceable_by_export(f, format);
   const std::string marker = concat(kMarker, " (mor ", program_version(), ")");

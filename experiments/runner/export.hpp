@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "src/io/matrix_files.hpp"
+#include "src/io/results.hpp"
 
 namespace mor::experiments {
 
@@ -51,6 +52,18 @@ std::vector<std::filesystem::path> export_results(const std::filesystem::path& r
 /// are stored, each checked finite.
 /// @throws IoError, InvalidArgument as export_results.
 std::vector<io::NamedMatrix> read_results_export(const std::filesystem::path& results);
+/// The shapes of the reduced model a results file stores fit one order r (E, A or M, D, K are
+/// r x r, B has r rows, C, Cp, Cv r columns); read from the datasets' dims only. `mor info` and
+/// `mor export` both run it, so that a file one calls damaged the other does not pass.
+/// @throws IoError "results file '<file>' is damaged: /reduction/reduced/A is 3 x 5, which does
+///         not fit a reduced model of order 3".
+void check_reduced_model_shapes(const io::ResultsReader& r);
+
+/// Refuses an --out that names no file: empty, or for mtx a prefix without a name of its own
+/// ("/tmp/", ".", "..": the files would be the hidden "/tmp/.A.mtx", ...).
+/// @throws InvalidArgument naming out and an example prefix.
+void require_export_out(const std::filesystem::path& out, ExportFormat format);
+
 /// Writes every file of an export of vars to out to its temporary (nothing is renamed yet; see
 /// commit_export). Each final name is checked with require_replaceable_by_export first.
 io::StagedFiles stage_export(const std::vector<io::NamedMatrix>& vars, ExportFormat format,

@@ -21,6 +21,7 @@
 #include <toml++/toml.h>
 
 #include "experiments/runner/experiment_keys.hpp"
+#include "experiments/runner/export.hpp"
 #include "experiments/runner/method.hpp"
 #include "experiments/runner/model_kind.hpp"
 #include "experiments/runner/projection_run.hpp"
@@ -122,6 +123,7 @@ void print_info(const std::filesystem::path& file, std::ostream& os) {
     print_sweep_info(reader, os);
   } else {
     check_finite_reduction(reader);
+    check_reduced_model_shapes(reader);  // as `mor export` checks it
     print_results_info(file, os);
   }
 }

@@ -52,7 +52,9 @@ void require_regular_file(const fs::path& file, std::string_view what) {
 void require_known_model_type(const fs::path& file, const std::vector<std::string>& overrides) {
   toml::table root;
   try {
-    root = toml::parse(read_text_file(file), file.string());
+    const std::string text = read_text_file(file);
+    require_toml_nesting_within(text, file.string());  // toml++ would overflow the stack
+    root = toml::parse(text, file.string());
     for (const auto& o : overrides) apply_override(root, o);
   } catch (const std::exception&) {
     return;  // the loader reports it, with its line

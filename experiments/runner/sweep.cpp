@@ -450,7 +450,31 @@ std::optional<fs::path> completed_point_file(const SweepConfig& c, const SweepPo
   }
 }
 
+std::string set_aside_unreadable_point_file(const SweepConfig& c, const SweepPoint& p) {
+  const fs::path file = c.points_dir / (p.key + ".h5");
+  std::error_code error;
+  if (!fs::is_regular_file(file, error)) return "";
+  io::require_not_held_for_writing(file, "results file");
+  try {
+    io::require_replaceable_by_results(file);  // what would stop the point's writer
+    return "";
+  } catch (const IoError&) {
+  }
+  const auto bytes = fs::file_size(file, error);
+  fs::path aside = file.string() + ".unreadable";
+  for (int k = 2; fs::exists(aside, error) && k < 1000; ++k)
+    aside = file.string() + ".unreadable-" + std::to_string(k);
+  fs::rename(file, aside);
+  return detail::concat("point file '", file.string(), "' (", error ? 0 : bytes,
+                        " bytes) is not a results file: kept aside as '", aside.string(),
+                        "', and the point runs again");
+}
+
 void run_sweep_point(const SweepConfig& c, const SweepPoint& p, const RunOptions& options) {
+  // Normally done by the sweep's first rank before it starts any point; here for points whose
+  // folder is on another host (mpirun without a shared folder). The notice goes to the log.
+  if (const std::string notice = set_aside_unreadable_point_file(c, p); !notice.empty())
+    std::fprintf(stderr, "mor: warning: %s\n", notice.c_str());
   // The columns every point has; NaN where they do not apply.
   auto begin_record = [&](io::ResultsWriter& out) {
     const std::string g = layout::kSweepPoint;

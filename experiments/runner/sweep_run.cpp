@@ -24,6 +24,7 @@
 
 #include "src/core/errors.hpp"
 #include "src/core/timing.hpp"
+#include "src/io/output_lock.hpp"
 #include "src/io/results.hpp"
 
 extern char** environ;
@@ -574,16 +575,27 @@ SweepRunSummary run_sweep(const SweepConfig& c, const SweepRunOptions& o) {
   }
 
   const DirectoryLock lock(c.points_dir);
+  // The merged file, claimed for the whole sweep: another run or sweep writing it is refused now,
+  // not at the merge (src/io/output_lock.hpp); the merge's writer joins this claim.
+  const io::OutputLock output_lock(c.output);
   // Temporary files of runs that were killed: nothing else writes here while we hold the lock.
-  for (const auto& entry : fs::directory_iterator(c.points_dir))
-    if (entry.path().filename().string().find(".tmp-") != std::string::npos) {
+  for (const auto& entry : fs::directory_iterator(c.points_dir)) {
+    const std::string name = entry.path().filename().string();
+    if (name.find(".tmp-") != std::string::npos) {
       std::error_code ignore;
       fs::remove(entry.path(), ignore);
+    } else if (name.size() > 8 && name.compare(name.size() - 8, 8, ".h5.lock") == 0) {
+      io::remove_stale_lock_file(entry.path());  // a point's claim whose worker was killed
     }
+  }
 
   std::vector<PointOutcome> outcomes(c.points.size());
   std::vector<Index> to_run;
   for (const SweepPoint& p : c.points) {
+    // A point file of ours that nothing can read (empty, cut short by a full disk or a kill at
+    // its first bytes) is not done: it is kept aside, named, and the point runs again.
+    if (const std::string notice = set_aside_unreadable_point_file(c, p); !notice.empty())
+      std::fprintf(stderr, "mor: warning: %s\n", notice.c_str());
     if (!o.restart && completed_point_file(c, p)) {
       outcomes[static_cast<std::size_t>(p.index)].status = PointOutcome::Status::done;
       ++summary.stored;

@@ -27,7 +27,121 @@ std::size_t edit_distance(const std::string& a, const std::string& b) {
   return row[b.size()];
 }
 
+/// Skips the string starting at text[i] (one of ", ', """, '''), counting its newlines into
+/// line; returns the index after it (text.size() if it is not closed).
+std::size_t skip_string(std::string_view text, std::size_t i, std::size_t& line) {
+  const char quote = text[i];
+  const bool triple = text.compare(i, 3, std::string(3, quote)) == 0;
+  i += triple ? 3 : 1;
+  while (i < text.size()) {
+    const char c = text[i];
+    if (c == '\\' && quote == '"') {
+      if (i + 1 < text.size() && text[i + 1] == '\n') ++line;
+      i += 2;
+      continue;
+    }
+    if (c == '\n') {
+      if (!triple) return i;  // not closed on its line: the parser says so
+      ++line;
+    }
+    if (c == quote && (!triple || text.compare(i, 3, std::string(3, quote)) == 0))
+      return i + (triple ? 3 : 1);
+    ++i;
+  }
+  return i;
+}
+
 }  // namespace
+
+TomlNesting toml_nesting(std::string_view text) {
+  // One pass over the text, as the parser will read it: keys (bare or quoted) before '=', values
+  // after it; a header [a.b] sets the depth of the keys below it; an inline array or table adds
+  // a level to what is inside it. Dots count in keys only (1.5 is a number, "a.b" one key).
+  struct Open {
+    char bracket;
+    std::size_t depth;  // an array's elements' depth, or an inline table's own
+  };
+  std::vector<Open> open;
+  TomlNesting deepest;
+  std::size_t line = 1, header = 0, dots = 0, value = 0;  // value: the depth of the value read
+  bool in_key = true;
+  const auto reach = [&](std::size_t depth) {
+    if (depth > deepest.depth) deepest = {depth, line};
+  };
+  const auto key_base = [&] { return open.empty() ? header : open.back().depth; };
+  for (std::size_t i = 0; i < text.size();) {
+    const char c = text[i];
+    if (c == '\n') {
+      ++line;
+      if (open.empty()) {
+        in_key = true;
+        dots = 0;
+      }
+      ++i;
+    } else if (c == '#') {
+      while (i < text.size() && text[i] != '\n') ++i;
+    } else if (c == '"' || c == '\'') {
+      i = skip_string(text, i, line);
+    } else if (in_key && open.empty() && c == '[' && dots == 0) {
+      // A table header: [a.b.c] or [[a.b.c]].
+      std::size_t parts = 1;
+      const bool array = text.compare(i, 2, "[[") == 0;
+      for (i += array ? 2 : 1; i < text.size() && text[i] != ']' && text[i] != '\n';) {
+        if (text[i] == '"' || text[i] == '\'') {
+          i = skip_string(text, i, line);
+          continue;
+        }
+        if (text[i] == '.') ++parts;
+        ++i;
+      }
+      header = parts + (array ? 1 : 0);
+      reach(header);
+      while (i < text.size() && text[i] == ']') ++i;
+    } else if (in_key && c == '.') {
+      ++dots;
+      reach(key_base() + dots + 1);
+      ++i;
+    } else if (in_key && c == '=') {
+      in_key = false;
+      value = key_base() + dots + 1;
+      reach(value);
+      ++i;
+    } else if (c == '[' || c == '{') {
+      if (in_key) value = key_base() + dots + 1;  // not valid TOML; counted all the same
+      // An array's elements are one deeper than it; an inline table's keys count their parts
+      // from the table's own depth, as a header's keys do.
+      if (c == '[') ++value;
+      open.push_back({c, value});
+      reach(value);
+      in_key = c == '{';
+      dots = 0;
+      ++i;
+    } else if (c == ']' || c == '}') {
+      if (!open.empty()) open.pop_back();
+      value = key_base();
+      in_key = false;
+      ++i;
+    } else if (c == ',' && !open.empty()) {
+      in_key = open.back().bracket == '{';
+      value = open.back().depth;
+      dots = 0;
+      ++i;
+    } else {
+      ++i;
+    }
+  }
+  return deepest;
+}
+
+void require_toml_nesting_within(std::string_view text, const std::string& source) {
+  const TomlNesting n = toml_nesting(text);
+  if (n.depth <= kMaxTomlNesting) return;
+  throw InvalidArgument(detail::concat(
+      source, ":", n.line, ": keys and values nested ", n.depth,
+      " deep (dotted key parts, [table] header parts, arrays and inline tables inside each "
+      "other) exceed the limit of ",
+      kMaxTomlNesting, "; experiment and sweep files need a few levels"));
+}
 
 std::string suggestion(const std::string& key, const std::vector<std::string>& known) {
   std::string best;
@@ -65,6 +179,7 @@ void apply_override(toml::table& root, const std::string& assignment) {
           "': the key must name its table, e.g. model.N");
   const std::string table = path.substr(0, dot), key = path.substr(dot + 1);
   toml::table parsed;
+  require_toml_nesting_within("v = " + value, "override '" + assignment.substr(0, 80) + "'");
   try {
     parsed = toml::parse("v = " + value);
   } catch (const toml::parse_error&) {
@@ -118,10 +233,20 @@ void read_experiment_table(TableReader& r, const std::string& source, std::strin
   description = t.description;
   output = t.output;
   require(!name.empty(), source, ": experiment.name must not be empty");
+  // The name becomes the file results/<name>.h5 and a folder results/<name>_plots: a separator
+  // would write outside results/ ("../../x") or make folders ("a/b/c").
+  require(name.find_first_of("/\\") == std::string::npos && name != "." && name != "..", source,
+          ": experiment.name '", name,
+          "' must not contain '/' or '\\' (it names the results file results/<name>.h5); set "
+          "experiment.output to write elsewhere");
+  require(name.find('\0') == std::string::npos, source,
+          ": experiment.name must not contain a NUL character");
   if (output.empty()) output = std::filesystem::path("results") / (name + ".h5");
 }
 
 toml::table parse_toml(const std::string& text, const std::string& source) {
+  // Before toml++, which recurses once per level and overflows the stack on deep nesting.
+  require_toml_nesting_within(text, source);
   try {
     return toml::parse(text, source);
   } catch (const toml::parse_error& e) {

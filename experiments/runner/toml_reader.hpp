@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <toml++/toml.h>
@@ -45,7 +46,24 @@ toml::table parse_root(const std::string& text, const std::string& source,
                        const std::vector<std::string>& overrides,
                        const std::vector<std::string>& tables,
                        const std::vector<std::string>& arrays = {});
-/// The parse alone. @throws InvalidArgument naming the line of the parse error.
+/// The deepest nesting that experiment and sweep files may have: keys, [table] headers, arrays
+/// and inline tables inside each other. The files need a few levels; toml++ recurses once per
+/// level (a key of 40 000 dotted parts overflowed the stack), so deeper text is refused unparsed.
+inline constexpr std::size_t kMaxTomlNesting = 64;
+/// The deepest nesting of TOML text and the line where it is first reached.
+struct TomlNesting {
+  std::size_t depth = 0;
+  std::size_t line = 0;
+};
+/// Measures text as the parser would nest it (a dotted key of k parts is k deep, [a.b] makes the
+/// keys below it 2 deeper, each inline array or table one more), without parsing it: linear in
+/// the text, no recursion. Meant for valid TOML; on invalid text it errs towards deeper.
+TomlNesting toml_nesting(std::string_view text);
+/// @throws InvalidArgument "<source>:<line>: keys and values nested <depth> deep ... exceed the
+///         limit of 64 ..." if toml_nesting(text) is deeper than kMaxTomlNesting.
+void require_toml_nesting_within(std::string_view text, const std::string& source);
+/// The parse alone, after require_toml_nesting_within.
+/// @throws InvalidArgument naming the line of the parse error.
 toml::table parse_toml(const std::string& text, const std::string& source);
 /// The rest of parse_root on an already parsed file (a copy: overrides change it).
 toml::table checked_root(toml::table root, const std::string& source,

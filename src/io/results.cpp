@@ -409,6 +409,7 @@ ResultsWriter::ResultsWriter(const fs::path& final_path)
       state_(std::make_shared<h5::WriteState>()) {
   require(!final_path.empty(), "ResultsWriter: empty file path");
   h5::silence_error_printing();
+  lock_ = OutputLock(final_path_);  // before the checks: nothing else changes the file meanwhile
   require_replaceable_by_results(final_path_);
   const fs::path parent = final_path_.parent_path();
   if (!parent.empty()) {
@@ -460,6 +461,7 @@ ResultsWriter::ResultsWriter(ResultsWriter&& other) noexcept
     : final_path_(std::move(other.final_path_)),
       temporary_path_(std::move(other.temporary_path_)),
       created_directories_(std::move(other.created_directories_)),
+      lock_(std::move(other.lock_)),
       state_(std::move(other.state_)),
       file_(std::move(other.file_)),
       streams_(std::move(other.streams_)) {
@@ -472,6 +474,7 @@ ResultsWriter& ResultsWriter::operator=(ResultsWriter&& other) noexcept {
     final_path_ = std::move(other.final_path_);
     temporary_path_ = std::move(other.temporary_path_);
     created_directories_ = std::move(other.created_directories_);
+    lock_ = std::move(other.lock_);
     state_ = std::move(other.state_);
     file_ = std::move(other.file_);
     streams_ = std::move(other.streams_);
@@ -493,6 +496,7 @@ void ResultsWriter::discard() noexcept {
   file_.reset();
   std::error_code ignored;
   fs::remove(temporary_path_, ignored);
+  lock_ = OutputLock();  // the lock file goes now, not when the writer object dies
   // Deepest first; a directory that is not empty (another file arrived meanwhile) stays.
   for (auto d = created_directories_.rbegin(); d != created_directories_.rend(); ++d)
     fs::remove(*d, ignored);
@@ -824,6 +828,14 @@ void ResultsWriter::commit() {
     for (auto& stream : streams_) stream->close();
     file_.close("", final_path_);
   });
+  // A program that opened final_path for writing while we ran (it was missing or replaced at the
+  // start, or HDF5's locking was off) keeps its file.
+  try {
+    require_not_held_for_writing(final_path_, "results file");
+  } catch (...) {
+    discard();
+    throw;
+  }
   std::error_code error;
   fs::rename(temporary_path_, final_path_, error);
   if (error) {
@@ -831,6 +843,7 @@ void ResultsWriter::commit() {
     throw IoError(concat("cannot rename ", quoted(temporary_path_), " to ", quoted(final_path_),
                          ": ", error.message()));
   }
+  lock_ = OutputLock();
 }
 
 void require_replaceable_by_results(const fs::path& path) {
@@ -841,6 +854,9 @@ void require_replaceable_by_results(const fs::path& path) {
   const std::string advice = "; name another output file";
   if (fs::is_directory(status)) throw IoError(concat(refusal, "a directory", advice));
   if (!fs::is_regular_file(status)) throw IoError(concat(refusal, "not a regular file", advice));
+  // Before HDF5 looks: it cannot open a file that a writer has locked, and would be taken here
+  // for a results file cut short.
+  require_not_held_for_writing(path, "results file");
   h5::silence_error_printing();
   if (H5Fis_hdf5(path.c_str()) <= 0)
     throw IoError(concat(refusal, "not a results file (not HDF5), perhaps an input", advice));

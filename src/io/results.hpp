@@ -24,6 +24,7 @@
 
 #include "src/core/types.hpp"
 #include "src/io/hdf5.hpp"
+#include "src/io/output_lock.hpp"
 #include "src/io/record.hpp"
 
 namespace mor::io {
@@ -89,9 +90,13 @@ class ResultsWriter final : public RecordSink {
   /// results file there. Writes the root attributes format = "mor-results", format_version = 1
   /// (int64). Temporary files of killed writers of final_path are removed first
   /// (remove_stale_temporaries); directories it created are removed again if the writer is
-  /// discarded and they are empty, so that a failed run leaves no trace.
+  /// discarded and they are empty, so that a failed run leaves no trace. The writer claims
+  /// final_path for its life (OutputLock: "<final_path>.lock"), joining a claim this process
+  /// already holds on it.
   /// @throws IoError naming the path if final_path holds something other than a results file
-  ///         (require_replaceable_by_results), or if a directory or the file cannot be created.
+  ///         (require_replaceable_by_results), if another run is writing it or another program
+  ///         holds it open for writing (OutputLock), or if a directory or the file cannot be
+  ///         created.
   explicit ResultsWriter(const std::filesystem::path& final_path);
   ResultsWriter(const ResultsWriter&) = delete;
   ResultsWriter& operator=(const ResultsWriter&) = delete;
@@ -142,7 +147,8 @@ class ResultsWriter final : public RecordSink {
   /// Flushes and closes everything (row streams included), then renames the temporary file to
   /// final_path (std::filesystem::rename: atomic on one filesystem). Afterwards the writer is
   /// inert: every write throws IoError.
-  /// @throws IoError on failure, after removing the temporary file.
+  /// @throws IoError on failure, after removing the temporary file; also if a program opened
+  ///         final_path for writing during the run (require_not_held_for_writing): its file stays.
   void commit();
 
   /// True until commit() or a move from this writer.
@@ -167,6 +173,7 @@ class ResultsWriter final : public RecordSink {
   std::filesystem::path final_path_;
   std::filesystem::path temporary_path_;
   std::vector<std::filesystem::path> created_directories_;  // outermost first
+  OutputLock lock_;  // released after the temporary file is gone (members die after ~ResultsWriter)
   std::shared_ptr<h5::WriteState> state_;  // before file_: the driver uses it until file_ closes
   h5::File file_;
   std::vector<std::unique_ptr<RowStream>> streams_;
@@ -174,7 +181,8 @@ class ResultsWriter final : public RecordSink {
 
 /// Refuses to let a results file replace `path` unless nothing is there or it is a results file
 /// (or an HDF5 file too damaged to open, such as a results file cut short): an experiment file,
-/// a model file (.mat, .mtx), a directory or any other file named as the output by mistake stays.
+/// a model file (.mat, .mtx), a directory or any other file named as the output by mistake stays,
+/// and so does a file another program holds open for writing (require_not_held_for_writing).
 /// @throws IoError naming path and what it is.
 void require_replaceable_by_results(const std::filesystem::path& path);
 

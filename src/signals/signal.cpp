@@ -200,6 +200,14 @@ std::unique_ptr<Signal> make_table_signal(Index m, const std::filesystem::path& 
               rows.front().size() + 1);
     require(t.empty() || row[0] > t.back(), "input table '", file.string(), "' line ", lineno,
             ": time ", row[0], " does not increase (previous ", t.empty() ? 0.0 : t.back(), ")");
+    // Runs start at t = 0: before a later first row the input would be made up (the first value
+    // held), which a recording that starts at 5 s, or one whose times are clock times, never
+    // means. A table says what u is from 0 on.
+    require(!t.empty() || row[0] <= 0.0, "input table '", file.string(), "' line ", lineno,
+            ": the first time is ", row[0], ", after t = 0 where runs start, so the input on [0, ",
+            row[0],
+            ") would be made up; add a row at t = 0 with the input there (e.g. '0 0' "
+            "for a quiet start), or shift the times to start at 0");
     t.push_back(row[0]);
     rows.emplace_back(row.begin() + 1, row.end());
   }

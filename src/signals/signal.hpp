@@ -49,9 +49,11 @@ std::unique_ptr<Signal> make_multisine_signal(Index m, double amplitude,
 /// Table from a text file: one row per time, columns t u_1 ... u_k separated by spaces, tabs or
 /// commas; lines starting with '#' are comments. t strictly increasing; k == 1 (broadcast to
 /// all m inputs) or k == m; m = 0 takes m = k (the table's own channels, e.g. to evaluate it
-/// without a model). Linear interpolation inside, the end values held outside.
+/// without a model). Linear interpolation inside, the end values held outside. The first time
+/// is <= 0 (runs start at t = 0: a table starting later would leave the input before it made up).
 /// @throws IoError if the file cannot be read; InvalidArgument naming file, line and value for
-///         malformed rows, non-increasing t, or a column count that fits neither 1 nor m.
+///         malformed rows, non-increasing t, a first t > 0, or a column count that fits neither 1
+///         nor m.
 std::unique_ptr<Signal> make_table_signal(Index m, const std::filesystem::path& file);
 
 }  // namespace mor

@@ -52,3 +52,32 @@ grid.reduction.order = [4]
     assert isinstance(result, mor.results.Sweep)
     assert list(result.table["N"]) == [100] and list(result.table["r"]) == [4]
     assert (tmp_path / "tiny.h5").exists()
+
+
+def test_run_refuses_a_file_another_program_writes(tmp_path):
+    """h5py holding the output open for writing: mor.run() replaced it (issue 44); now OSError
+    names it, and the user's dataset is there once h5py closes the file."""
+    import h5py
+    import pytest
+
+    out = tmp_path / "userdata.h5"
+    with h5py.File(out, "w") as f:
+        f["mine"] = [1.0, 2.0, 3.0]
+        f.flush()
+        with pytest.raises(OSError, match="another program holds it open for writing"):
+            mor.run(SOURCE_DIR / "experiments" / "bt_chain_light.toml", output=out,
+                    set={"model.N": 20, "simulation.t_end": 1.0, "output.plots": False})
+    with h5py.File(out, "r") as f:
+        assert list(f["mine"][:]) == [1.0, 2.0, 3.0]
+    assert not (tmp_path / "userdata.h5.lock").exists()
+
+
+def test_run_refuses_a_file_nested_too_deep(tmp_path):
+    """A key of 40 000 dotted parts overflowed toml++'s stack and killed the interpreter."""
+    import pytest
+
+    deep = tmp_path / "deep.toml"
+    deep.write_text("a" + ".a" * 39999 + " = 1\n[experiment]\nname = \"t\"\n")
+    with pytest.raises(ValueError, match="nested 40000 deep .* exceed the limit of 64"):
+        mor.run(deep, output=tmp_path / "deep.h5")
+    assert not (tmp_path / "deep.h5").exists()
