@@ -10,6 +10,7 @@
 #include <atomic>
 #include <cerrno>
 #include <chrono>
+#include <cmath>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -23,6 +24,7 @@
 #include <CLI/CLI.hpp>
 
 #include "experiments/runner/catalog.hpp"
+#include "experiments/runner/estimates.hpp"
 #include "experiments/runner/experiment.hpp"
 #include "experiments/runner/export.hpp"
 #include "experiments/runner/method.hpp"
@@ -40,6 +42,10 @@
 #include "src/io/results.hpp"
 
 namespace {
+
+/// The memory estimate (MiB) of the run this process makes, once its guards accepted it; < 0
+/// before that. An allocation that fails afterwards is named against it.
+double g_run_estimate_mib = -1.0;
 
 // SIGINT/SIGTERM/SIGHUP set the process-wide flag (src/core/interrupt.hpp), which every long
 // loop polls: the run stops within one step or iteration and removes its temporary file.
@@ -265,6 +271,7 @@ static int run_command(int argc, char** argv) {
       // is refused at once, not after its work (src/io/output_lock.hpp).
       const mor::io::OutputLock output_lock(config.output);
       mor::io::require_replaceable_by_results(config.output);
+      g_run_estimate_mib = mor::experiments::estimate_run_mib(config);
       if (const auto warning = mor::experiments::check_run(config); !warning.empty())
         std::cerr << "mor: warning: " << warning << "\n";
       const auto s = mor::experiments::run_experiment(config, options);
@@ -291,6 +298,7 @@ static int run_command(int argc, char** argv) {
         options.command_line = command_line;
         options.stop_requested = &mor::g_stop_requested;
         if (progress_fd >= 0) options.report_stage = mor::experiments::stage_reporter(progress_fd);
+        g_run_estimate_mib = point->memory_mib;
         mor::experiments::run_sweep_point(config, *point, options);
         return 0;
       }
@@ -405,8 +413,17 @@ static int run_command(int argc, char** argv) {
   } catch (const std::bad_alloc&) {
     // Runs are checked against their memory estimate before they start (run_guards); what
     // still fails to allocate is a model larger than the estimate knew, or a busy machine.
-    std::cerr << "mor: error: out of memory (an allocation failed); `mor run FILE --dry-run` "
-                 "prints the run's memory estimate against this machine's memory\n";
+    if (g_run_estimate_mib >= 0.0)
+      std::cerr << "mor: error: out of memory (an allocation failed), although the run's "
+                   "estimate of about "
+                << std::llround(g_run_estimate_mib) << " MiB was within this machine's budget of "
+                << std::llround(mor::experiments::run_memory_budget_mib())
+                << " MiB: the estimate missed what this run allocates, or other processes took "
+                   "the memory; make the model or what the run keeps (horizon, snapshots, "
+                   "training) smaller\n";
+    else
+      std::cerr << "mor: error: out of memory (an allocation failed); `mor run FILE --dry-run` "
+                   "prints a run's memory estimate against this machine's memory\n";
     return 1;
   } catch (const std::exception& e) {
     // Bad input (InvalidArgument, IoError: files the user named) is exit 2; anything else 1.

@@ -206,7 +206,8 @@ std::string read_contained(const std::filesystem::path& file, std::string_view w
   }
 }
 
-std::vector<double> run_stoppable(const std::function<std::vector<double>()>& call) {
+std::vector<double> run_stoppable(const std::function<std::vector<double>()>& call,
+                                  const std::string& interrupted) {
   ContainedOutcome outcome;
   try {
     outcome = run_contained(
@@ -215,7 +216,7 @@ std::vector<double> run_stoppable(const std::function<std::vector<double>()>& ca
         },
         std::chrono::hours(24 * 365));
   } catch (const Interrupted&) {
-    throw Interrupted("interrupted during a dense computation (its process was stopped)");
+    throw Interrupted(interrupted);
   }
   switch (outcome.kind) {
     case ContainedOutcome::Kind::finished: {

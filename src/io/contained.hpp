@@ -65,7 +65,11 @@ std::string read_contained(const std::filesystem::path& file, std::string_view w
 /// with its message. The child shares nothing back: call must only compute.
 /// @throws Interrupted when the stop flag is set meanwhile (the child is killed); as call;
 ///         NumericalError naming how the child ended if it ended without reporting.
-std::vector<double> run_stoppable(const std::function<std::vector<double>()>& call);
+/// @param interrupted the message of the Interrupted it throws.
+std::vector<double> run_stoppable(
+    const std::function<std::vector<double>()>& call,
+    const std::string& interrupted =
+        "interrupted during a dense computation (its process was stopped)");
 
 /// How long `mor info` and `mor export` give the reading of a results file: 60 s, or
 /// $MOR_READ_TIME_LIMIT seconds if set (the tests use 2).

@@ -50,6 +50,7 @@
 #include "src/core/errors.hpp"
 #include "src/core/interrupt.hpp"
 #include "src/core/memory.hpp"
+#include "src/io/contained.hpp"
 #include "src/io/file_claims.hpp"
 #include "src/io/hdf5.hpp"
 #include "src/io/input_file.hpp"
@@ -955,47 +956,13 @@ std::optional<DeclaredShape> mat_variable_shape(const fs::path& file, const std:
   return shape;
 }
 
-StagedFiles stage_mat(const fs::path& file, const std::vector<NamedMatrix>& vars,
-                      MatVersion version, const std::string& header) {
-  require(header.size() <= 116, "cannot write ", quoted(file),
-          ": a MAT header has at most 116 "
-          "characters, got ",
-          header.size());
-  std::set<std::string> seen;
-  for (const auto& v : vars) {
-    require(valid_variable_name(v.name), "cannot write ", quoted(file), ": '", v.name,
-            "' is not a MATLAB variable name (a letter, then letters, digits or '_', at most 63)");
-    require(seen.insert(v.name).second, "cannot write ", quoted(file), ": variable '", v.name,
-            "' given twice");
-    if (const auto* S = std::get_if<SparseMatrix>(&v.value))
-      require(static_cast<std::uint64_t>(S->nonZeros()) < UINT32_MAX, "cannot write ", quoted(file),
-              ": sparse variable '", v.name, "' has ", S->nonZeros(),
-              " nonzeros, beyond the MAT format's 32-bit indices");
-  }
-  StagedFiles staged;
-  StagedFiles::Entry& e = staged.add(create_temporary(file));
-  // v5: matio writes into memory (it ignores fwrite's result: on a full disk it wrote 0 bytes and
-  // reported success); the copy to the temporary checks every write. v7.3: HDF5 resolves the
-  // name of a memfd and fails, so it writes the temporary itself; HDF5 reports failed writes,
-  // matio passes them on (Mat_VarWrite, Mat_Close), and the file is read back below.
-  const bool v73 = version == MatVersion::v73;
-  const MemoryFile memory(file);
-  const std::string target = v73 ? e.temporary.string() : memory.name();
-  if (v73) ::flock(e.fd, LOCK_UN);  // HDF5 locks the file itself while it has it open
-  const auto failed = [&](const std::string& what) {
-    std::string reason = v73 ? h5::last_error_reason() : "";
-    if (v73 && (reason.empty() || reason.find(std::strerror(ENOSPC)) == std::string::npos)) {
-      // HDF5's message may not name the cause (matio does not check H5Fcreate): a full disk is
-      // the likely one, said when it is so.
-      struct statvfs fs_info {};
-      const fs::path dir = file.has_parent_path() ? file.parent_path() : fs::path(".");
-      if (::statvfs(dir.c_str(), &fs_info) == 0 && fs_info.f_bavail == 0)
-        reason = std::strerror(ENOSPC);
-    }
-    return IoError(concat("cannot write ", quoted(file), " (", what, " ", quoted(e.temporary), ")",
-                          reason.empty() ? std::string() : ": " + reason));
-  };
-  h5::silence_error_printing();
+/// Writes vars into a MAT file at target (matio: its name, or a memory file's) with header, then
+/// closes it; file is the file named by the user, for messages.
+/// @throws IoError from failed(what) when matio reports a failure; Interrupted when stopped.
+template <class Failed>
+void write_mat_variables(const std::string& target, const std::string& header, MatVersion version,
+                         const std::vector<NamedMatrix>& vars, const fs::path& file,
+                         const Failed& failed) {
   MatFile mat(
       Mat_CreateVer(target.c_str(), header.empty() ? nullptr : header.c_str(), to_matio(version)));
   if (!mat) throw failed("creating");
@@ -1041,10 +1008,72 @@ StagedFiles stage_mat(const fs::path& file, const std::vector<NamedMatrix>& vars
       throw failed(concat("variable '", v.name, "' to").c_str());
   }
   if (Mat_Close(mat.release()) != 0) throw failed("closing");
+}
+
+/// Up to this many stored entries a MAT file is written in this process (well under a second).
+constexpr Index kMatInProcessEntries = 1'000'000;
+
+StagedFiles stage_mat(const fs::path& file, const std::vector<NamedMatrix>& vars,
+                      MatVersion version, const std::string& header) {
+  require(header.size() <= 116, "cannot write ", quoted(file),
+          ": a MAT header has at most 116 "
+          "characters, got ",
+          header.size());
+  std::set<std::string> seen;
+  for (const auto& v : vars) {
+    require(valid_variable_name(v.name), "cannot write ", quoted(file), ": '", v.name,
+            "' is not a MATLAB variable name (a letter, then letters, digits or '_', at most 63)");
+    require(seen.insert(v.name).second, "cannot write ", quoted(file), ": variable '", v.name,
+            "' given twice");
+    if (const auto* S = std::get_if<SparseMatrix>(&v.value))
+      require(static_cast<std::uint64_t>(S->nonZeros()) < UINT32_MAX, "cannot write ", quoted(file),
+              ": sparse variable '", v.name, "' has ", S->nonZeros(),
+              " nonzeros, beyond the MAT format's 32-bit indices");
+  }
+  StagedFiles staged;
+  StagedFiles::Entry& e = staged.add(create_temporary(file));
+  // v5: matio writes into memory (it ignores fwrite's result: on a full disk it wrote 0 bytes and
+  // reported success); the copy to the temporary checks every write. v7.3: HDF5 resolves the
+  // name of a memfd and fails, so it writes the temporary itself; HDF5 reports failed writes,
+  // matio passes them on (Mat_VarWrite, Mat_Close), and the file is read back below.
+  const bool v73 = version == MatVersion::v73;
+  const MemoryFile memory(file);
+  const std::string target = v73 ? e.temporary.string() : memory.name();
+  if (v73) ::flock(e.fd, LOCK_UN);  // HDF5 locks the file itself while it has it open
+  const auto failed = [&](const std::string& what) {
+    std::string reason = v73 ? h5::last_error_reason() : "";
+    if (v73 && (reason.empty() || reason.find(std::strerror(ENOSPC)) == std::string::npos)) {
+      // HDF5's message may not name the cause (matio does not check H5Fcreate): a full disk is
+      // the likely one, said when it is so.
+      struct statvfs fs_info {};
+      const fs::path dir = file.has_parent_path() ? file.parent_path() : fs::path(".");
+      if (::statvfs(dir.c_str(), &fs_info) == 0 && fs_info.f_bavail == 0)
+        reason = std::strerror(ENOSPC);
+    }
+    return IoError(concat("cannot write ", quoted(file), " (", what, " ", quoted(e.temporary), ")",
+                          reason.empty() ? std::string() : ": " + reason));
+  };
+  h5::silence_error_printing();
+  // matio compresses and writes a variable in one call that polls no stop flag (seconds for the
+  // chain's K at N = 3 10^6: SIGTERM took 2.7 s and more to act): a large set is written by a
+  // child process (io::run_stoppable), into the same memory file or temporary, which the stop
+  // flag kills; the parent copies, checks and renames as for a small one.
+  Index entries = 0;
+  for (const auto& v : vars)
+    entries += std::visit([](const auto& X) -> Index { return X.nonZeros(); }, v.value);
+  const auto write_all = [&] {
+    write_mat_variables(target, header, version, vars, file, failed);
+    return std::vector<double>{};
+  };
+  if (entries > kMatInProcessEntries)
+    io::run_stoppable(write_all, concat("writing ", quoted(file), " interrupted"));
+  else
+    write_all();
   if (!v73) {
     memory.copy_to(e, "");
     return staged;
   }
+
   if (::fsync(e.fd) != 0)
     throw IoError(concat("cannot write ", quoted(file), " (flushing ", quoted(e.temporary),
                          "): ", std::strerror(errno)));
