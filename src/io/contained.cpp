@@ -174,6 +174,26 @@ ContainedOutcome run_contained(const std::function<void(std::ostream&)>& call,
   return outcome;
 }
 
+namespace {
+
+/// The exception a child threw (ContainedOutcome::Kind::threw), as the same type with its message.
+[[noreturn]] void rethrow(const ContainedOutcome& outcome) {
+  switch (outcome.error) {
+    case 'I':
+      throw IoError(outcome.message);
+    case 'A':
+      throw InvalidArgument(outcome.message);
+    case 'N':
+      throw NumericalError(outcome.message);
+    case 'S':
+      throw Interrupted(outcome.message);
+    default:
+      throw std::runtime_error(outcome.message);
+  }
+}
+
+}  // namespace
+
 std::string read_contained(const std::filesystem::path& file, std::string_view what,
                            const std::function<void(std::ostream&)>& call,
                            std::chrono::milliseconds time_limit) {
@@ -192,18 +212,7 @@ std::string read_contained(const std::filesystem::path& file, std::string_view w
     case ContainedOutcome::Kind::threw:
       break;
   }
-  switch (outcome.error) {
-    case 'I':
-      throw IoError(outcome.message);
-    case 'A':
-      throw InvalidArgument(outcome.message);
-    case 'N':
-      throw NumericalError(outcome.message);
-    case 'S':
-      throw Interrupted(outcome.message);
-    default:
-      throw std::runtime_error(outcome.message);
-  }
+  rethrow(outcome);
 }
 
 std::vector<double> run_stoppable(const std::function<std::vector<double>()>& call,
@@ -233,18 +242,7 @@ std::vector<double> run_stoppable(const std::function<std::vector<double>()>& ca
     case ContainedOutcome::Kind::threw:
       break;
   }
-  switch (outcome.error) {
-    case 'I':
-      throw IoError(outcome.message);
-    case 'A':
-      throw InvalidArgument(outcome.message);
-    case 'N':
-      throw NumericalError(outcome.message);
-    case 'S':
-      throw Interrupted(outcome.message);
-    default:
-      throw std::runtime_error(outcome.message);
-  }
+  rethrow(outcome);
 }
 
 std::chrono::milliseconds results_read_time_limit() {
