@@ -316,137 +316,168 @@ NormReport hinf_report(LtiOperator& full, DenseLtiOperator* reduced, const Vecto
 
 }  // namespace
 
+namespace {
+
+bool is_stable(const DenseLtiOperator& reduced) {
+  for (const Complex& l : reduced.poles())
+    if (!(l.real() < 0.0)) return false;
+  return true;
+}
+
+/// Start frequencies of the subspace method: the curve's highest local maxima, the reduced
+/// model's peak (full model) and the least damped reduced poles (the dominant poles' proxies).
+Vector start_frequencies(DenseLtiOperator& reduced, const Vector& omega, const Vector& curve,
+                         bool with_reduced_peak, const FrequencyAnalysisOptions& o) {
+  const bool stable = is_stable(reduced);
+  const auto poles = damped_poles(reduced, 6);
+  std::vector<double> s;
+  if (curve.size() > 0)
+    for (const Index i : local_maxima(curve, 3)) s.push_back(omega[i]);
+  if (with_reduced_peak && stable) {
+    try {
+      const HinfResult r = hinf_norm_level_set(reduced.E(), reduced.A(), reduced.B(), reduced.C(),
+                                               reduced.D_ff(), 1e-8);
+      if (std::isfinite(r.omega)) s.push_back(r.omega);
+    } catch (const NumericalError&) {
+    }
+  }
+  for (std::size_t i = 0; i < poles.size() && i < 4; ++i) s.push_back(poles[i].second);
+  if (curve.size() == 0) {
+    // No curve to start from: the static gain and a coarse logarithmic grid.
+    s.push_back(0.0);
+    const Vector g = log_frequencies(o.omega_min, o.omega_max, 4);
+    s.insert(s.end(), g.data(), g.data() + g.size());
+  }
+  return Vector(Eigen::Map<const Vector>(s.data(), static_cast<Index>(s.size())));
+}
+
+}  // namespace
+
+BodeCurves bode_curves(LtiOperator& full, DenseLtiOperator& reduced,
+                       const FrequencyAnalysisOptions& o) {
+  BodeCurves out;
+  if (o.bode_points < 2) return out;
+  // The reduced model's curve on the fixed grid; the full model's on the same grid (small) or
+  // at adaptive frequencies seeded with the reduced model's least damped poles (large).
+  const bool large = full.n() > o.level_set_limit;
+  const auto t0 = Clock::now();
+  const Vector grid = log_frequencies(o.omega_min, o.omega_max, o.bode_points);
+  out.omega_reduced = grid;
+  out.sigma_reduced_dense.resize(grid.size());
+  for (Index k = 0; k < grid.size(); ++k)
+    out.sigma_reduced_dense[k] =
+        lapack::spectral_norm(transfer_function(reduced, Complex(0.0, grid[k])));
+  std::vector<ComplexMatrix> G;
+  if (large) {
+    const auto poles = damped_poles(reduced, 6);
+    Vector seeds(static_cast<Index>(poles.size()));
+    for (std::size_t i = 0; i < poles.size(); ++i) seeds[static_cast<Index>(i)] = poles[i].second;
+    SampledResponse s =
+        adaptive_response(full, o.omega_min, o.omega_max,
+                          std::min(o.adaptive_points, o.bode_points), seeds, o.threads);
+    out.omega = s.omega;
+    G = std::move(s.G);
+    out.method = "adaptive";
+  } else {
+    out.omega = grid;
+    G = transfer_functions(full, grid, o.threads);
+    out.method = "fixed";
+  }
+  out.solves = out.omega.size();
+  out.sigma_full.resize(out.omega.size());
+  out.sigma_reduced.resize(out.omega.size());
+  out.sigma_error.resize(out.omega.size());
+  for (Index k = 0; k < out.omega.size(); ++k) {
+    const ComplexMatrix gr = transfer_function(reduced, Complex(0.0, out.omega[k]));
+    const ComplexMatrix& g = G[static_cast<std::size_t>(k)];
+    out.sigma_full[k] = lapack::spectral_norm(g);
+    out.sigma_reduced[k] = lapack::spectral_norm(gr);
+    out.sigma_error[k] = lapack::spectral_norm(g - gr);
+  }
+  out.seconds = seconds_since(t0);
+  return out;
+}
+
+H2Reports h2_reports(LtiOperator& full, DenseLtiOperator& reduced,
+                     const FrequencyAnalysisOptions& o) {
+  H2Reports out;
+  const auto t0 = Clock::now();
+  if (!is_stable(reduced)) {
+    out.error.status = "not computed: the reduced model is unstable";
+  } else {
+    try {
+      ErrorLtiOperator err(full, reduced);
+      const bool dense = full.n() <= o.dense_limit;
+      const bool known = !dense && o.h2_full > 0.0;
+      out.full.value = dense   ? h2_norm_dense_stoppable(full)
+                       : known ? o.h2_full
+                               : h2_norm_low_rank(full, o.adi).norm;
+      const bool from_factor = !dense && o.CZc.size() != 0 && !o.adi_shifts.empty();
+      double residual = -1.0;
+      if (from_factor) {
+        const ErrorH2 e =
+            h2_error_from_adi_factor(o.CZc, o.adi_shifts, o.adi_residual, full.B(), reduced);
+        out.error.value = e.norm;
+        residual = e.residual;
+      } else {
+        out.error.value = dense ? h2_norm_dense_stoppable(err) : h2_norm_low_rank(err, o.adi).norm;
+      }
+      out.full.computed = out.error.computed = true;
+      out.error.method = dense         ? "dense"
+                         : from_factor ? "reduction's ADI factor, same shifts on G_r"
+                                       : "low_rank";
+      out.full.method = dense ? "dense" : known ? "reduction's Gramian factor" : "low_rank";
+      out.error.status = out.full.status = "ok";
+      if (residual > 10.0 * o.adi.tolerance)
+        out.error.status = concat("warning: the error system's ADI residual ", sci(residual),
+                                  " exceeds 10 times the tolerance ", sci(o.adi.tolerance));
+    } catch (const NumericalError& e) {
+      out.error.status = concat("not computed: ", e.what());
+    }
+  }
+  out.error.seconds = seconds_since(t0);
+  return out;
+}
+
+NormReport hinf_error_report(LtiOperator& full, DenseLtiOperator& reduced, const BodeCurves& curves,
+                             const FrequencyAnalysisOptions& o) {
+  NormReport rep;
+  if (!is_stable(reduced)) {
+    rep.status = "not computed: the reduced model is unstable";
+    return rep;
+  }
+  try {
+    return hinf_report(full, &reduced,
+                       start_frequencies(reduced, curves.omega, curves.sigma_error, false, o), o);
+  } catch (const NumericalError& e) {
+    rep.status = concat("not computed: ", e.what());
+  }
+  return rep;
+}
+
+NormReport hinf_full_report(LtiOperator& full, DenseLtiOperator& reduced, const BodeCurves& curves,
+                            const FrequencyAnalysisOptions& o) {
+  NormReport rep;
+  try {
+    return hinf_report(full, nullptr,
+                       start_frequencies(reduced, curves.omega, curves.sigma_full, true, o), o);
+  } catch (const NumericalError& e) {
+    rep.status = concat("not computed: ", e.what());
+  }
+  return rep;
+}
+
 FrequencyAnalysis analyse_frequency_response(LtiOperator& full, DenseLtiOperator& reduced,
                                              const FrequencyAnalysisOptions& o) {
   FrequencyAnalysis out;
-  const bool large = full.n() > o.level_set_limit;
-  const bool stable = [&] {
-    for (const Complex& l : reduced.poles())
-      if (!(l.real() < 0.0)) return false;
-    return true;
-  }();
-  const auto poles = damped_poles(reduced, 6);
-
-  // Curves. The reduced model's on the fixed grid; the full model's on the same grid (small) or
-  // at adaptive frequencies seeded with the reduced model's least damped poles (large).
-  if (o.bode_points >= 2) {
-    const auto t0 = Clock::now();
-    const Vector grid = log_frequencies(o.omega_min, o.omega_max, o.bode_points);
-    out.omega_reduced = grid;
-    out.sigma_reduced_dense.resize(grid.size());
-    for (Index k = 0; k < grid.size(); ++k)
-      out.sigma_reduced_dense[k] =
-          lapack::spectral_norm(transfer_function(reduced, Complex(0.0, grid[k])));
-    std::vector<ComplexMatrix> G;
-    if (large) {
-      Vector seeds(static_cast<Index>(poles.size()));
-      for (std::size_t i = 0; i < poles.size(); ++i) seeds[static_cast<Index>(i)] = poles[i].second;
-      SampledResponse s =
-          adaptive_response(full, o.omega_min, o.omega_max,
-                            std::min(o.adaptive_points, o.bode_points), seeds, o.threads);
-      out.omega = s.omega;
-      G = std::move(s.G);
-      out.bode_method = "adaptive";
-    } else {
-      out.omega = grid;
-      G = transfer_functions(full, grid, o.threads);
-      out.bode_method = "fixed";
-    }
-    out.bode_solves = out.omega.size();
-    out.sigma_full.resize(out.omega.size());
-    out.sigma_reduced.resize(out.omega.size());
-    out.sigma_error.resize(out.omega.size());
-    for (Index k = 0; k < out.omega.size(); ++k) {
-      const ComplexMatrix gr = transfer_function(reduced, Complex(0.0, out.omega[k]));
-      const ComplexMatrix& g = G[static_cast<std::size_t>(k)];
-      out.sigma_full[k] = lapack::spectral_norm(g);
-      out.sigma_reduced[k] = lapack::spectral_norm(gr);
-      out.sigma_error[k] = lapack::spectral_norm(g - gr);
-    }
-    out.bode_seconds = seconds_since(t0);
-  }
-
-  // Start frequencies of the subspace method: the curve's highest local maxima, the reduced
-  // model's peak (full model) and the least damped reduced poles (the dominant poles' proxies).
-  auto starts_from = [&](const Vector& curve, bool with_reduced_peak) {
-    std::vector<double> s;
-    if (curve.size() > 0)
-      for (const Index i : local_maxima(curve, 3)) s.push_back(out.omega[i]);
-    if (with_reduced_peak && stable) {
-      try {
-        const HinfResult r = hinf_norm_level_set(reduced.E(), reduced.A(), reduced.B(), reduced.C(),
-                                                 reduced.D_ff(), 1e-8);
-        if (std::isfinite(r.omega)) s.push_back(r.omega);
-      } catch (const NumericalError&) {
-      }
-    }
-    for (std::size_t i = 0; i < poles.size() && i < 4; ++i) s.push_back(poles[i].second);
-    if (curve.size() == 0) {
-      // No curve to start from: the static gain and a coarse logarithmic grid.
-      s.push_back(0.0);
-      const Vector g = log_frequencies(o.omega_min, o.omega_max, 4);
-      s.insert(s.end(), g.data(), g.data() + g.size());
-    }
-    return Vector(Eigen::Map<const Vector>(s.data(), static_cast<Index>(s.size())));
-  };
-
+  out.curves = bode_curves(full, reduced, o);
   if (o.h2) {
-    const auto t0 = Clock::now();
-    if (!stable) {
-      out.h2_error.status = "not computed: the reduced model is unstable";
-    } else {
-      try {
-        ErrorLtiOperator err(full, reduced);
-        const bool dense = full.n() <= o.dense_limit;
-        const bool known = !dense && o.h2_full > 0.0;
-        out.h2_full.value = dense   ? h2_norm_dense_stoppable(full)
-                            : known ? o.h2_full
-                                    : h2_norm_low_rank(full, o.adi).norm;
-        const bool from_factor = !dense && o.CZc.size() != 0 && !o.adi_shifts.empty();
-        double residual = -1.0;
-        if (from_factor) {
-          const ErrorH2 e =
-              h2_error_from_adi_factor(o.CZc, o.adi_shifts, o.adi_residual, full.B(), reduced);
-          out.h2_error.value = e.norm;
-          residual = e.residual;
-        } else {
-          out.h2_error.value =
-              dense ? h2_norm_dense_stoppable(err) : h2_norm_low_rank(err, o.adi).norm;
-        }
-        out.h2_full.computed = out.h2_error.computed = true;
-        out.h2_error.method = dense         ? "dense"
-                              : from_factor ? "reduction's ADI factor, same shifts on G_r"
-                                            : "low_rank";
-        out.h2_full.method = dense ? "dense" : known ? "reduction's Gramian factor" : "low_rank";
-        out.h2_error.status = out.h2_full.status = "ok";
-        if (residual > 10.0 * o.adi.tolerance)
-          out.h2_error.status = concat("warning: the error system's ADI residual ", sci(residual),
-                                       " exceeds 10 times the tolerance ", sci(o.adi.tolerance));
-      } catch (const NumericalError& e) {
-        out.h2_error.status = concat("not computed: ", e.what());
-      }
-    }
-    out.h2_error.seconds = seconds_since(t0);
+    H2Reports h2 = h2_reports(full, reduced, o);
+    out.h2_full = std::move(h2.full);
+    out.h2_error = std::move(h2.error);
   }
-
-  if (o.hinf) {
-    if (!stable) {
-      out.hinf_error.status = "not computed: the reduced model is unstable";
-    } else {
-      try {
-        out.hinf_error = hinf_report(full, &reduced, starts_from(out.sigma_error, false), o);
-      } catch (const NumericalError& e) {
-        out.hinf_error.status = concat("not computed: ", e.what());
-      }
-    }
-  }
-  if (o.hinf_full) {
-    try {
-      out.hinf_full = hinf_report(full, nullptr, starts_from(out.sigma_full, true), o);
-    } catch (const NumericalError& e) {
-      out.hinf_full.status = concat("not computed: ", e.what());
-    }
-  }
+  if (o.hinf) out.hinf_error = hinf_error_report(full, reduced, out.curves, o);
+  if (o.hinf_full) out.hinf_full = hinf_full_report(full, reduced, out.curves, o);
   return out;
 }
 

@@ -77,23 +77,46 @@ struct NormReport {
   double seconds = 0.0;
 };
 
-struct FrequencyAnalysis {
-  /// Curves: full, reduced and error on `omega` (adaptive for large models, else the fixed
-  /// grid); the reduced model alone on `omega_reduced` (the fixed grid of bode_points).
+/// The sigma_max curves: full, reduced and error on `omega` (adaptive for large models, else the
+/// fixed grid); the reduced model alone on `omega_reduced` (the fixed grid of bode_points).
+/// Empty when bode_points < 2.
+struct BodeCurves {
   Vector omega, sigma_full, sigma_reduced, sigma_error;
   Vector omega_reduced, sigma_reduced_dense;
-  Index bode_solves = 0;
-  std::string bode_method;  ///< "fixed" or "adaptive"
-  double bode_seconds = 0.0;
+  Index solves = 0;
+  std::string method;  ///< "fixed" or "adaptive"
+  double seconds = 0.0;
+};
+
+/// ||G||_H2 and ||G - G_r||_H2 (dense up to dense_limit states, else LR-ADI or the reduction's
+/// ADI factor); "not computed" with the reason for an unstable G_r or a failing ADI.
+struct H2Reports {
+  NormReport full, error;
+};
+
+struct FrequencyAnalysis {
+  BodeCurves curves;
   NormReport h2_full, h2_error, hinf_error, hinf_full;
 };
 
-/// The analysis above. Norms that cannot be computed (an unstable reduced model, an ADI that does
-/// not converge) carry their reason in status. An Hinf status is "ok" only when the value is
-/// resolved by its evaluation and meets the a priori bound; otherwise it says in words which of
-/// these fails: the value is below the evaluation's error estimate (rounding noise near a lightly
-/// damped pole), it exceeds the bound, the bound lies below what double precision resolves for
-/// this reduced model (data_sensitivity), the subspace iteration did not settle.
+/// The parts of the analysis, each on its own (the runner's measures call them one by one):
+/// the curves (bode_points >= 2), the H2 norms, and the H-infinity norms of G - G_r and of G,
+/// started from the curves' peaks when there are curves. An Hinf status is "ok" only when the
+/// value is resolved by its evaluation and meets the a priori bound; otherwise it says in words
+/// which of these fails: the value is below the evaluation's error estimate (rounding noise near
+/// a lightly damped pole), it exceeds the bound, the bound lies below what double precision
+/// resolves for this reduced model (data_sensitivity), the subspace iteration did not settle.
+BodeCurves bode_curves(LtiOperator& full, DenseLtiOperator& reduced,
+                       const FrequencyAnalysisOptions& options);
+H2Reports h2_reports(LtiOperator& full, DenseLtiOperator& reduced,
+                     const FrequencyAnalysisOptions& options);
+NormReport hinf_error_report(LtiOperator& full, DenseLtiOperator& reduced, const BodeCurves& curves,
+                             const FrequencyAnalysisOptions& options);
+NormReport hinf_full_report(LtiOperator& full, DenseLtiOperator& reduced, const BodeCurves& curves,
+                            const FrequencyAnalysisOptions& options);
+
+/// All of them as options says (o.h2, o.hinf, o.hinf_full). Norms that cannot be computed (an
+/// unstable reduced model, an ADI that does not converge) carry their reason in status.
 FrequencyAnalysis analyse_frequency_response(LtiOperator& full, DenseLtiOperator& reduced,
                                              const FrequencyAnalysisOptions& options);
 

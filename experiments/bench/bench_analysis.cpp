@@ -146,8 +146,8 @@ void BM_rail_analysis(benchmark::State& state) {
     state.counters["before_over_reduction"] = before_s / reduction_s;
     state.counters["after_over_reduction"] = after_s / reduction_s;
     state.counters["before_bode_s"] = before.bode_s;
-    state.counters["after_bode_s"] = after.bode_seconds;
-    state.counters["after_bode_solves"] = static_cast<double>(after.bode_solves);
+    state.counters["after_bode_s"] = after.curves.seconds;
+    state.counters["after_bode_solves"] = static_cast<double>(after.curves.solves);
     state.counters["before_hinf_error_s"] = before.hinf_error_s;
     state.counters["after_hinf_error_s"] = after.hinf_error.seconds;
     state.counters["before_hinf_error_evals"] = static_cast<double>(before.error.evaluations);

@@ -6,6 +6,7 @@
 #include <ostream>
 
 #include "experiments/runner/experiment_keys.hpp"
+#include "experiments/runner/measure.hpp"
 #include "experiments/runner/method.hpp"
 #include "experiments/runner/model_kind.hpp"
 #include "experiments/runner/sweep.hpp"
@@ -121,11 +122,7 @@ std::vector<KeyDoc> experiment_key_reference() {
     method.keys(rows);
     variant_of(from, detail::concat("method = \"", method.name, "\""));
   }
-  {
-    AnalysisSpec a;
-    KeyDocs docs(rows, "analysis");
-    analysis_keys(a, docs);
-  }
+  for (const MeasureInfo& m : measures()) m.keys(rows);
   return rows;
 }
 
@@ -142,6 +139,16 @@ std::vector<Entry> list_entries(const std::string& topic) {
   } else if (topic == "methods") {
     for (const auto& m : reduction_methods())
       e.push_back({std::string(m.name), std::string(m.doc)});
+  } else if (topic == "measures") {
+    for (const auto& m : measures()) {
+      std::string doc(m.doc);
+      if (!m.needs.empty()) {
+        doc += "; needs";
+        for (std::size_t i = 0; i < m.needs.size(); ++i)
+          doc += (i ? ", " : " ") + std::string(m.needs[i]);
+      }
+      e.push_back({std::string(m.name), doc});
+    }
   } else if (topic == "integrators") {
     e.push_back({"implicit_midpoint",
                  "implicit midpoint rule: A-stable, second order, no numerical damping (default)"});
@@ -168,7 +175,8 @@ std::string markdown_cell(std::string s) {
 }  // namespace
 
 const std::vector<std::string>& list_topics() {
-  static const std::vector<std::string> topics = {"models", "methods", "integrators", "inputs"};
+  static const std::vector<std::string> topics = {"models", "methods", "measures", "integrators",
+                                                  "inputs"};
   return topics;
 }
 

@@ -11,7 +11,7 @@
 
 namespace mor::experiments {
 
-/// The lists `mor list` knows: "models", "methods", "integrators", "inputs".
+/// The lists `mor list` knows: "models", "methods", "measures", "integrators", "inputs".
 const std::vector<std::string>& list_topics();
 
 /// Prints one list (or all, topic ""), one entry a line with its doc.

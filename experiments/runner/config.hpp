@@ -77,16 +77,8 @@ struct ChainProjectionOptions {
 };
 
 class ReductionMethod;
-
-/// [analysis]: frequency-domain comparison of full and reduced models.
-struct AnalysisSpec {
-  bool h2 = true;           ///< H2 norm of the error system (and of the full system)
-  bool hinf = true;         ///< H-infinity norm of the error system
-  Index bode_points = 100;  ///< sigma_max(G(i w)) of full, reduced and error; 0: none
-  double omega_min = 1e-4, omega_max = 10.0;  ///< rad/s
-  Index hinf_grid = 200;   ///< unused (was the large-system H-infinity sweep's grid)
-  bool hinf_full = false;  ///< also ||G||_Hinf of the full model
-};
+/// [analysis]: the registered measures as configured (experiments/runner/measure.hpp).
+class Analysis;
 
 /// The signal an input table describes, with m channels (the same signal on each).
 std::unique_ptr<Signal> make_signal(const InputSpec& in, Index m);
@@ -112,7 +104,8 @@ struct ExperimentConfig {
   Index max_steps = kDefaultMaxSteps;
   /// [reduction]: a registered method (experiments/runner/method.hpp), read and validated.
   std::shared_ptr<const ReductionMethod> reduction;
-  AnalysisSpec analysis;
+  /// [analysis]: the measures (experiments/runner/measure.hpp), read and validated; null: none.
+  std::shared_ptr<const Analysis> analysis;
   Index snapshot_stride = 10;  ///< 0: no snapshots
   std::vector<std::string> snapshot_fields = {"p", "v"};
   int compression = 1;  ///< deflate level 0..9 of the snapshots

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "experiments/runner/measure.hpp"
 #include "experiments/runner/method.hpp"
 #include "experiments/runner/model_kind.hpp"
 #include "src/io/model_files.hpp"
@@ -28,11 +29,9 @@ double estimate_run_seconds(const ExperimentConfig& c) {
   const bool explicit_scheme = c.integrator.scheme == Scheme::rk4;
   const double full = steps * (explicit_scheme ? 6e-9 * N : c.model->implicit_step_seconds());
   double reduction = c.reduction ? c.reduction->estimate_seconds(c, full) : 0.0;
-  if (c.reduction && c.reduction->family_for(*c.model) == ReductionMethod::Family::linear) {
-    const AnalysisSpec& a = c.analysis;
-    reduction += (a.h2 ? 1.5e-5 * N : 0.0) + 1.3e-7 * N * static_cast<double>(a.bode_points) +
-                 (a.hinf ? 2e-7 * N * 40.0 : 0.0);  // about 40 solves (subspace method)
-  }
+  if (c.reduction && c.analysis &&
+      c.reduction->family_for(*c.model) == ReductionMethod::Family::linear)
+    reduction += c.analysis->estimate_seconds(AppliesTo::linear_reduced, N);
   return 0.05 + full + reduction;
 }
 

@@ -22,6 +22,7 @@
 #include <toml++/toml.h>
 
 #include "experiments/runner/experiment_keys.hpp"
+#include "experiments/runner/measure.hpp"
 #include "experiments/runner/method.hpp"
 #include "experiments/runner/model_kind.hpp"
 #include "experiments/runner/pipeline.hpp"
@@ -356,13 +357,15 @@ std::vector<double> finish_linear_family(const Run& run, LinearFamilyRun& lin,
     write_error_against_order(run.out, std::string(c.reduction->name()), y_full, runs, steps);
   }
   run.stage("analysis");
-  progress_note(concat(
-      c.name, ": frequency analysis of full and reduced model (", c.analysis.h2 ? "H2 norms, " : "",
-      c.analysis.hinf ? "H-infinity norms, " : "", c.analysis.bode_points, " Bode points) ..."));
-  const AnalysisOutcome a =
-      analyse_and_record(c.analysis, c.reduction->norm_options(), *lin.full, lin.reduced, run.out);
-  run.summary.h2_error_relative = a.h2_error_relative;
-  run.summary.hinf_error = a.hinf_error;
+  if (c.analysis) {
+    std::string what;
+    for (const Measure* m : c.analysis->to_run(AppliesTo::linear_reduced))
+      what += (what.empty() ? "" : ", ") + m->progress_text();
+    if (!what.empty())
+      progress_note(
+          concat(c.name, ": frequency analysis of full and reduced model (", what, ") ..."));
+  }
+  run.summary.figures = analyse_linear_step(c, *lin.full, lin.reduced, run.out);
   return std::move(traj.y);
 }
 

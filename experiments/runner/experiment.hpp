@@ -43,8 +43,10 @@ struct RunSummary {
   Index reduced_order = 0;
   double reduction_seconds = 0;      ///< Gramians and projection
   double output_error_relative = 0;  ///< ||y - y_r||_2 / ||y||_2 over all output samples
-  double h2_error_relative = -1;     ///< ||G - G_r||_H2 / ||G||_H2, -1 if not computed
-  double hinf_error = -1;            ///< ||G - G_r||_Hinf, -1 if not computed
+  /// The figures of the measures that ran (experiments/runner/measure.hpp), by name, e.g.
+  /// ("h2_error", ||G - G_r||_H2 / ||G||_H2), ("hinf_error", ||G - G_r||_Hinf); a norm that could
+  /// not be computed has none. figure_or(figures, name, -1) reads one.
+  std::vector<std::pair<std::string, double>> figures;
   double state_error_relative = -1;  ///< pod, empirical_bt: ||q - V q_r|| / ||q||
   double speedup_per_step = 0;       ///< full over reduced stepping time per step
   Index snapshots = 0, outputs = 0;

@@ -22,6 +22,7 @@
 #include <toml++/toml.h>
 
 #include "experiments/runner/experiment_keys.hpp"
+#include "experiments/runner/measure.hpp"
 #include "experiments/runner/method.hpp"
 #include "experiments/runner/model_kind.hpp"
 #include "experiments/runner/projection_run.hpp"
@@ -86,8 +87,7 @@ std::string to_toml(const ExperimentConfig& c) {
   os << "\n[reduction]\nmethod = " << toml_string(std::string(c.reduction->name())) << "\n";
   c.reduction->write_toml(os);
   os << "\n[analysis]\n";
-  AnalysisSpec a = c.analysis;
-  analysis_keys(a, w);
+  (c.analysis ? *c.analysis : Analysis()).write_toml(os);
   return os.str();
 }
 
@@ -99,25 +99,6 @@ void write_input(std::ostream& os, const InputSpec& in) {
   KeyWriter w(os);
   InputSpec copy = in;
   signal_keys(copy, w);
-}
-
-AnalysisSpec read_analysis(TableReader& r) {
-  AnalysisSpec a;
-  KeyReader reader(r, "analysis", {});
-  analysis_keys(a, reader);
-  r.finish();
-  // 2e9 points ran out of memory after seconds (or computed for days): a cap well above any
-  // plot, as for the steps of a run.
-  constexpr Index kMaxBodePoints = 1'000'000;
-  require(a.bode_points >= 0 && a.bode_points != 1 && a.bode_points <= kMaxBodePoints,
-          r.where("bode_points"), ": analysis.bode_points must be 0 (none) or in 2..",
-          kMaxBodePoints, ", got ", a.bode_points);
-  require(a.omega_min > 0.0 && a.omega_max > a.omega_min, r.where("omega_min"),
-          ": analysis needs 0 < omega_min < omega_max, got omega_min = ", a.omega_min,
-          ", omega_max = ", a.omega_max);
-  require(a.hinf_grid >= 10, r.where("hinf_grid"), ": analysis.hinf_grid must be >= 10, got ",
-          a.hinf_grid);
-  return a;
 }
 
 InputSpec read_input(TableReader& r, const std::string& name, const std::string& source,
@@ -305,7 +286,7 @@ ExperimentConfig parse_experiment(const std::string& text, const std::string& so
   }
   {
     TableReader r(table("analysis"), "analysis", source);
-    c.analysis = read_analysis(r);
+    c.analysis = Analysis::read(r);
   }
   try {
     validate(c.integrator);  // a kind that owns [simulation] checked its own keys

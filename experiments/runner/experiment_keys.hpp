@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // The keys of the experiment-file tables that are not a model kind's or a method's own:
 // [experiment], [input] and [[training]] (per signal type), [simulation], [output] and
-// [analysis], declared once each (experiments/runner/keys.hpp explains the visitors). The
-// reader, the effective TOML stored in results, and `mor keys` all walk these declarations.
-// Internal to experiments/runner.
+// [analysis] (the registered measures' keys, experiments/runner/measure.hpp), declared once each
+// (experiments/runner/keys.hpp explains the visitors). The reader, the effective TOML stored in
+// results, and `mor keys` all walk these declarations. Internal to experiments/runner.
 #pragma once
 
 #include <string>
@@ -117,23 +117,6 @@ struct OutputTable {
     v(Key{"plots", "", "make the PNG figures after the run (Debian's python3-matplotlib)"}, plots);
   }
 };
-
-/// [analysis]: the frequency-domain comparison of full and reduced linear models.
-template <class A, class V>
-void analysis_keys(A& a, V& v) {
-  v(Key{"h2", "", "H2 norm of the error system (and of the full system)"}, a.h2);
-  v(Key{"hinf", "", "H-infinity norm of the error system"}, a.hinf);
-  v(Key{"bode_points", "", "frequencies of the sigma_max(G(i w)) curves, at most 10^6; 0: none"},
-    a.bode_points);
-  v(Key{"omega_min", "rad/s", "lowest frequency of the curves and the H-infinity grid"},
-    a.omega_min);
-  v(Key{"omega_max", "rad/s", "highest frequency"}, a.omega_max);
-  v(Key{"hinf_grid", "",
-        "no longer used (models above 400 states get their H-infinity norms from the subspace "
-        "method, docs/results.md); kept so that existing files parse, >= 10"},
-    a.hinf_grid);
-  v(Key{"hinf_full", "", "also ||G||_Hinf of the full model"}, a.hinf_full);
-}
 
 /// The signal types of [input] and [[training]], in the order `mor list inputs` shows them.
 struct SignalType {

@@ -4,6 +4,7 @@
 
 #include <cmath>
 
+#include "experiments/runner/measure.hpp"
 #include "experiments/runner/results_layout.hpp"
 #include "experiments/runner/run_guards.hpp"
 #include "src/core/errors.hpp"
@@ -67,6 +68,20 @@ ReductionStep reduce_step(const ExperimentConfig& c, const FullModel& model, Lti
     step.stages = red.stages;
   }
   return step;
+}
+
+std::vector<std::pair<std::string, double>> analyse_linear_step(const ExperimentConfig& c,
+                                                                LtiOperator& full,
+                                                                ReducedModel& reduced,
+                                                                io::RecordSink& out) {
+  out.create_group(layout::kAnalysis);
+  out.set_attribute(layout::kAnalysis, "reduced_stable",
+                    static_cast<std::int64_t>(reduced.spectral_abscissa < 0.0));
+  if (c.analysis == nullptr) return {};
+  const NormOptions norms = c.reduction->norm_options();
+  MeasureContext m(full, reduced, norms, out);
+  c.analysis->run(AppliesTo::linear_reduced, m);
+  return m.figures();
 }
 
 }  // namespace mor::experiments

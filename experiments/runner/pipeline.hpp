@@ -4,8 +4,8 @@
 // python/src/compute.cpp) call the same functions, so that no front end decides again what the
 // runner decides, and no front end lacks a guard that another has. The steps: check what a run
 // will need (check_run), reduce (reduce_step), simulate the full model (simulate_full_step) and a
-// reduced one (simulate_reduced_step). Each step records what it did into a RecordSink: the
-// results file in a run, memory in Python.
+// reduced one (simulate_reduced_step), and analyse (analyse_linear_step). Each step records what it
+// did into a RecordSink: the results file in a run, memory in Python.
 #pragma once
 
 #include <atomic>
@@ -78,6 +78,16 @@ std::string check_run(const ExperimentConfig& c, const KeptSamples& kept = {});
 IntegrationStats simulate_full_step(FullModel& model, const Signal& input,
                                     const IntegratorOptions& o, const StepObserver& observe,
                                     ProgressReporter* progress = nullptr);
+
+/// The analysis step of a linear reduced model: /analysis (its attribute reduced_stable) and the
+/// measures of c.analysis that apply to a linear reduced model (experiments/runner/measure.hpp),
+/// each after the measures it needs, recorded into out. Returns their figures by name (the run
+/// summary's, the sweep columns'). Nothing but the group when c.analysis is null.
+/// @throws Interrupted; a norm that cannot be computed is recorded with its reason instead.
+std::vector<std::pair<std::string, double>> analyse_linear_step(const ExperimentConfig& c,
+                                                                LtiOperator& full,
+                                                                ReducedModel& reduced,
+                                                                io::RecordSink& out);
 
 /// A reduced model's run from rest, observed as in simulate_full_step. The observer is a template
 /// parameter: the reduced model's steps are the cheap ones whose speed-up the run measures.

@@ -7,7 +7,6 @@
 #include <chrono>
 #include <cmath>
 
-#include "reduction/frequency_analysis.hpp"
 #include "src/core/errors.hpp"
 #include "src/core/timing.hpp"
 
@@ -65,79 +64,6 @@ void record_gramians(io::RecordSink& out, const GramianDiagnostics& g) {
       shifts.row(static_cast<Index>(i)) << a.shifts[i].real(), a.shifts[i].imag();
     if (shifts.rows() > 0) out.write_matrix(layout::child(path, "shifts"), shifts);
   }
-}
-
-AnalysisOutcome analyse_and_record(const AnalysisSpec& a, const NormOptions& norms,
-                                   LtiOperator& full, ReducedModel& reduced, io::RecordSink& out) {
-  AnalysisOutcome outcome;
-  const std::string& grp = layout::kAnalysis;
-  out.create_group(grp);
-  const bool stable = reduced.spectral_abscissa < 0.0;
-  out.set_attribute(grp, "reduced_stable", static_cast<std::int64_t>(stable));
-
-  FrequencyAnalysisOptions o;
-  o.bode_points = a.bode_points;
-  o.omega_min = a.omega_min;
-  o.omega_max = a.omega_max;
-  o.h2 = a.h2;
-  o.hinf = a.hinf;
-  o.hinf_full = a.hinf_full;
-  o.dense_limit = norms.dense_limit;
-  o.adi = norms.adi;
-  o.error_bound = reduced.error_bound;
-  o.h2_full = reduced.h2_full;
-  o.reference = reduced.reference.get();
-  o.reference_bound = reduced.reference_bound;
-  o.CZc = reduced.CZc;
-  o.adi_shifts = reduced.adi_shifts;
-  o.adi_residual = reduced.adi_residual;
-  const FrequencyAnalysis f = analyse_frequency_response(full, *reduced.first_order, o);
-
-  if (a.bode_points >= 2) {
-    out.write_vector(layout::kAnalysisOmega, f.omega);
-    out.write_vector(layout::kAnalysisSigmaFull, f.sigma_full);
-    out.write_vector(layout::kAnalysisSigmaReduced, f.sigma_reduced);
-    out.write_vector(layout::kAnalysisSigmaError, f.sigma_error);
-    out.write_vector(layout::kAnalysisOmegaReduced, f.omega_reduced);
-    out.write_vector(layout::kAnalysisSigmaReducedDense, f.sigma_reduced_dense);
-    out.set_attribute(grp, "bode_method", f.bode_method);
-    out.set_attribute(grp, "bode_solves", static_cast<std::int64_t>(f.bode_solves));
-    out.set_attribute(grp, "bode_s", f.bode_seconds);
-  }
-  if (a.h2) {
-    if (f.h2_error.computed) {
-      outcome.h2_error_relative = f.h2_error.value / f.h2_full.value;
-      out.set_attribute(grp, "h2_full", f.h2_full.value);
-      out.set_attribute(grp, "h2_error", f.h2_error.value);
-      out.set_attribute(grp, "h2_error_relative", outcome.h2_error_relative);
-      out.set_attribute(grp, "h2_method", f.h2_error.method);
-      out.set_attribute(grp, "h2_full_method", f.h2_full.method);
-    }
-    out.set_attribute(grp, "h2_status", f.h2_error.status);
-    out.set_attribute(grp, "h2_s", f.h2_error.seconds);
-  }
-  // One norm's attributes: prefix (hinf_error's are hinf_*, for history) and the report.
-  auto record_hinf = [&](const std::string& prefix, const std::string& value_key,
-                         const NormReport& h) {
-    if (h.computed) {
-      out.set_attribute(grp, value_key, h.value);
-      out.set_attribute(grp, prefix + "_omega", h.omega);
-      out.set_attribute(grp, prefix + "_method", h.method);
-      out.set_attribute(grp, prefix + "_relative_accuracy", h.relative_accuracy);
-      out.set_attribute(grp, prefix + "_evaluation_error", h.evaluation_error);
-      if (h.data_sensitivity >= 0.0)
-        out.set_attribute(grp, prefix + "_data_sensitivity", h.data_sensitivity);
-      out.set_attribute(grp, prefix + "_evaluations", static_cast<std::int64_t>(h.evaluations));
-    }
-    out.set_attribute(grp, prefix + "_status", h.status);
-    out.set_attribute(grp, prefix + "_s", h.seconds);
-  };
-  if (a.hinf) {
-    record_hinf("hinf", "hinf_error", f.hinf_error);
-    if (f.hinf_error.computed) outcome.hinf_error = f.hinf_error.value;
-  }
-  if (a.hinf_full) record_hinf("hinf_full", "hinf_full", f.hinf_full);
-  return outcome;
 }
 
 }  // namespace mor::experiments

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// The reduction half of an experiment run: balanced truncation of the linear chain, the reduced
-// model's records in the results file, and the frequency-domain comparison (Bode, H2, H-inf).
+// The reduction half of an experiment run: the linear reduced model and its records in the
+// results file (the analysis of it is the registered measures', experiments/runner/measure.hpp).
 // Used by run_experiment (experiment.cpp); the layout is documented in README.md.
 #pragma once
 
@@ -70,19 +70,5 @@ struct NormOptions {
   Index dense_limit = 1500;
   AdiOptions adi;
 };
-
-struct AnalysisOutcome {
-  double h2_error_relative = -1;  ///< -1: not computed
-  double hinf_error = -1;
-};
-
-/// Frequency-domain comparison of the full system and the reduced model into /analysis
-/// (analyse_frequency_response, reduction/frequency_analysis.hpp): sigma_max of G, G_r and
-/// G - G_r; ||G - G_r||_H2 / ||G||_H2; ||G - G_r||_Hinf (level set for n <= 400, the subspace
-/// method otherwise) with its estimated accuracy and status; with a.hinf_full also ||G||_Hinf.
-/// A norm that cannot be computed (an unstable reduced model, an ADI that does not converge) is
-/// recorded with its reason instead.
-AnalysisOutcome analyse_and_record(const AnalysisSpec& a, const NormOptions& norms,
-                                   LtiOperator& full, ReducedModel& reduced, io::RecordSink& out);
 
 }  // namespace mor::experiments

@@ -11,6 +11,7 @@
 
 #include "experiments/runner/estimates.hpp"
 #include "experiments/runner/experiment.hpp"
+#include "experiments/runner/measure.hpp"
 #include "experiments/runner/method.hpp"
 #include "experiments/runner/model_kind.hpp"
 #include "experiments/runner/sweep.hpp"
@@ -219,9 +220,14 @@ void check_results_layout(const io::ResultsReader& r) {
     l.group("/table");
     for (const char* name : {"series", "status", "key"})
       l.column(concat("/table/", name), total, "points_total", true);
-    for (const char* name : {"N", "r", "m", "output_error", "h2_error", "offline_s", "full_step_s",
+    for (const char* name : {"N", "r", "m", "output_error", "offline_s", "full_step_s",
                              "reduced_step_s", "speedup", "peak_rss_mib", "point_s"})
       l.column(concat("/table/", name), total, "points_total");
+    // The measures' columns (experiments/runner/measure.hpp) where the table has them: a file
+    // written before a measure was registered lacks its column.
+    for (const FigureInfo& f : measure_figures())
+      if (r.exists(concat("/table/", f.name)))
+        l.column(concat("/table/", f.name), total, "points_total");
     for (std::size_t k = 0; k < tolerances.size(); ++k)
       l.column(concat("/table/r_for_tol_", k), total, "points_total");
     l.group("/fits");

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "experiments/runner/estimates.hpp"
+#include "experiments/runner/measure.hpp"
 #include "experiments/runner/method.hpp"
 #include "experiments/runner/model_kind.hpp"
 
@@ -87,9 +88,11 @@ void print_run_summary(const ExperimentConfig& c, const RunSummary& s,
                  s.linearisation.empty() ? "" : " (against the nonlinear model)");
     if (s.state_error_relative >= 0)
       std::fprintf(out, ", relative state error %.3g", s.state_error_relative);
-    if (s.h2_error_relative >= 0)
-      std::fprintf(out, ", relative H2 error %.3g", s.h2_error_relative);
-    if (s.hinf_error >= 0) std::fprintf(out, ", Hinf error %.3g", s.hinf_error);
+    for (const FigureInfo& f : measure_figures()) {
+      if (f.summary.empty()) continue;
+      const double v = figure_or(s.figures, f.name, -1.0);
+      if (v >= 0) std::fprintf(out, ", %s %.3g", std::string(f.summary).c_str(), v);
+    }
     std::fprintf(out, "\n");
   }
   if (!s.model_figures.empty()) {

@@ -17,6 +17,7 @@
 #include <toml++/toml.h>
 
 #include "experiments/runner/experiment_keys.hpp"
+#include "experiments/runner/measure.hpp"
 #include "experiments/runner/method.hpp"
 #include "experiments/runner/model_kind.hpp"
 #include "experiments/runner/results_layout.hpp"
@@ -500,8 +501,9 @@ void run_sweep_point(const SweepConfig& c, const SweepPoint& p, const RunOptions
     out.set_attribute(g, "m", static_cast<std::int64_t>(s.deim_samples));
     out.set_attribute(g, "output_error", reduced ? s.output_error_relative : kNaN);
     out.set_attribute(g, "state_error", or_nan(s.state_error_relative));
-    out.set_attribute(g, "h2_error", or_nan(s.h2_error_relative));
-    out.set_attribute(g, "hinf_error", or_nan(s.hinf_error));
+    // Every measure's figures (NaN where the run has none): the merge makes a column of each.
+    for (const FigureInfo& f : measure_figures())
+      out.set_attribute(g, std::string(f.name), or_nan(figure_or(s.figures, f.name, -1.0)));
     out.set_attribute(g, "build_s", s.build_seconds);
     out.set_attribute(g, "offline_s", reduced ? s.reduction_seconds : kNaN);
     for (const auto& [stage, seconds] : s.offline_stages)

@@ -93,7 +93,8 @@ std::optional<std::filesystem::path> completed_point_file(const SweepConfig& c,
 /// its first bytes, or another file put there; HDF5 but not a results file), renamed aside to
 /// "<key>.h5.unreadable" (or "-2", "-3", ... if taken) so that the point runs again and nothing
 /// is lost. Returns the one-line notice naming both files and the size of the one set aside, or
-/// "" if there was nothing to set aside (missing, a results file, or a file HDF5 cannot open, which the run replaces).
+/// "" if there was nothing to set aside (missing, a results file, or a file HDF5 cannot open, which
+/// the run replaces).
 /// @throws IoError if another program holds the file open for writing; filesystem_error if the
 ///         rename fails.
 std::string set_aside_unreadable_point_file(const SweepConfig& c, const SweepPoint& p);

@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <functional>
 #include <iomanip>
 #include <limits>
 #include <map>
@@ -19,6 +20,7 @@
 
 #include <toml++/toml.h>
 
+#include "experiments/runner/measure.hpp"
 #include "experiments/runner/method.hpp"
 #include "experiments/runner/model_kind.hpp"
 #include "experiments/runner/results_layout.hpp"
@@ -87,38 +89,46 @@ void print_sweep_info(const io::ResultsReader& r, std::ostream& os) {
     return std::vector<double>(v.begin(), v.end());
   };
   const auto series = texts("series"), status = texts("status"), keys = texts("key");
-  const auto N = values("N"), rr = values("r"), m = values("m"), err = values("output_error"),
-             h2 = values("h2_error"), offline = values("offline_s"), full = values("full_step_s"),
-             red = values("reduced_step_s"), speedup = values("speedup"),
-             memory = values("peak_rss_mib"), wall = values("point_s");
+  const auto N = values("N");
+  // The columns shown: the sizes, the output error, each registered measure's figure that has
+  // an info title and a value at some point (experiments/runner/measure.hpp), the costs.
   struct Field {
-    const char* title;
+    std::string title;
     int width;
+    std::vector<double> values;
+    std::function<std::string(double)> text;
   };
-  const Field fields[] = {{"series", 0},      {"N", 8},        {"r", 4},        {"m", 4},
-                          {"output err", 10}, {"H2 err", 9},   {"offline", 10}, {"full step", 10},
-                          {"red. step", 10},  {"speed-up", 9}, {"peak MiB", 9}, {"point", 9}};
+  const auto number = [](const char* format) {
+    return [format](double v) { return number_text(v, format); };
+  };
+  const auto positive = [](double v) { return v > 0 ? number_text(v, "%.0f") : std::string("-"); };
+  std::vector<Field> fields = {{"N", 8, N, number("%.0f")},
+                               {"r", 4, values("r"), positive},
+                               {"m", 4, values("m"), positive},
+                               {"output err", 10, values("output_error"), number("%.2e")}};
+  for (const FigureInfo& f : measure_figures()) {
+    const std::string path = layout::child(layout::kTable, f.name);
+    if (f.info_title.empty() || !r.exists(path)) continue;
+    std::vector<double> v = values(std::string(f.name));
+    if (std::none_of(v.begin(), v.end(), [](double x) { return std::isfinite(x); })) continue;
+    fields.push_back({std::string(f.info_title), std::max(9, static_cast<int>(f.info_title.size())),
+                      std::move(v), number("%.2e")});
+  }
+  const auto more = std::vector<Field>{{"offline", 10, values("offline_s"), seconds_text},
+                                       {"full step", 10, values("full_step_s"), seconds_text},
+                                       {"red. step", 10, values("reduced_step_s"), seconds_text},
+                                       {"speed-up", 9, values("speedup"), number("%.0fx")},
+                                       {"peak MiB", 9, values("peak_rss_mib"), number("%.0f")},
+                                       {"point", 9, values("point_s"), seconds_text}};
+  fields.insert(fields.end(), more.begin(), more.end());
   std::size_t series_width = 6;
   for (const auto& s : series) series_width = std::max(series_width, s.size());
   os << "\n  " << std::left << std::setw(static_cast<int>(series_width)) << "series" << std::right;
-  for (std::size_t k = 1; k < std::size(fields); ++k)
-    os << " " << std::setw(fields[k].width) << fields[k].title;
+  for (const Field& f : fields) os << " " << std::setw(f.width) << f.title;
   os << "  status\n";
   for (std::size_t i = 0; i < keys.size(); ++i) {
     os << "  " << std::left << std::setw(static_cast<int>(series_width)) << series[i] << std::right;
-    const std::string cells[] = {number_text(N[i], "%.0f"),
-                                 rr[i] > 0 ? number_text(rr[i], "%.0f") : "-",
-                                 m[i] > 0 ? number_text(m[i], "%.0f") : "-",
-                                 number_text(err[i], "%.2e"),
-                                 number_text(h2[i], "%.2e"),
-                                 seconds_text(offline[i]),
-                                 seconds_text(full[i]),
-                                 seconds_text(red[i]),
-                                 number_text(speedup[i], "%.0fx"),
-                                 number_text(memory[i], "%.0f"),
-                                 seconds_text(wall[i])};
-    for (std::size_t k = 0; k < std::size(cells); ++k)
-      os << " " << std::setw(fields[k + 1].width) << cells[k];
+    for (const Field& f : fields) os << " " << std::setw(f.width) << f.text(f.values[i]);
     os << "  " << status[i] << "\n";
   }
 

@@ -20,6 +20,7 @@
 
 #include <toml++/toml.h>
 
+#include "experiments/runner/measure.hpp"
 #include "experiments/runner/method.hpp"
 #include "experiments/runner/model_kind.hpp"
 #include "experiments/runner/results_layout.hpp"
@@ -54,9 +55,19 @@ struct Column {
 };
 
 const char* const kIntegerColumns[] = {"N", "r", "m"};
-const char* const kNumberColumns[] = {
-    "output_error",      "state_error", "h2_error",       "hinf_error", "build_s", "offline_s",
-    "full_simulation_s", "full_step_s", "reduced_step_s", "speedup",    "point_s", "peak_rss_mib"};
+/// The numeric columns every table has: the time-domain errors, every registered measure's
+/// figures (experiments/runner/measure.hpp), the costs.
+const std::vector<std::string>& number_columns() {
+  static const std::vector<std::string> columns = [] {
+    std::vector<std::string> c = {"output_error", "state_error"};
+    for (const FigureInfo& f : measure_figures()) c.emplace_back(f.name);
+    for (const char* name : {"build_s", "offline_s", "full_simulation_s", "full_step_s",
+                             "reduced_step_s", "speedup", "point_s", "peak_rss_mib"})
+      c.emplace_back(name);
+    return c;
+  }();
+  return columns;
+}
 
 bool is_number(const std::string& s, double& value) {
   if (s.empty()) return false;
@@ -121,7 +132,7 @@ void write_sweep_results(const SweepConfig& c, const std::vector<PointOutcome>& 
     return it->second;
   };
   for (const char* name : kIntegerColumns) column(name);
-  for (const char* name : kNumberColumns) column(name);
+  for (const std::string& name : number_columns()) column(name);
   std::vector<std::optional<fs::path>> files(P);
   Index done = 0, failed = 0;
   for (std::size_t i = 0; i < P; ++i) {
@@ -151,8 +162,8 @@ void write_sweep_results(const SweepConfig& c, const std::vector<PointOutcome>& 
     for (const std::string& name : r.attribute_names(layout::kSweepPoint)) {
       const bool known = std::find(std::begin(kIntegerColumns), std::end(kIntegerColumns), name) !=
                              std::end(kIntegerColumns) ||
-                         std::find(std::begin(kNumberColumns), std::end(kNumberColumns), name) !=
-                             std::end(kNumberColumns);
+                         std::find(number_columns().begin(), number_columns().end(), name) !=
+                             number_columns().end();
       const bool figure = std::find(figures.begin(), figures.end(), name) != figures.end();
       if (known || figure || name.rfind("offline_", 0) == 0)
         column(name).numbers[i] = r.attribute_double(layout::kSweepPoint, name);

@@ -230,8 +230,6 @@ void read_experiment_table(TableReader& r, const std::string& source, std::strin
                            std::string& description, std::filesystem::path& output);
 /// The keys of an input table after its type, as TOML lines (for the stored configuration).
 void write_input(std::ostream& os, const InputSpec& in);
-/// The keys of [analysis]. @throws InvalidArgument naming the key.
-AnalysisSpec read_analysis(TableReader& r);
 /// [[training]]: `training` (nullptr: no training runs) as an array of input tables.
 /// @throws InvalidArgument naming the run and the key.
 std::vector<InputSpec> read_training(const toml::node* training, const std::string& source,
