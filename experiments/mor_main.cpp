@@ -220,6 +220,9 @@ static int run_command(int argc, char** argv) {
   bool layout_markdown = false;
   layout->add_flag("--markdown", layout_markdown,
                    "as Markdown (the text of docs/results-layout.md)");
+  bool layout_python = false;
+  layout->add_flag("--python", layout_python,
+                   "as the Python module python/mor_layout.py (the results reader's PATHS)");
 
   CLI::App* info = app.add_subcommand("info", "Summarise a results file (or a sweep's table)");
   std::string results_file;
@@ -383,7 +386,10 @@ static int run_command(int argc, char** argv) {
       return 0;
     }
     if (*layout) {
-      mor::experiments::layout::print(layout_markdown, std::cout);
+      if (layout_python)
+        mor::experiments::layout::print_python(std::cout);
+      else
+        mor::experiments::layout::print(layout_markdown, std::cout);
       return 0;
     }
     if (*keys) {

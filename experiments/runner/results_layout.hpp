@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // The layout of results files, declared once: every HDF5 group and dataset the runners write
 // and `mor info`, `mor export`, the sweep merge and training-file reads open, by name. The
-// Python reader (python/mor_results.py, its table PATHS) uses the same names for the same paths,
-// which the test results_layout checks against `mor layout`; docs/results-layout.md is
+// Python reader (python/mor_results.py) takes its table PATHS from python/mor_layout.py, which
+// is `mor layout --python` (test python_layout); docs/results-layout.md is
 // `mor layout --markdown` (test docs_layout). No runner spells a path literally.
 //
 // A sweep's merged file holds each point's whole results file under /points/<key>, so every
@@ -115,7 +115,8 @@ namespace mor::experiments::layout {
   X(kErrorVsR, "error_vs_r", "/error_vs_r", "table",                                               \
     "columns r, m, relative_l2, max_abs, reduced_step_s: the error against r")                     \
   X(kAnalysis, "analysis", "/analysis", "group",                                                   \
-    "attributes: H2 and H-infinity norms of full, reduced and error systems")                      \
+    "attributes: the figures of the registered measures (mor list measures): H2 and "              \
+    "H-infinity norms of full, reduced and error systems, with methods, accuracies, statuses")     \
   X(kAnalysisOmega, "analysis.omega", "/analysis/omega", "dataset",                                \
     "frequencies (rad/s) of the full, reduced and error curves: the fixed grid, or for large "     \
     "models adaptively placed ones (bode_method)")                                                 \
@@ -184,5 +185,8 @@ std::string child(std::string_view path, std::string_view name);
 
 /// The layout as aligned text (`mor layout`) or as the Markdown of docs/results-layout.md.
 void print(bool markdown, std::ostream& out);
+/// The layout as the Python module python/mor_layout.py (its dict PATHS: name -> path), which the
+/// Python reader python/mor_results.py imports (`mor layout --python`).
+void print_python(std::ostream& out);
 
 }  // namespace mor::experiments::layout
