@@ -11,17 +11,21 @@
 // without editing this file; a kind without a small model below fails the test, so it gets one.
 #include <gtest/gtest.h>
 
+#include <toml++/toml.h>
+
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <limits>
 #include <map>
+#include <set>
 #include <string>
 
 #include "experiments/runner/experiment.hpp"
 #include "experiments/runner/measure.hpp"
 #include "experiments/runner/method.hpp"
 #include "experiments/runner/model_kind.hpp"
+#include "experiments/runner/toml_reader.hpp"
 #include "models/mass_spring_chain.hpp"
 #include "src/core/errors.hpp"
 #include "src/io/model_files.hpp"
@@ -241,11 +245,18 @@ TEST_F(Registry, EveryMethodOnEveryModelKindRunsOrRefusesByName) {
           << "the summary says when a linearisation was reduced: '" << s.linearisation << "'";
       std::printf("%-30s %-24s r = %2lld  output error %.2e  H2 error %.2e\n", m.label.c_str(),
                   std::string(method.name).c_str(), static_cast<long long>(s.reduced_order),
-                  s.output_error_relative, figure_or(s.figures, "h2_error", -1.0));
+                  experiments::figure_or(s.figures, "output_error",
+                                         std::numeric_limits<double>::infinity()),
+                  figure_or(s.figures, "h2_error", -1.0));
       if (family == ReductionMethod::Family::none) continue;
       EXPECT_EQ(s.reduced_order, m.order);
-      EXPECT_LT(s.output_error_relative, kUsefulError)
-          << "relative output error " << s.output_error_relative << " vs " << kUsefulError;
+      EXPECT_LT(experiments::figure_or(s.figures, "output_error",
+                                       std::numeric_limits<double>::infinity()),
+                kUsefulError)
+          << "relative output error "
+          << experiments::figure_or(s.figures, "output_error",
+                                    std::numeric_limits<double>::infinity())
+          << " vs " << kUsefulError;
       if (family == ReductionMethod::Family::linear) {
         // A figure where the H2 norm exists; where it does not (an undamped model's modes), the
         // file says why instead of a number.
@@ -264,6 +275,58 @@ TEST_F(Registry, EveryMethodOnEveryModelKindRunsOrRefusesByName) {
   for (const MethodInfo& method : reduction_methods())
     EXPECT_GT(runs[std::string(method.name)], 0) << "method " << method.name << " never ran";
   EXPECT_GT(refusals, 0);
+}
+
+// The measure registry (experiments/runner/measures.cpp) holds together: names and figures
+// unique (a figure is a sweep column, so none may shadow another's), every need a registered
+// measure of the same kind of run, no cycle among the needs, and a measure that is needed runs
+// before the one that needs it whatever the keys ask for.
+TEST(Measures, RegistryIsConsistent) {
+  std::set<std::string> names, figures;
+  for (const MeasureInfo& m : measures()) {
+    EXPECT_TRUE(names.insert(std::string(m.name)).second) << "measure " << m.name << " twice";
+    EXPECT_FALSE(m.doc.empty()) << m.name;
+    for (const FigureInfo& f : m.figures)
+      EXPECT_TRUE(figures.insert(std::string(f.name)).second)
+          << "figure " << f.name << " of " << m.name << " is another measure's too";
+  }
+  for (const MeasureInfo& m : measures())
+    for (const std::string_view need : m.needs) {
+      const MeasureInfo* n = find_measure(need);
+      ASSERT_NE(n, nullptr) << m.name << " needs " << need << ", which is not registered";
+      EXPECT_EQ(n->applies_to, m.applies_to) << m.name << " needs " << need;
+    }
+  // Every measure asked for: each need before its user, each measure once.
+  const std::string everything = "[analysis]\nhinf_full = true\nhinf_relative = true\n";
+  for (const AppliesTo kind : {AppliesTo::simulated, AppliesTo::linear_reduced}) {
+    const auto toml = toml::parse(everything);
+    TableReader r(toml["analysis"].as_table(), "analysis", "test");
+    const auto analysis = Analysis::read(r);
+    const std::vector<const Measure*> order = analysis->to_run(kind);
+    std::vector<std::string> ran;
+    for (const Measure* m : order) {
+      for (const std::string_view need : m->info().needs)
+        EXPECT_NE(std::find(ran.begin(), ran.end(), need), ran.end())
+            << m->info().name << " runs before " << need << ", which it needs";
+      EXPECT_EQ(std::find(ran.begin(), ran.end(), m->info().name), ran.end());
+      ran.emplace_back(m->info().name);
+    }
+    for (const MeasureInfo& m : measures())
+      if (m.applies_to == kind)
+        EXPECT_NE(std::find(ran.begin(), ran.end(), m.name), ran.end())
+            << m.name << " does not run though every key asks for it";
+  }
+  // A need runs although its own key says no.
+  {
+    const auto toml = toml::parse("[analysis]\nhinf = false\nhinf_relative = true\n");
+    TableReader r(toml["analysis"].as_table(), "analysis", "test");
+    const auto analysis = Analysis::read(r);  // owns the measures to_run points to
+    std::vector<std::string> ran;
+    for (const Measure* m : analysis->to_run(AppliesTo::linear_reduced))
+      ran.emplace_back(m->info().name);
+    EXPECT_NE(std::find(ran.begin(), ran.end(), "hinf_error"), ran.end());
+    EXPECT_NE(std::find(ran.begin(), ran.end(), "hinf_full"), ran.end());
+  }
 }
 
 }  // namespace

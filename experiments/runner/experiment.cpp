@@ -99,95 +99,14 @@ ReducedTrajectory simulate_reduced(const Model& model, const Matrix& D_ff, const
   return traj;
 }
 
-/// ||y - y_r||_2 / ||y||_2 over all samples and outputs (or ||y - y_r||_2 if y = 0), and
-/// max |y - y_r|.
-struct OutputError {
-  double relative_l2 = 0, max_abs = 0;
-};
-
-OutputError output_error(const std::vector<double>& y_full, const std::vector<double>& y_reduced) {
-  require(y_reduced.size() == y_full.size(), "internal: ", y_reduced.size(),
-          " reduced output samples against ", y_full.size(), " full ones");
-  double err2 = 0.0, ref2 = 0.0;
-  OutputError e;
-  for (std::size_t i = 0; i < y_full.size(); ++i) {
-    const double d = y_full[i] - y_reduced[i];
-    err2 += d * d;
-    ref2 += y_full[i] * y_full[i];
-    e.max_abs = std::max(e.max_abs, std::abs(d));
-  }
-  e.relative_l2 = ref2 > 0.0 ? std::sqrt(err2 / ref2) : std::sqrt(err2);
-  return e;
-}
-
-/// Writes /reduced/outputs/y and /error/y = y - y_r at the full model's output times.
-void write_output_errors(io::ResultsWriter& out, const std::vector<double>& y_full,
-                         const ReducedTrajectory& traj, Index p, Index r, RunSummary& summary) {
-  const OutputError err = output_error(y_full, traj.y);
+/// /reduced: the main reduced model's run, its outputs y_r at the full model's output times.
+void record_reduced_run(io::ResultsWriter& out, const ReducedTrajectory& traj, Index p, Index r) {
   out.create_group(layout::kReduced);
   io::RowStream& s_y = out.open_row_stream(layout::kReducedOutputsY, p, 0);
-  io::RowStream& s_e = out.open_row_stream(layout::kErrorY, p, 0);
-  for (std::size_t row = 0; row * static_cast<std::size_t>(p) < y_full.size(); ++row) {
-    const std::size_t at = row * static_cast<std::size_t>(p);
-    const Eigen::Map<const Vector> yf(y_full.data() + at, p), yr(traj.y.data() + at, p);
-    s_y.append(Vector(yr));
-    s_e.append(Vector(yf - yr));
-  }
-  summary.reduced_stats = traj.stats;
-  summary.output_error_relative = err.relative_l2;
+  for (std::size_t at = 0; at < traj.y.size(); at += static_cast<std::size_t>(p))
+    s_y.append(Vector(Eigen::Map<const Vector>(traj.y.data() + at, p)));
   out.set_attribute(layout::kReduced, "r", static_cast<std::int64_t>(r));
   out.set_attribute(layout::kReduced, "integration_s", traj.stats.seconds);
-  out.set_attribute(layout::kError, "max_abs", err.max_abs);
-  out.set_attribute(layout::kError, "relative_l2", summary.output_error_relative);
-  out.set_attribute(layout::kError, "definition",
-                    std::string("y - y_r at /outputs/t; relative_l2 = ||y - y_r||_2 / ||y||_2 "
-                                "over all samples and outputs"));
-}
-
-/// One reduced model's run for /error_vs_r: its order, DEIM samples (0: none) and trajectory.
-struct OrderRun {
-  Index r = 0, m = 0;
-  const ReducedTrajectory* traj = nullptr;
-};
-
-/// /error_vs_r: the output error and the reduced cost per step of every order of
-/// reduction.compare_orders (and the main one), ascending in r.
-void write_error_against_order(io::ResultsWriter& out, const std::string& method,
-                               const std::vector<double>& y_full, const std::vector<OrderRun>& runs,
-                               Index steps) {
-  struct Row {
-    Index r, m;
-    OutputError e;
-    double step_s;
-  };
-  const double per_step = 1.0 / static_cast<double>(std::max<Index>(1, steps));
-  std::vector<Row> rows;
-  for (const OrderRun& run : runs)
-    rows.push_back(
-        {run.r, run.m, output_error(y_full, run.traj->y), run.traj->stats.seconds * per_step});
-  std::sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) { return a.r < b.r; });
-  const auto n = static_cast<Index>(rows.size());
-  Vector r(n), m(n), rel(n), max_abs(n), step(n);
-  for (Index i = 0; i < n; ++i) {
-    const Row& row = rows[static_cast<std::size_t>(i)];
-    r[i] = static_cast<double>(row.r);
-    m[i] = static_cast<double>(row.m);
-    rel[i] = row.e.relative_l2;
-    max_abs[i] = row.e.max_abs;
-    step[i] = row.step_s;
-  }
-  out.create_group(layout::kErrorVsR);
-  out.write_vector(layout::child(layout::kErrorVsR, "r"), r);
-  out.write_vector(layout::child(layout::kErrorVsR, "m"), m);
-  out.write_vector(layout::child(layout::kErrorVsR, "relative_l2"), rel);
-  out.write_vector(layout::child(layout::kErrorVsR, "max_abs"), max_abs);
-  out.write_vector(layout::child(layout::kErrorVsR, "reduced_step_s"), step);
-  out.set_attribute(layout::kErrorVsR, "method", method);
-  out.set_attribute(layout::kErrorVsR, "definition",
-                    std::string("output error of the reduced model of order r (bases nested: "
-                                "the leading r columns of the widest), m DEIM samples (0: none); "
-                                "relative_l2 and max_abs as in /error; reduced_step_s its "
-                                "integration time per step"));
 }
 
 }  // namespace
@@ -335,27 +254,27 @@ std::vector<double> finish_linear_family(const Run& run, LinearFamilyRun& lin,
     traj = simulate_reduced(reduced_model, lin.reduced.second_order.D_ff, run.input, c.integrator,
                             0, run.options, label);
   }
-  write_output_errors(run.out, y_full, traj, run.model.n_outputs(), lin.reduced.r, run.summary);
-  if (!lin.reduced.others.empty()) {
-    // The further orders of one nested basis (pod's compare_orders), run the same way.
-    std::vector<ReducedTrajectory> others;
-    for (const auto& [r, system] : lin.reduced.others) {
-      ReducedTrajectory& t = others.emplace_back();
-      const bool by_model = run.model.simulate_reduced_linear(
-          system, run.input, c.integrator,
-          [&](Index k, double, const Vector& y) {
-            if (k % stride == 0 || k == steps) t.y.insert(t.y.end(), y.begin(), y.end());
-          },
-          t.stats);
-      if (!by_model)
-        t = simulate_reduced(DenseSecondOrderModel(system), system.D_ff, run.input, c.integrator, 0,
-                             run.options, concat("r = ", r));
-    }
-    std::vector<OrderRun> runs{{lin.reduced.r, 0, &traj}};
-    for (std::size_t i = 0; i < others.size(); ++i)
-      runs.push_back({lin.reduced.others[i].first, 0, &others[i]});
-    write_error_against_order(run.out, std::string(c.reduction->name()), y_full, runs, steps);
+  record_reduced_run(run.out, traj, run.model.n_outputs(), lin.reduced.r);
+  run.summary.reduced_stats = traj.stats;
+  // The further orders of one nested basis (pod's compare_orders), run the same way.
+  std::vector<ReducedTrajectory> others;
+  for (const auto& [r, system] : lin.reduced.others) {
+    ReducedTrajectory& t = others.emplace_back();
+    const bool by_model = run.model.simulate_reduced_linear(
+        system, run.input, c.integrator,
+        [&](Index k, double, const Vector& y) {
+          if (k % stride == 0 || k == steps) t.y.insert(t.y.end(), y.begin(), y.end());
+        },
+        t.stats);
+    if (!by_model)
+      t = simulate_reduced(DenseSecondOrderModel(system), system.D_ff, run.input, c.integrator, 0,
+                           run.options, concat("r = ", r));
   }
+  SimulatedComparison runs{c.reduction->name(), y_full, run.model.n_outputs(), steps, {}, nullptr};
+  runs.orders.push_back({lin.reduced.r, 0, &traj.y, traj.stats.seconds});
+  for (std::size_t i = 0; i < others.size(); ++i)
+    runs.orders.push_back({lin.reduced.others[i].first, 0, &others[i].y, others[i].stats.seconds});
+  run.summary.figures = analyse_simulated_step(c, runs, run.out);
   run.stage("analysis");
   if (c.analysis) {
     std::string what;
@@ -365,7 +284,8 @@ std::vector<double> finish_linear_family(const Run& run, LinearFamilyRun& lin,
       progress_note(
           concat(c.name, ": frequency analysis of full and reduced model (", what, ") ..."));
   }
-  run.summary.figures = analyse_linear_step(c, *lin.full, lin.reduced, run.out);
+  for (auto& figure : analyse_linear_step(c, *lin.full, lin.reduced, run.out))
+    run.summary.figures.push_back(std::move(figure));
   return std::move(traj.y);
 }
 
@@ -377,16 +297,16 @@ struct ProjectionFamilyRun {
   std::vector<ReducedTrajectory> others;  ///< reduction.compare_orders
   Index state_stride = 0;                 ///< snapshot stride, or 10 output strides
   /// ||q - V q_r||_2 and ||q||_2 at every state_stride-th step.
-  double state_err2 = 0.0, state_ref2 = 0.0, state_err_max = 0.0;
+  StateComparison states;
   Index state_col = 0;
 
   void compare_state(const Vector& q) {
     if (state_col >= main.q.cols()) return;
     const double e2 = (q - reduced.main.model->lift(main.q.col(state_col++))).squaredNorm();
     const double r2 = q.squaredNorm();
-    state_err2 += e2;
-    state_ref2 += r2;
-    if (r2 > 0.0) state_err_max = std::max(state_err_max, std::sqrt(e2 / r2));
+    states.err2 += e2;
+    states.ref2 += r2;
+    if (r2 > 0.0) states.max_relative = std::max(states.max_relative, std::sqrt(e2 / r2));
   }
 };
 
@@ -394,6 +314,7 @@ void reduce_projection_family(const Run& run, ProjectionFamilyRun& proj) {
   const ExperimentConfig& c = run.c;
   const std::string method(c.reduction->name());
   proj.state_stride = c.snapshot_stride > 0 ? c.snapshot_stride : 10 * c.integrator.observe_stride;
+  proj.states.stride = proj.state_stride;
   ReductionStep step = reduce_step(c, run.model, nullptr, run.out, run.options.stop_requested);
   proj.reduced = std::move(*step.projection);
   run.summary.reduced_order = step.r;
@@ -414,25 +335,16 @@ void reduce_projection_family(const Run& run, ProjectionFamilyRun& proj) {
 
 void finish_projection_family(const Run& run, ProjectionFamilyRun& proj,
                               const std::vector<double>& y_full) {
-  io::ResultsWriter& out = run.out;
-  write_output_errors(out, y_full, proj.main, run.model.n_outputs(), proj.reduced.main.r,
-                      run.summary);
-  if (!proj.others.empty()) {
-    std::vector<OrderRun> runs{{proj.reduced.main.r, proj.reduced.main.m, &proj.main}};
-    for (std::size_t i = 0; i < proj.others.size(); ++i)
-      runs.push_back({proj.reduced.others[i].r, proj.reduced.others[i].m, &proj.others[i]});
-    write_error_against_order(out, std::string(run.c.reduction->name()), y_full, runs, run.steps);
-  }
-  run.summary.state_error_relative = proj.state_ref2 > 0.0
-                                         ? std::sqrt(proj.state_err2 / proj.state_ref2)
-                                         : std::sqrt(proj.state_err2);
-  out.set_attribute(layout::kError, "state_relative_l2", run.summary.state_error_relative);
-  out.set_attribute(layout::kError, "state_relative_max", proj.state_err_max);
-  out.set_attribute(layout::kError, "state_stride", static_cast<std::int64_t>(proj.state_stride));
-  out.set_attribute(layout::kError, "state_definition",
-                    std::string("q - V q_r every state_stride steps; state_relative_l2 = "
-                                "||q - V q_r|| / ||q|| over all of them, state_relative_max = "
-                                "max over time of the pointwise relative error"));
+  record_reduced_run(run.out, proj.main, run.model.n_outputs(), proj.reduced.main.r);
+  run.summary.reduced_stats = proj.main.stats;
+  SimulatedComparison runs{
+      run.c.reduction->name(), y_full, run.model.n_outputs(), run.steps, {}, &proj.states};
+  runs.orders.push_back(
+      {proj.reduced.main.r, proj.reduced.main.m, &proj.main.y, proj.main.stats.seconds});
+  for (std::size_t i = 0; i < proj.others.size(); ++i)
+    runs.orders.push_back({proj.reduced.others[i].r, proj.reduced.others[i].m, &proj.others[i].y,
+                           proj.others[i].stats.seconds});
+  run.summary.figures = analyse_simulated_step(run.c, runs, run.out);
 }
 
 /// The full model's run: /outputs every output stride, /snapshots every snapshot stride, and

@@ -41,14 +41,14 @@ struct RunSummary {
   IntegrationStats stats;
   IntegrationStats reduced_stats;  ///< the reduced model's run (reduction.method != none)
   Index reduced_order = 0;
-  double reduction_seconds = 0;      ///< Gramians and projection
-  double output_error_relative = 0;  ///< ||y - y_r||_2 / ||y||_2 over all output samples
+  double reduction_seconds = 0;  ///< Gramians and projection
   /// The figures of the measures that ran (experiments/runner/measure.hpp), by name, e.g.
-  /// ("h2_error", ||G - G_r||_H2 / ||G||_H2), ("hinf_error", ||G - G_r||_Hinf); a norm that could
-  /// not be computed has none. figure_or(figures, name, -1) reads one.
+  /// ("output_error", ||y - y_r||_2 / ||y||_2 over all output samples), ("state_error",
+  /// ||q - V q_r|| / ||q||, projections), ("h2_error", ||G - G_r||_H2 / ||G||_H2),
+  /// ("hinf_error", ||G - G_r||_Hinf); a norm that could not be computed has none.
+  /// figure_or(figures, name, -1) reads one.
   std::vector<std::pair<std::string, double>> figures;
-  double state_error_relative = -1;  ///< pod, empirical_bt: ||q - V q_r|| / ||q||
-  double speedup_per_step = 0;       ///< full over reduced stepping time per step
+  double speedup_per_step = 0;  ///< full over reduced stepping time per step
   Index snapshots = 0, outputs = 0;
   double setup_seconds = 0, write_seconds = 0, total_seconds = 0;
   double peak_rss_mb = 0;

@@ -26,6 +26,7 @@
 namespace mor::experiments {
 
 struct ExperimentConfig;
+struct RunSummary;
 
 /// A number a measure yields, by name: the run summary prints it, a sweep point records it and
 /// the merged table has a column of it (NaN where a point has none).
@@ -37,27 +38,62 @@ struct FigureInfo {
   /// the table and the CSV). Shown when at least one point has a value.
   std::string_view info_title;
   std::string_view doc;  ///< what it is, in the papers' symbols
+  /// What the summary adds after the value about the run (e.g. "(input not seen in training)");
+  /// nullptr: nothing.
+  std::string (*note)(const ExperimentConfig& c, const RunSummary& s) = nullptr;
 };
 
 /// The runs a measure applies to.
 enum class AppliesTo {
+  /// Every run with a reduced model, after the full and the reduced runs: their outputs (and, for
+  /// a projection, the states compared during the full run).
+  simulated,
   /// A linear reduced model G_r of the full model's transfer function G (the linear family:
   /// bt, sobt, modal, irka, pod of an LTI model; of a nonlinear model its linearisation).
   linear_reduced,
 };
 
-/// What the measures of one run see and share: the models, the results file's /analysis, the
-/// figures and products of the measures run before.
-class MeasureContext {
- public:
-  MeasureContext(LtiOperator& full, ReducedModel& reduced, const NormOptions& norms,
-                 io::RecordSink& out)
-      : full(full), reduced(reduced), norms(norms), out(out) {}
-
+/// AppliesTo::linear_reduced: G and G_r.
+struct LinearComparison {
   LtiOperator& full;         ///< G: the full model's LTI operator (or its linearisation)
   ReducedModel& reduced;     ///< G_r with what the reduction offers the analysis
   const NormOptions& norms;  ///< the method's norm settings (dense limit, ADI)
-  io::RecordSink& out;       ///< the results file (or a record in memory)
+};
+
+/// One reduced model's run: its order, DEIM samples (0: none), outputs and integration time.
+struct ReducedOutputs {
+  Index r = 0, m = 0;
+  const std::vector<double>* y = nullptr;  ///< rows of p values at the full run's output times
+  double seconds = 0;
+};
+
+/// ||q - V q_r|| and ||q|| summed over every stride-th step of the full run (a projection's
+/// reduced coordinates lifted, compared while the full model runs: its states are not kept).
+struct StateComparison {
+  double err2 = 0, ref2 = 0;
+  double max_relative = 0;  ///< max over those steps of ||q - V q_r|| / ||q||
+  Index stride = 0;
+};
+
+/// AppliesTo::simulated: the outputs of the full run and of every reduced run.
+struct SimulatedComparison {
+  std::string_view method;                  ///< reduction.method
+  const std::vector<double>& y_full;        ///< rows of p values
+  Index p = 0;                              ///< outputs
+  Index steps = 0;                          ///< integration steps of each run
+  std::vector<ReducedOutputs> orders;       ///< the main reduced model first, then compare_orders
+  const StateComparison* states = nullptr;  ///< projections only
+};
+
+/// What the measures of one run see and share: the models or runs they apply to, the results
+/// file, the figures and products of the measures run before.
+class MeasureContext {
+ public:
+  explicit MeasureContext(io::RecordSink& out) : out(out) {}
+
+  io::RecordSink& out;                             ///< the results file (or a record in memory)
+  LinearComparison* linear = nullptr;              ///< set for AppliesTo::linear_reduced
+  const SimulatedComparison* simulated = nullptr;  ///< set for AppliesTo::simulated
 
   /// A figure of the run (declared in the measure's FigureInfo list).
   void set_figure(std::string_view name, double value) { figures_.emplace_back(name, value); }

@@ -9,11 +9,13 @@
 #include "src/core/errors.hpp"
 
 // clang-format off: one registration line per measure.
-#define MOR_MEASURES(X) \
-  X(kH2ErrorMeasure)    \
-  X(kHinfErrorMeasure)  \
-  X(kBodeMeasure)       \
-  X(kHinfFullMeasure)   \
+#define MOR_MEASURES(X)   \
+  X(kOutputErrorMeasure)  \
+  X(kStateErrorMeasure)   \
+  X(kH2ErrorMeasure)      \
+  X(kHinfErrorMeasure)    \
+  X(kBodeMeasure)         \
+  X(kHinfFullMeasure)     \
   X(kHinfRelativeMeasure)
 // clang-format on
 

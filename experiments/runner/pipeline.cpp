@@ -79,8 +79,20 @@ std::vector<std::pair<std::string, double>> analyse_linear_step(const Experiment
                     static_cast<std::int64_t>(reduced.spectral_abscissa < 0.0));
   if (c.analysis == nullptr) return {};
   const NormOptions norms = c.reduction->norm_options();
-  MeasureContext m(full, reduced, norms, out);
+  LinearComparison linear{full, reduced, norms};
+  MeasureContext m(out);
+  m.linear = &linear;
   c.analysis->run(AppliesTo::linear_reduced, m);
+  return m.figures();
+}
+
+std::vector<std::pair<std::string, double>> analyse_simulated_step(const ExperimentConfig& c,
+                                                                   const SimulatedComparison& runs,
+                                                                   io::RecordSink& out) {
+  if (c.analysis == nullptr) return {};
+  MeasureContext m(out);
+  m.simulated = &runs;
+  c.analysis->run(AppliesTo::simulated, m);
   return m.figures();
 }
 

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "experiments/runner/config.hpp"
+#include "experiments/runner/measure.hpp"
 #include "experiments/runner/method.hpp"
 #include "experiments/runner/model_kind.hpp"
 #include "experiments/runner/projection_run.hpp"
@@ -88,6 +89,13 @@ std::vector<std::pair<std::string, double>> analyse_linear_step(const Experiment
                                                                 LtiOperator& full,
                                                                 ReducedModel& reduced,
                                                                 io::RecordSink& out);
+
+/// The comparison step of a run with a reduced model, after the full and the reduced runs: the
+/// measures of c.analysis that apply to simulated runs (the output and state errors, ...),
+/// recorded into out. Returns their figures by name.
+std::vector<std::pair<std::string, double>> analyse_simulated_step(const ExperimentConfig& c,
+                                                                   const SimulatedComparison& runs,
+                                                                   io::RecordSink& out);
 
 /// A reduced model's run from rest, observed as in simulate_full_step. The observer is a template
 /// parameter: the reduced model's steps are the cheap ones whose speed-up the run measures.

@@ -72,26 +72,15 @@ void print_run_summary(const ExperimentConfig& c, const RunSummary& s,
       std::fprintf(out, "%s%s %.3g s", sep, stage_name(stage).c_str(), seconds);
       sep = ", ";
     }
-    // Whether the test input is one of the training inputs (then the error is a training error).
-    const bool trained_on_input =
-        std::any_of(c.training.begin(), c.training.end(), [&](const InputSpec& t) {
-          const InputSpec& i = c.input;
-          return t.type == i.type && t.amplitude == i.amplitude && t.frequency == i.frequency &&
-                 t.phase == i.phase && t.offset == i.offset && t.t_on == i.t_on && t.f0 == i.f0 &&
-                 t.f1 == i.f1 && t.t1 == i.t1 && t.frequencies == i.frequencies &&
-                 t.seed == i.seed && t.file == i.file;
-        });
-    std::fprintf(out, "\n  error     relative output error %.3g%s%s", s.output_error_relative,
-                 c.training.empty() ? ""
-                 : trained_on_input ? " (on an input of the training)"
-                                    : " (input not seen in training)",
-                 s.linearisation.empty() ? "" : " (against the nonlinear model)");
-    if (s.state_error_relative >= 0)
-      std::fprintf(out, ", relative state error %.3g", s.state_error_relative);
+    // The measures' figures (experiments/runner/measure.hpp), with what they note of the run.
+    const char* lead = "\n  error     ";
     for (const FigureInfo& f : measure_figures()) {
       if (f.summary.empty()) continue;
       const double v = figure_or(s.figures, f.name, -1.0);
-      if (v >= 0) std::fprintf(out, ", %s %.3g", std::string(f.summary).c_str(), v);
+      if (v < 0) continue;
+      std::fprintf(out, "%s%s %.3g%s", lead, std::string(f.summary).c_str(), v,
+                   f.note != nullptr ? f.note(c, s).c_str() : "");
+      lead = ", ";
     }
     std::fprintf(out, "\n");
   }

@@ -499,8 +499,6 @@ void run_sweep_point(const SweepConfig& c, const SweepPoint& p, const RunOptions
     begin_record(out);
     out.set_attribute(g, "r", static_cast<std::int64_t>(s.reduced_order));
     out.set_attribute(g, "m", static_cast<std::int64_t>(s.deim_samples));
-    out.set_attribute(g, "output_error", reduced ? s.output_error_relative : kNaN);
-    out.set_attribute(g, "state_error", or_nan(s.state_error_relative));
     // Every measure's figures (NaN where the run has none): the merge makes a column of each.
     for (const FigureInfo& f : measure_figures())
       out.set_attribute(g, std::string(f.name), or_nan(figure_or(s.figures, f.name, -1.0)));

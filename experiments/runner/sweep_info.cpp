@@ -90,8 +90,8 @@ void print_sweep_info(const io::ResultsReader& r, std::ostream& os) {
   };
   const auto series = texts("series"), status = texts("status"), keys = texts("key");
   const auto N = values("N");
-  // The columns shown: the sizes, the output error, each registered measure's figure that has
-  // an info title and a value at some point (experiments/runner/measure.hpp), the costs.
+  // The columns shown: the sizes, each registered measure's figure that has an info title and a
+  // value at some point (experiments/runner/measure.hpp: the output error, ...), the costs.
   struct Field {
     std::string title;
     int width;
@@ -104,8 +104,7 @@ void print_sweep_info(const io::ResultsReader& r, std::ostream& os) {
   const auto positive = [](double v) { return v > 0 ? number_text(v, "%.0f") : std::string("-"); };
   std::vector<Field> fields = {{"N", 8, N, number("%.0f")},
                                {"r", 4, values("r"), positive},
-                               {"m", 4, values("m"), positive},
-                               {"output err", 10, values("output_error"), number("%.2e")}};
+                               {"m", 4, values("m"), positive}};
   for (const FigureInfo& f : measure_figures()) {
     const std::string path = layout::child(layout::kTable, f.name);
     if (f.info_title.empty() || !r.exists(path)) continue;

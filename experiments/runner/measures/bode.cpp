@@ -55,7 +55,7 @@ void run_bode(const BodeKeys& k, MeasureContext& m) {
     o.omega_min = k.omega_min;
     o.omega_max = k.omega_max;
     o.bode_points = k.bode_points;
-    p.curves = bode_curves(m.full, *m.reduced.first_order, o);
+    p.curves = bode_curves(m.linear->full, *m.linear->reduced.first_order, o);
     const BodeCurves& f = p.curves;
     const std::string& grp = layout::kAnalysis;
     m.out.write_vector(layout::kAnalysisOmega, f.omega);

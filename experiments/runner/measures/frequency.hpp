@@ -24,15 +24,15 @@ inline FrequencyAnalysisOptions frequency_options(const MeasureContext& m) {
     o.omega_min = b->omega_min;
     o.omega_max = b->omega_max;
   }
-  o.dense_limit = m.norms.dense_limit;
-  o.adi = m.norms.adi;
-  o.error_bound = m.reduced.error_bound;
-  o.h2_full = m.reduced.h2_full;
-  o.reference = m.reduced.reference.get();
-  o.reference_bound = m.reduced.reference_bound;
-  o.CZc = m.reduced.CZc;
-  o.adi_shifts = m.reduced.adi_shifts;
-  o.adi_residual = m.reduced.adi_residual;
+  o.dense_limit = m.linear->norms.dense_limit;
+  o.adi = m.linear->norms.adi;
+  o.error_bound = m.linear->reduced.error_bound;
+  o.h2_full = m.linear->reduced.h2_full;
+  o.reference = m.linear->reduced.reference.get();
+  o.reference_bound = m.linear->reduced.reference_bound;
+  o.CZc = m.linear->reduced.CZc;
+  o.adi_shifts = m.linear->reduced.adi_shifts;
+  o.adi_residual = m.linear->reduced.adi_residual;
   return o;
 }
 

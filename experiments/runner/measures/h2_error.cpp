@@ -24,7 +24,8 @@ struct H2Keys {
 };
 
 void run_h2(const H2Keys&, MeasureContext& m) {
-  const H2Reports f = h2_reports(m.full, *m.reduced.first_order, frequency_options(m));
+  const H2Reports f =
+      h2_reports(m.linear->full, *m.linear->reduced.first_order, frequency_options(m));
   const std::string& grp = layout::kAnalysis;
   if (f.error.computed) {
     const double relative = f.error.value / f.full.value;

@@ -40,8 +40,8 @@ struct HinfKeys {
 };
 
 void run_hinf(const HinfKeys&, MeasureContext& m) {
-  const NormReport h =
-      hinf_error_report(m.full, *m.reduced.first_order, bode_curves_of(m), frequency_options(m));
+  const NormReport h = hinf_error_report(m.linear->full, *m.linear->reduced.first_order,
+                                         bode_curves_of(m), frequency_options(m));
   record_hinf_report(m.out, "hinf", "hinf_error", h);
   if (h.computed) m.set_figure("hinf_error", h.value);
   m.put("hinf_error", h);

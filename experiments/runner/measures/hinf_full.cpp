@@ -20,8 +20,8 @@ struct HinfFullKeys {
 };
 
 void run_hinf_full(const HinfFullKeys&, MeasureContext& m) {
-  const NormReport h =
-      hinf_full_report(m.full, *m.reduced.first_order, bode_curves_of(m), frequency_options(m));
+  const NormReport h = hinf_full_report(m.linear->full, *m.linear->reduced.first_order,
+                                        bode_curves_of(m), frequency_options(m));
   record_hinf_report(m.out, "hinf_full", "hinf_full", h);
   if (h.computed) m.set_figure("hinf_full", h.value);
   m.put("hinf_full", h);
