@@ -200,9 +200,11 @@ static int run_command(int argc, char** argv) {
   sweep->add_option("--progress-fd", progress_fd)->group("");
 
   CLI::App* lister = app.add_subcommand(
-      "list", "List what mor knows: model kinds, reduction methods, integrators, input signals");
+      "list",
+      "List what mor knows: model kinds, reduction methods, measures, integrators, input signals");
   std::string list_topic;
-  lister->add_option("what", list_topic, "models, methods, integrators or inputs (default: all)");
+  lister->add_option("what", list_topic,
+                     "models, methods, measures, integrators or inputs (default: all)");
 
   CLI::App* keys = app.add_subcommand(
       "keys", "Print every experiment-file key with its type, default, unit and meaning");

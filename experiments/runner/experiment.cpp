@@ -145,6 +145,11 @@ struct Run {
   }
 };
 
+/// The full run's integration time without its writing (known once the full run is done).
+double full_stepping_seconds(const Run& run) {
+  return run.summary.stats.seconds - run.summary.write_seconds;
+}
+
 /// /model, /simulation and /input: what is run, before anything runs.
 void record_setup(const Run& run) {
   const ExperimentConfig& c = run.c;
@@ -270,7 +275,13 @@ std::vector<double> finish_linear_family(const Run& run, LinearFamilyRun& lin,
       t = simulate_reduced(DenseSecondOrderModel(system), system.D_ff, run.input, c.integrator, 0,
                            run.options, concat("r = ", r));
   }
-  SimulatedComparison runs{c.reduction->name(), y_full, run.model.n_outputs(), steps, {}, nullptr};
+  SimulatedComparison runs{c.reduction->name(),
+                           full_stepping_seconds(run),
+                           y_full,
+                           run.model.n_outputs(),
+                           steps,
+                           {},
+                           nullptr};
   runs.orders.push_back({lin.reduced.r, 0, &traj.y, traj.stats.seconds});
   for (std::size_t i = 0; i < others.size(); ++i)
     runs.orders.push_back({lin.reduced.others[i].first, 0, &others[i].y, others[i].stats.seconds});
@@ -337,8 +348,13 @@ void finish_projection_family(const Run& run, ProjectionFamilyRun& proj,
                               const std::vector<double>& y_full) {
   record_reduced_run(run.out, proj.main, run.model.n_outputs(), proj.reduced.main.r);
   run.summary.reduced_stats = proj.main.stats;
-  SimulatedComparison runs{
-      run.c.reduction->name(), y_full, run.model.n_outputs(), run.steps, {}, &proj.states};
+  SimulatedComparison runs{run.c.reduction->name(),
+                           full_stepping_seconds(run),
+                           y_full,
+                           run.model.n_outputs(),
+                           run.steps,
+                           {},
+                           &proj.states};
   runs.orders.push_back(
       {proj.reduced.main.r, proj.reduced.main.m, &proj.main.y, proj.main.stats.seconds});
   for (std::size_t i = 0; i < proj.others.size(); ++i)
@@ -441,11 +457,6 @@ void record_timings(const Run& run) {
   if (run.c.reduction->family_for(*run.c.model) != ReductionMethod::Family::none) {
     out.set_attribute(layout::kTimings, "reduction_s", summary.reduction_seconds);
     out.set_attribute(layout::kTimings, "reduced_integration_s", summary.reduced_stats.seconds);
-    // Full stepping time per step over the reduced model's (same integrator and options; the
-    // reduced run has no writer, so its integration time is its stepping time).
-    const double reduced_per_step = summary.reduced_stats.seconds / steps;
-    summary.speedup_per_step = reduced_per_step > 0.0 ? (stepping / steps) / reduced_per_step : 0.0;
-    out.set_attribute(layout::kTimings, "speedup_per_step", summary.speedup_per_step);
   }
 }
 

@@ -48,7 +48,6 @@ struct RunSummary {
   /// ("hinf_error", ||G - G_r||_Hinf); a norm that could not be computed has none.
   /// figure_or(figures, name, -1) reads one.
   std::vector<std::pair<std::string, double>> figures;
-  double speedup_per_step = 0;  ///< full over reduced stepping time per step
   Index snapshots = 0, outputs = 0;
   double setup_seconds = 0, write_seconds = 0, total_seconds = 0;
   double peak_rss_mb = 0;

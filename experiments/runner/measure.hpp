@@ -28,11 +28,18 @@ namespace mor::experiments {
 struct ExperimentConfig;
 struct RunSummary;
 
+/// The line of the run summary a figure is printed in.
+enum class SummaryLine {
+  reduced,  ///< the reduced run's line ("reduced   pod, r = 20: 0.001 s, 675x faster per step")
+  error,    ///< the error line ("error     relative output error 4.45e-06, ...")
+};
+
 /// A number a measure yields, by name: the run summary prints it, a sweep point records it and
 /// the merged table has a column of it (NaN where a point has none).
 struct FigureInfo {
   std::string_view name;  ///< the sweep table's column, RunSummary::figures' key
-  /// The run summary's words before the value, e.g. "relative H2 error"; "": not printed.
+  /// The run summary's printf format of the value (one double), e.g. "relative H2 error %.3g";
+  /// "": not printed.
   std::string_view summary;
   /// The column title in `mor info`'s sweep table; "": not shown there (the column is still in
   /// the table and the CSV). Shown when at least one point has a value.
@@ -41,6 +48,8 @@ struct FigureInfo {
   /// What the summary adds after the value about the run (e.g. "(input not seen in training)");
   /// nullptr: nothing.
   std::string (*note)(const ExperimentConfig& c, const RunSummary& s) = nullptr;
+  SummaryLine line = SummaryLine::error;
+  std::string_view info_format = "%.2e";  ///< printf format of a value in `mor info`'s table
 };
 
 /// The runs a measure applies to.
@@ -78,6 +87,7 @@ struct StateComparison {
 /// AppliesTo::simulated: the outputs of the full run and of every reduced run.
 struct SimulatedComparison {
   std::string_view method;                  ///< reduction.method
+  double full_stepping_seconds = 0;         ///< the full run's integration time less its writing
   const std::vector<double>& y_full;        ///< rows of p values
   Index p = 0;                              ///< outputs
   Index steps = 0;                          ///< integration steps of each run

@@ -16,7 +16,8 @@
   X(kHinfErrorMeasure)    \
   X(kBodeMeasure)         \
   X(kHinfFullMeasure)     \
-  X(kHinfRelativeMeasure)
+  X(kHinfRelativeMeasure) \
+  X(kSpeedupMeasure)
 // clang-format on
 
 namespace mor::experiments {

@@ -21,6 +21,21 @@ std::string stage_name(std::string stage) {
   return stage;
 }
 
+/// The figures of the run that go in `line`, each by its measure's format and note; the first
+/// after `lead`, the others after ", ".
+void print_figures(const ExperimentConfig& c, const RunSummary& s, SummaryLine line,
+                   const char* lead, std::FILE* out) {
+  for (const FigureInfo& f : measure_figures()) {
+    if (f.summary.empty() || f.line != line) continue;
+    const double v = figure_or(s.figures, f.name, -1.0);
+    if (v < 0) continue;
+    char value[160];
+    std::snprintf(value, sizeof value, std::string(f.summary).c_str(), v);
+    std::fprintf(out, "%s%s%s", lead, value, f.note != nullptr ? f.note(c, s).c_str() : "");
+    lead = ", ";
+  }
+}
+
 }  // namespace
 
 void print_run_summary(const ExperimentConfig& c, const RunSummary& s,
@@ -65,7 +80,7 @@ void print_run_summary(const ExperimentConfig& c, const RunSummary& s,
     else if (s.ecsw_elements > 0)
       std::fprintf(out, " (ECSW: %lld elements of %lld)", ll(s.ecsw_elements), ll(s.n_elements));
     std::fprintf(out, ": %.3g s", s.reduced_stats.seconds);
-    if (s.speedup_per_step > 0) std::fprintf(out, ", %.3gx faster per step", s.speedup_per_step);
+    print_figures(c, s, SummaryLine::reduced, ", ", out);
     std::fprintf(out, "\n  offline   %.3g s", s.reduction_seconds);
     const char* sep = ": ";
     for (const auto& [stage, seconds] : s.offline_stages) {
@@ -73,15 +88,7 @@ void print_run_summary(const ExperimentConfig& c, const RunSummary& s,
       sep = ", ";
     }
     // The measures' figures (experiments/runner/measure.hpp), with what they note of the run.
-    const char* lead = "\n  error     ";
-    for (const FigureInfo& f : measure_figures()) {
-      if (f.summary.empty()) continue;
-      const double v = figure_or(s.figures, f.name, -1.0);
-      if (v < 0) continue;
-      std::fprintf(out, "%s%s %.3g%s", lead, std::string(f.summary).c_str(), v,
-                   f.note != nullptr ? f.note(c, s).c_str() : "");
-      lead = ", ";
-    }
+    print_figures(c, s, SummaryLine::error, "\n  error     ", out);
     std::fprintf(out, "\n");
   }
   if (!s.model_figures.empty()) {

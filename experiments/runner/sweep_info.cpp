@@ -116,7 +116,6 @@ void print_sweep_info(const io::ResultsReader& r, std::ostream& os) {
   const auto more = std::vector<Field>{{"offline", 10, values("offline_s"), seconds_text},
                                        {"full step", 10, values("full_step_s"), seconds_text},
                                        {"red. step", 10, values("reduced_step_s"), seconds_text},
-                                       {"speed-up", 9, values("speedup"), number("%.0fx")},
                                        {"peak MiB", 9, values("peak_rss_mib"), number("%.0f")},
                                        {"point", 9, values("point_s"), seconds_text}};
   fields.insert(fields.end(), more.begin(), more.end());

@@ -50,7 +50,7 @@ extern const MeasureInfo kH2ErrorMeasure{
     "h2_method, h2_status)",
     AppliesTo::linear_reduced,
     {},
-    {{"h2_error", "relative H2 error", "H2 err", "||G - G_r||_H2 / ||G||_H2"}},
+    {{"h2_error", "relative H2 error %.3g", "H2 err", "||G - G_r||_H2 / ||G||_H2"}},
     &H2Measure::read,
     &H2Measure::keys};
 

@@ -57,7 +57,7 @@ extern const MeasureInfo kHinfErrorMeasure{
     "hinf_error, hinf_*)",
     AppliesTo::linear_reduced,
     {"bode"},
-    {{"hinf_error", "Hinf error", "", "||G - G_r||_Hinf"}},
+    {{"hinf_error", "Hinf error %.3g", "", "||G - G_r||_Hinf"}},
     &HinfMeasure::read,
     &HinfMeasure::keys};
 

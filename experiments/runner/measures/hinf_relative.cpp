@@ -62,7 +62,8 @@ extern const MeasureInfo kHinfRelativeMeasure{
     "status)",
     AppliesTo::linear_reduced,
     {"hinf_error", "hinf_full"},
-    {{"hinf_error_relative", "relative Hinf error", "Hinf rel.", "||G - G_r||_Hinf / ||G||_Hinf"}},
+    {{"hinf_error_relative", "relative Hinf error %.3g", "Hinf rel.",
+      "||G - G_r||_Hinf / ||G||_Hinf"}},
     &HinfRelativeMeasure::read,
     &HinfRelativeMeasure::keys};
 

@@ -134,7 +134,7 @@ extern const MeasureInfo kOutputErrorMeasure{
     "with reduction.compare_orders (/error_vs_r)",
     AppliesTo::simulated,
     {},
-    {{"output_error", "relative output error", "output err",
+    {{"output_error", "relative output error %.3g", "output err",
       "||y - y_r||_2 / ||y||_2 over all samples and outputs", &output_error_note}},
     &OutputErrorMeasure::read,
     &OutputErrorMeasure::keys};

@@ -46,7 +46,8 @@ extern const MeasureInfo kStateErrorMeasure{
     "state_relative_l2, state_relative_max)",
     AppliesTo::simulated,
     {},
-    {{"state_error", "relative state error", "", "||q - V q_r|| / ||q|| over the compared steps"}},
+    {{"state_error", "relative state error %.3g", "",
+      "||q - V q_r|| / ||q|| over the compared steps"}},
     &StateErrorMeasure::read,
     &StateErrorMeasure::keys};
 
