@@ -12,11 +12,9 @@
 #include <string>
 #include <vector>
 
-#include "models/mass_spring_chain.hpp"
 #include "reduction/deim.hpp"
 #include "reduction/pod.hpp"
-#include "reduction/reduced_chain.hpp"
-#include "reduction/reduced_network.hpp"
+#include "reduction/projected_model.hpp"
 #include "src/core/errors.hpp"
 #include "src/integrators/integrate.hpp"
 #include "src/linalg/sparse_solver.hpp"

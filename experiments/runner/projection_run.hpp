@@ -1,16 +1,18 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // The reduction half of an experiment run on a nonlinear second-order model by projection
-// (the chain, a network file, the lattice: any kind whose full model offers the snapshot-method
-// seam of experiments/runner/model_kind.hpp):
-//  - reduction.method = "pod": training runs of the full model on the [[training]] inputs (and
-//    snapshots read from earlier results files), POD of the position snapshots, Galerkin
-//    projection (W = V);
-//  - reduction.method = "empirical_bt": position balancing by empirical Gramians
-//    (reduction/empirical_gramians.hpp), Petrov-Galerkin projection with the balancing bases;
-// both with the nonlinear force hyper-reduced by DEIM / Q-DEIM from the training runs' snapshots
-// of the nodal force (reduction.deim_sampling = "nodes") or of the element forces ("elements"),
-// or by ECSW's weighted elements trained on the reduced position snapshots
-// (reduction.nonlinear = "ecsw", reduction/ecsw.hpp), or reduced exactly, or evaluated in full.
+// (a network file, the lattice, the chain: any kind whose full model offers the snapshot-method
+// seam of experiments/runner/model_kind.hpp). A method supplies its bases (ProjectionBasisMethod):
+//  - reduction.method = "pod" (methods/pod.cpp): POD of the training runs' position snapshots,
+//    Galerkin projection (W = V);
+//  - reduction.method = "empirical_bt" (methods/empirical_bt.cpp): position balancing by
+//    empirical Gramians (reduction/empirical_gramians.hpp), Petrov-Galerkin projection with the
+//    balancing bases;
+// reduce_by_projection does the rest for either: training runs of the full model on the
+// [[training]] inputs (and snapshots read from earlier results files), the nonlinear force
+// hyper-reduced by DEIM / Q-DEIM from the training runs' snapshots of the nodal force
+// (reduction.deim_sampling = "nodes") or of the element forces ("elements"), or by ECSW's
+// weighted elements trained on the reduced position snapshots (reduction.nonlinear = "ecsw",
+// reduction/ecsw.hpp), or reduced exactly, or evaluated in full; the projection; the record.
 // reduction.compare_orders adds further reduced models from the same nested bases, for the output
 // error against r. Used by run_experiment (experiment.cpp); the HDF5 layout is documented in
 // README.md.
