@@ -190,23 +190,6 @@ void add_element(JacobianFamily& f, Index r) {
 
 }  // namespace
 
-JacobianFamily jacobian_family(const MassSpringChain& chain) {
-  const Index N = chain.n();
-  JacobianFamily f = linear_part(chain.linear_system());
-  f.G = Matrix::Zero(N + 1, N);
-  for (Index r = 0; r <= N; ++r) {
-    if (r < N) f.G(r, r) = 1.0;
-    if (r >= 1) f.G(r, r - 1) = -1.0;
-  }
-  const double k_n = chain.parameters().k_n;
-  f.coefficients = Matrix::Zero(N + 1, 4);
-  f.coefficients.col(1).setConstant(k_n);
-  if (k_n == 0.0) return f;
-  f.H.reserve(static_cast<std::size_t>(N + 1));
-  for (Index r = 0; r <= N; ++r) add_element(f, r);
-  return f;
-}
-
 JacobianFamily jacobian_family(const NonlinearNetwork& net) {
   JacobianFamily f = linear_part(net.linear_system());
   f.G = Matrix(net.G());
@@ -500,11 +483,6 @@ DifferentialBalancing differential_balancing(JacobianFamily family,
                       out.W_q);
   out.seconds_balancing = seconds_since(t0);
   return out;
-}
-
-DifferentialBalancing differential_balancing(const MassSpringChain& chain,
-                                             const DifferentialGramianOptions& options) {
-  return differential_balancing(jacobian_family(chain), options);
 }
 
 DifferentialBalancing differential_balancing(const NonlinearNetwork& network,

@@ -53,7 +53,6 @@
 #include <string_view>
 #include <vector>
 
-#include "models/mass_spring_chain.hpp"
 #include "src/core/types.hpp"
 #include "src/systems/nonlinear_network.hpp"
 
@@ -72,10 +71,8 @@ struct JacobianFamily {
   Matrix coefficients;          ///< m x 4: a2, a3, a4, a5 of every element (chain: 0, k_n, 0, 0)
   Index n_coordinates() const { return M_inv.rows(); }
 };
-/// The family of `chain`, built from its parameters (Delta and k_n), not from its network form.
-/// Dense, O(N^3) storage: meant for N up to a few tens.
-JacobianFamily jacobian_family(const MassSpringChain& chain);
-/// The family of any network (dense, O(m N^2) storage: meant for N up to a few tens).
+/// The family of a network (the chain through its network form, MassSpringChain::network()).
+/// Dense, O(m N^2) storage: meant for N up to a few tens.
 JacobianFamily jacobian_family(const NonlinearNetwork& network);
 
 /// How an element's stiffness c_s = phi_s'(e_s) is bounded on the region (file comment).
@@ -176,9 +173,8 @@ struct DifferentialBalancing {
 /// @throws InvalidArgument for bad options or a law lmi_family refuses.
 DifferentialBalancing differential_balancing(JacobianFamily family,
                                              const DifferentialGramianOptions& options);
-/// The same for the chain (its own family) and for any network.
-DifferentialBalancing differential_balancing(const MassSpringChain& chain,
-                                             const DifferentialGramianOptions& options);
+/// The same for a network (the chain through its network form): its laws checked against the
+/// region first (require_region_laws).
 DifferentialBalancing differential_balancing(const NonlinearNetwork& network,
                                              const DifferentialGramianOptions& options);
 

@@ -1,17 +1,21 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// Empirical Gramians of the nonlinear mass-spring chain from simulated free responses, and the
-// position balancing built on them (Lall, Marsden & Glavaski, Int. J. Robust Nonlinear Control
-// 12 (2002) 519-535; the definitions follow Himpe's emgr, Algorithms 11 (2018) 91, with zero
-// steady state, no input rotations other than the two signs).
+// Empirical Gramians of a nonlinear second-order network (src/systems/nonlinear_network.hpp)
+// from simulated free responses, and the position balancing built on them (Lall, Marsden &
+// Glavaski, Int. J. Robust Nonlinear Control 12 (2002) 519-535; the definitions follow Himpe's
+// emgr, Algorithms 11 (2018) 91, with zero steady state, no input rotations other than the two
+// signs). The functions below take a network; the algorithms are templates over the simulated
+// model (reduction/empirical_gramians_impl.hpp), which a kind with a faster model of its own
+// than its network form instantiates in its own file.
 //
-// The chain  M q'' + D q' + K q + g(q) = B u,  y = Cp q + Cv q',  M = m I,  has the state
-// x = [q; v] (2N) and the linear part  E x' = A x + B u,  E = diag(I, M)  (descriptor_system()).
-// Every simulation below is a free response (u = 0) by mor::integrate over [t0, t_end] with the
-// caller's IntegratorOptions; a snapshot is kept every integrator.observe_stride steps (and at
-// the last step), and integrals over time are trapezoidal sums over the kept snapshots t_i with
-// weights w_i. Amplitudes c_1..c_K (K = amplitudes.size()) and both signs are used throughout.
+// The network  M q'' + D q' + K q + g(q) = B u,  y = Cp q + Cv q',  g(q) = G^T phi(G q),  has the
+// state x = [q; v] (2N) and the linear part  E x' = A x + B u,  E = diag(I, M)
+// (descriptor_system()). Every simulation below is a free response (u = 0) by mor::integrate over
+// [t0, t_end] with the caller's IntegratorOptions; a snapshot is kept every
+// integrator.observe_stride steps (and at the last step), and integrals over time are trapezoidal
+// sums over the kept snapshots t_i with weights w_i. Amplitudes c_1..c_K (K = amplitudes.size())
+// and both signs are used throughout.
 //
-// Controllability. An impulse u = c e_j delta(t) moves the chain from rest to
+// Controllability. An impulse u = c e_j delta(t) moves the network from rest to
 // x0 = [0; M^{-1} B e_j c] at once and leaves it free, so it is simulated as the free response
 // from that state. With x^{jk+-}(t) that response,
 //     W_C = 1/(2K) sum_{k=1..K} sum_{j=1..m} sum_{+-} c_k^{-2} int x^{jk+-}(t) x^{jk+-}(t)^T dt,
@@ -51,7 +55,6 @@
 
 #include <vector>
 
-#include "models/mass_spring_chain.hpp"
 #include "reduction/balanced_truncation.hpp"
 #include "reduction/pod.hpp"
 #include "src/integrators/integrate.hpp"
@@ -69,13 +72,12 @@ struct EmpiricalGramianOptions {
   IntegratorOptions integrator;
 };
 
-/// Z_c (2N x 2 K m n_t) with W_C = Z_c Z_c^T (see the file comment). 2 K m simulations.
+/// Z_c (2N x 2 K m n_t) with W_C = Z_c Z_c^T (see the file comment) of the network
+/// M q'' + D q' + K q + G^T phi(G q) = B u (M need not be m I; the chain through its network
+/// form, MassSpringChain::network()). 2 K m simulations.
 /// @throws InvalidArgument for empty, non-positive or non-finite amplitudes or bad integrator
 ///         options; NumericalError naming the input, amplitude and sign if a simulation becomes
 ///         non-finite or its Newton iteration fails (a smaller dt or amplitude is the remedy).
-Matrix empirical_controllability_factor(const MassSpringChain& chain,
-                                        const EmpiricalGramianOptions& options);
-/// The same for any network M q'' + D q' + K q + G^T phi(G q) = B u (M need not be m I).
 Matrix empirical_controllability_factor(const NonlinearNetwork& network,
                                         const EmpiricalGramianOptions& options);
 
@@ -83,8 +85,6 @@ Matrix empirical_controllability_factor(const NonlinearNetwork& network,
 /// finite). 2 K n_d simulations.
 /// @throws as empirical_controllability_factor, and InvalidArgument if directions does not have
 ///         2N rows or has no column or a non-finite entry; the NumericalError names the direction.
-Matrix empirical_observability(const MassSpringChain& chain, const Matrix& directions,
-                               const EmpiricalGramianOptions& options);
 Matrix empirical_observability(const NonlinearNetwork& network, const Matrix& directions,
                                const EmpiricalGramianOptions& options);
 
@@ -137,15 +137,12 @@ struct EmpiricalBalancingResult {
   EmpiricalBalancingTimings seconds;
 };
 
-/// Position balancing of the chain by empirical Gramians (see the file comment).
+/// Position balancing of a network by empirical Gramians (see the file comment; the impulse
+/// sets v(0+) = M^{-1} B e_j c).
 /// @throws InvalidArgument for bad amplitudes, integrator or POD options, both or neither of
 ///         selection.order and selection.tolerance, or an order r above d or above the numerical
 ///         rank (Sigma_r <= kEmpiricalRankTolerance Sigma_1), naming r and the rank;
 ///         NumericalError from the simulations (see empirical_controllability_factor).
-EmpiricalBalancingResult empirical_balancing(const MassSpringChain& chain,
-                                             const EmpiricalBalancingOptions& options);
-/// The same for any network (the chain's definitions with its M, D, K, B, C and force; the
-/// impulse sets v(0+) = M^{-1} B e_j c).
 EmpiricalBalancingResult empirical_balancing(const NonlinearNetwork& network,
                                              const EmpiricalBalancingOptions& options);
 

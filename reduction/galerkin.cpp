@@ -29,15 +29,20 @@ DenseFirstOrderSystem galerkin_first_order(const LtiOperator& sys, const Matrix&
 
 DenseSecondOrderSystem galerkin_second_order(const SecondOrderSystem& sys, const Matrix& V) {
   check_basis(sys.n(), V);
+  return project_second_order(sys, V, V);
+}
+
+DenseSecondOrderSystem project_second_order(const SecondOrderSystem& sys, const Matrix& V,
+                                            const Matrix& W) {
   DenseSecondOrderSystem r;
   const auto project = [&](const SparseMatrix& X) -> Matrix {
     const Matrix XV = X * V;
-    return V.transpose() * XV;
+    return W.transpose() * XV;
   };
   r.M = project(sys.M);
   r.D = project(sys.D);
   r.K = project(sys.K);
-  r.B = V.transpose() * sys.B;
+  r.B = W.transpose() * sys.B;
   r.Cp = sys.Cp * V;
   r.Cv = sys.Cv * V;
   r.D_ff = Matrix::Zero(sys.n_outputs(), sys.n_inputs());

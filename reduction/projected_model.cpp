@@ -8,9 +8,10 @@ namespace {
 using Held = std::variant<ReducedChainModel::Workspace, ReducedNetworkModel::Workspace>;
 
 std::unique_ptr<Held> make_workspace(const ProjectedModel& model, SparseBackend backend) {
-  if (const ReducedChainModel* c = model.chain_model())
+  if (const ReducedChainModel* c = model.held<ReducedChainModel>())
     return std::make_unique<Held>(std::in_place_index<0>, *c, backend);
-  return std::make_unique<Held>(std::in_place_index<1>, *model.network_model(), backend);
+  return std::make_unique<Held>(std::in_place_index<1>, *model.held<ReducedNetworkModel>(),
+                                backend);
 }
 
 }  // namespace

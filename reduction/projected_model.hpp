@@ -3,7 +3,9 @@
 // (reduction/reduced_chain.hpp: its stencil kernels and exact cubic tensor, bit for bit as
 // before) or the reduced network (reduction/reduced_network.hpp: any network, the chain's
 // network form included). The snapshot methods build one of them through the full model's
-// projection seam, and the runner simulates, lifts and compares it without knowing which.
+// projection seam, and the runner simulates, lifts and compares it without knowing which. Both
+// project their linear part (W^T M V, W^T D V, W^T K V, W^T B, Cp V, Cv V) by the one
+// project_second_order of reduction/galerkin.hpp; they differ in the reduced force only.
 // Each call dispatches once on the held kind: O(1) beside the O(r^2) to O(r^3) work of a call.
 #pragma once
 
@@ -77,19 +79,32 @@ class ProjectedModel {
   const Matrix& M_r() const {
     return visit([](const auto& m) -> const Matrix& { return m.M_r(); });
   }
+  const Matrix& D_r() const {
+    return visit([](const auto& m) -> const Matrix& { return m.D_r(); });
+  }
   const Matrix& K_r() const {
     return visit([](const auto& m) -> const Matrix& { return m.K_r(); });
+  }
+  const Matrix& B_r() const {
+    return visit([](const auto& m) -> const Matrix& { return m.B_r(); });
+  }
+  const Matrix& Cp_r() const {
+    return visit([](const auto& m) -> const Matrix& { return m.Cp_r(); });
+  }
+  const Matrix& Cv_r() const {
+    return visit([](const auto& m) -> const Matrix& { return m.Cv_r(); });
   }
   const Matrix& V() const {
     return visit([](const auto& m) -> const Matrix& { return m.V(); });
   }
-  /// The held model, if it is a reduced chain (nullptr otherwise).
-  const ReducedChainModel* chain_model() const {
-    const auto* p = std::get_if<std::unique_ptr<ReducedChainModel>>(&m_);
-    return p ? p->get() : nullptr;
+  const Matrix& W() const {
+    return visit([](const auto& m) -> const Matrix& { return m.W(); });
   }
-  const ReducedNetworkModel* network_model() const {
-    const auto* p = std::get_if<std::unique_ptr<ReducedNetworkModel>>(&m_);
+  /// The held model if it is a Model (one of the two kinds), else nullptr: for the workspace
+  /// and for benchmarks of a kind's own kernels.
+  template <class Model>
+  const Model* held() const {
+    const auto* p = std::get_if<std::unique_ptr<Model>>(&m_);
     return p ? p->get() : nullptr;
   }
 

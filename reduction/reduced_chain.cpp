@@ -6,6 +6,7 @@
 #include <cmath>
 #include <limits>
 
+#include "reduction/galerkin.hpp"
 #include "src/core/errors.hpp"
 #include "src/core/finite.hpp"
 
@@ -124,21 +125,14 @@ ReducedChainModel::ReducedChainModel(const MassSpringChain& chain, const Matrix&
           "reduced chain: W^T V is singular (reciprocal condition number ", rcond,
           "): some direction of range(V) is orthogonal to range(W)");
 
-  const SecondOrderSystem sys = chain.linear_system();
-  auto project_operator = [&](const SparseMatrix& A) -> Matrix {
-    const Matrix AV = A * V_;
-    return Wt.transpose() * AV;
-  };
-  M_r_ = project_operator(sys.M);
-  D_r_ = project_operator(sys.D);
-  K_r_ = project_operator(sys.K);
-  B_r_ = Wt.transpose() * sys.B;
-  Cp_r_ = sys.Cp * V_;
-  Cv_r_ = sys.Cv * V_;
-
-  const double mu = M_r_.trace() / static_cast<double>(r_);
-  const double deviation = (M_r_ - mu * Matrix::Identity(r_, r_)).cwiseAbs().maxCoeff();
-  if (mu > 0.0 && deviation <= kUniformMassTolerance * mu) uniform_mass_ = mu;
+  DenseSecondOrderSystem linear = project_second_order(chain.linear_system(), V_, Wt);
+  M_r_ = std::move(linear.M);
+  D_r_ = std::move(linear.D);
+  K_r_ = std::move(linear.K);
+  B_r_ = std::move(linear.B);
+  Cp_r_ = std::move(linear.Cp);
+  Cv_r_ = std::move(linear.Cv);
+  uniform_mass_ = uniform_mass_of(M_r_, kUniformMassTolerance);
 
   if (treatment_ == NonlinearTreatment::tensor) {
     // T = k_n (Delta W)^T P, P(s, t) = mult_t d_sj d_sk d_sl over the springs s, formed in

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <limits>
 
+#include "reduction/galerkin.hpp"
 #include "src/core/errors.hpp"
 #include "src/core/finite.hpp"
 
@@ -87,20 +88,14 @@ ReducedNetworkModel::ReducedNetworkModel(const NonlinearNetwork& net, const Matr
   require(rcond > kReducedSingularRcond,
           "reduced network: W^T V is singular (reciprocal condition number ", rcond, ")");
 
-  const SecondOrderSystem& sys = net.linear_system();
-  auto project_operator = [&](const SparseMatrix& A) -> Matrix {
-    const Matrix AV = A * V_;
-    return Wt.transpose() * AV;
-  };
-  M_r_ = project_operator(sys.M);
-  D_r_ = project_operator(sys.D);
-  K_r_ = project_operator(sys.K);
-  B_r_ = Wt.transpose() * sys.B;
-  Cp_r_ = sys.Cp * V_;
-  Cv_r_ = sys.Cv * V_;
-  const double mu = M_r_.trace() / static_cast<double>(r_);
-  const double deviation = (M_r_ - mu * Matrix::Identity(r_, r_)).cwiseAbs().maxCoeff();
-  if (mu > 0.0 && deviation <= kUniformMassTolerance * mu) uniform_mass_ = mu;
+  DenseSecondOrderSystem linear = project_second_order(net.linear_system(), V_, Wt);
+  M_r_ = std::move(linear.M);
+  D_r_ = std::move(linear.D);
+  K_r_ = std::move(linear.K);
+  B_r_ = std::move(linear.B);
+  Cp_r_ = std::move(linear.Cp);
+  Cv_r_ = std::move(linear.Cv);
+  uniform_mass_ = uniform_mass_of(M_r_, kUniformMassTolerance);
 
   if (!linear_) build_nonlinearity(net, options);
   DKP_.resize(r_, 2 * r_ + P_.cols());

@@ -32,6 +32,7 @@
 #include <array>
 #include <limits>
 #include <memory>
+#include <optional>
 
 #include <Eigen/LU>
 
@@ -52,6 +53,17 @@ inline double lu_reciprocal_condition(const Eigen::PartialPivLU<Matrix>& lu) {
 
 /// Below this reciprocal condition number a reduced matrix counts as singular.
 inline constexpr double kReducedSingularRcond = 1e2 * std::numeric_limits<double>::epsilon();
+
+/// mu if the reduced mass matrix M_r (r x r) is mu I to `tolerance` (relative, max norm), e.g.
+/// for M = m I and an orthonormal V = W (mu = m); else nullopt. Lets a workspace skip the mass
+/// solve.
+inline std::optional<double> uniform_mass_of(const Matrix& M_r, double tolerance) {
+  const Index r = M_r.rows();
+  const double mu = M_r.trace() / static_cast<double>(r);
+  const double deviation = (M_r - mu * Matrix::Identity(r, r)).cwiseAbs().maxCoeff();
+  if (mu > 0.0 && deviation <= tolerance * mu) return mu;
+  return std::nullopt;
+}
 
 /// n doubles of scratch for one call: on the stack up to kInline (4 KiB), on the heap beyond,
 /// so that a reduced force evaluation of moderate size allocates nothing and stays reentrant

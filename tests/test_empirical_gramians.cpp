@@ -18,6 +18,7 @@
 #include "reduction/balanced_truncation.hpp"
 #include "reduction/dense_lyapunov.hpp"
 #include "reduction/empirical_gramians.hpp"
+#include "reduction/empirical_gramians_impl.hpp"
 #include "src/core/errors.hpp"
 #include "support/compare.hpp"
 
@@ -90,7 +91,7 @@ EmpiricalGramianOptions midpoint(double dt, double t_end, std::vector<double> am
 }
 
 Matrix controllability(const MassSpringChain& chain, const EmpiricalGramianOptions& o) {
-  const Matrix Z = empirical_controllability_factor(chain, o);
+  const Matrix Z = empirical_controllability_factor(chain.network(), o);
   return Z * Z.transpose();
 }
 
@@ -145,8 +146,8 @@ TEST(EmpiricalGramians, ObservabilityConvergesToTheAlgebraicGramianAtSecondOrder
   const auto chain = linear_chain();
   const Algebraic g = algebraic_gramians(chain);
   const Matrix I = Matrix::Identity(2 * kN, 2 * kN);
-  const Matrix W1 = empirical_observability(chain, I, midpoint(kDt, kHorizon, {1.0}));
-  const Matrix W2 = empirical_observability(chain, I, midpoint(kDt / 2, kHorizon, {1.0}));
+  const Matrix W1 = empirical_observability(chain.network(), I, midpoint(kDt, kHorizon, {1.0}));
+  const Matrix W2 = empirical_observability(chain.network(), I, midpoint(kDt / 2, kHorizon, {1.0}));
   EXPECT_TRUE(matrices_near(W1, Matrix(W1.transpose()), 0.0));  // R^T R is symmetric exactly
   EXPECT_TRUE(matrices_near(W1, g.Qt, kQuadratureTol, Compare::relative));
   const double e1 = relative_error(W1, g.Qt), e2 = relative_error(W2, g.Qt);
@@ -156,8 +157,8 @@ TEST(EmpiricalGramians, ObservabilityConvergesToTheAlgebraicGramianAtSecondOrder
   EXPECT_TRUE(matrices_near(Matrix(W1 - g.Qt), predicted, kPredictedErrorTol, Compare::relative));
   // Position directions [Phi; 0] give Phi^T Q_qq Phi (the top-left block of E^T Q E).
   const Matrix Phi = Matrix::Identity(kN, 2);
-  const Matrix Wsub =
-      empirical_observability(chain, position_directions(Phi), midpoint(kDt, kHorizon, {1.0}));
+  const Matrix Wsub = empirical_observability(chain.network(), position_directions(Phi),
+                                              midpoint(kDt, kHorizon, {1.0}));
   EXPECT_TRUE(matrices_near(Wsub, Matrix(W1.topLeftCorner(2, 2)), kAmplitudeInvarianceTol,
                             Compare::relative));
 }
@@ -168,9 +169,9 @@ TEST(EmpiricalGramians, LinearGramiansDoNotDependOnTheAmplitude) {
   const auto small = midpoint(kDt, 20.0, {0.1}), large = midpoint(kDt, 20.0, {10.0});
   EXPECT_TRUE(matrices_near(controllability(chain, small), controllability(chain, large),
                             kAmplitudeInvarianceTol, Compare::relative));
-  EXPECT_TRUE(matrices_near(empirical_observability(chain, I, small),
-                            empirical_observability(chain, I, large), kAmplitudeInvarianceTol,
-                            Compare::relative));
+  EXPECT_TRUE(matrices_near(empirical_observability(chain.network(), I, small),
+                            empirical_observability(chain.network(), I, large),
+                            kAmplitudeInvarianceTol, Compare::relative));
 }
 
 TEST(EmpiricalGramians, NonlinearGramiansAreLinearAtSmallAmplitudeOnly) {
@@ -179,17 +180,18 @@ TEST(EmpiricalGramians, NonlinearGramiansAreLinearAtSmallAmplitudeOnly) {
   const Matrix I = Matrix::Identity(2 * kN, 2 * kN);
   const auto reference = midpoint(kDt, 30.0, {1.0});
   const Matrix Pc = controllability(linear, reference);
-  const Matrix Po = empirical_observability(linear, I, reference);
+  const Matrix Po = empirical_observability(linear.network(), I, reference);
 
   const auto small = midpoint(kDt, 30.0, {1e-3});
   EXPECT_TRUE(
       matrices_near(controllability(nonlinear, small), Pc, kSmallAmplitudeTol, Compare::relative));
-  EXPECT_TRUE(matrices_near(empirical_observability(nonlinear, I, small), Po, kSmallAmplitudeTol,
-                            Compare::relative));
+  EXPECT_TRUE(matrices_near(empirical_observability(nonlinear.network(), I, small), Po,
+                            kSmallAmplitudeTol, Compare::relative));
 
   const auto large = midpoint(kDt, 30.0, {1.0});
   EXPECT_GT(relative_error(controllability(nonlinear, large), Pc), kNonlinearEffect);
-  EXPECT_GT(relative_error(empirical_observability(nonlinear, I, large), Po), kNonlinearEffect);
+  EXPECT_GT(relative_error(empirical_observability(nonlinear.network(), I, large), Po),
+            kNonlinearEffect);
 }
 
 void expect_balanced(const EmpiricalBalancingResult& res, Index N, Index columns = 0) {
@@ -212,7 +214,7 @@ TEST(EmpiricalBalancing, LinearChainGivesThePositionSingularValuesOfSecondOrderB
   o.gramians = midpoint(kDt, kHorizon, {0.25, 0.5, 1.0});
   o.subspace.order = kN;  // Phi spans every position
   o.selection.order = 3;
-  const auto res = empirical_balancing(chain, o);
+  const auto res = empirical_balancing(chain.network(), o);
   expect_balanced(res, kN);
   EXPECT_EQ(res.r, 3);
   EXPECT_EQ(res.simulations_controllability, 6);
@@ -247,7 +249,7 @@ TEST(EmpiricalBalancing, NonlinearChainGivesBiorthonormalBasesAndHonoursTheToler
   o.subspace.energy = 1.0 - 1e-10;
   o.selection.tolerance = 1e-3;
   o.keep_controllability_factor = true;
-  const auto res = empirical_balancing(chain, o);
+  const auto res = empirical_balancing(chain.network(), o);
   expect_balanced(res, N);
   EXPECT_EQ(res.Zc.rows(), 2 * N);
   EXPECT_LE(res.discarded_sum, 1e-3);
@@ -259,9 +261,10 @@ TEST(EmpiricalBalancing, NonlinearChainGivesBiorthonormalBasesAndHonoursTheToler
     EXPECT_GE(s, 0.0);
 }
 
-// Any network takes the same definitions: the nonlinear chain in its network form
-// (NonlinearNetwork: a general sparse G, per-element laws, its own Newton matrices) against the
-// chain's own tridiagonal path, the same simulations. Agreement to the Newton tolerance.
+// Any simulated model takes the same definitions (reduction/empirical_gramians_impl.hpp): the
+// nonlinear chain in its network form (NonlinearNetwork: a general sparse G, per-element laws,
+// its own Newton matrices) against the chain's own tridiagonal path (what the runner's chain
+// kind uses), the same simulations. Agreement to the Newton tolerance.
 constexpr double kNetworkFormTol = 1e-8;
 
 TEST(EmpiricalBalancing, TheChainAsANetworkGivesTheChainsGramiansAndBases) {
@@ -274,7 +277,7 @@ TEST(EmpiricalBalancing, TheChainAsANetworkGivesTheChainsGramiansAndBases) {
   o.subspace.energy = 1.0 - 1e-10;
   o.selection.order = 4;
   o.keep_controllability_factor = true;
-  const auto a = empirical_balancing(chain, o);
+  const auto a = empirical_balancing_of(chain, o);
   const auto b = empirical_balancing(network, o);
   expect_balanced(b, N);
   ASSERT_EQ(a.sigma.size(), b.sigma.size());
@@ -309,35 +312,36 @@ TEST(EmpiricalGramians, BadInputIsRejectedNamingTheValue) {
   const Matrix I = Matrix::Identity(2 * kN, 2 * kN);
   auto options = [](std::vector<double> c) { return midpoint(0.1, 1.0, std::move(c)); };
   expect_throw_naming<InvalidArgument>(
-      [&] { empirical_controllability_factor(chain, options({})); }, "empty");
-  expect_throw_naming<InvalidArgument>([&] { empirical_observability(chain, I, options({})); },
-                                       "empty");
+      [&] { empirical_controllability_factor(chain.network(), options({})); }, "empty");
+  expect_throw_naming<InvalidArgument>(
+      [&] { empirical_observability(chain.network(), I, options({})); }, "empty");
   expect_throw_naming<InvalidArgument>(
       [&] {
-        empirical_controllability_factor(chain, options({1.0, -0.5}));
+        empirical_controllability_factor(chain.network(), options({1.0, -0.5}));
       },
       "c_2 = -0.5");
   expect_throw_naming<InvalidArgument>(
-      [&] { empirical_observability(chain, I, options({std::nan("")})); }, "c_1 = nan");
+      [&] { empirical_observability(chain.network(), I, options({std::nan("")})); }, "c_1 = nan");
   expect_throw_naming<InvalidArgument>(
-      [&] { empirical_observability(chain, Matrix::Identity(kN, kN), options({1.0})); },
+      [&] { empirical_observability(chain.network(), Matrix::Identity(kN, kN), options({1.0})); },
       "have 6 rows");
 
   EmpiricalBalancingOptions o;
   o.gramians = options({1.0});
   o.subspace.order = 3;
   o.selection.order = 4;
-  expect_throw_naming<InvalidArgument>([&] { empirical_balancing(chain, o); }, "r = 4");
+  expect_throw_naming<InvalidArgument>([&] { empirical_balancing(chain.network(), o); }, "r = 4");
   o.selection.order = 7;
-  expect_throw_naming<InvalidArgument>([&] { empirical_balancing(chain, o); }, "r = 7");
+  expect_throw_naming<InvalidArgument>([&] { empirical_balancing(chain.network(), o); }, "r = 7");
   o.subspace.order.reset();
-  expect_throw_naming<InvalidArgument>([&] { empirical_balancing(chain, o); }, "neither");
+  expect_throw_naming<InvalidArgument>([&] { empirical_balancing(chain.network(), o); }, "neither");
   o.subspace.energy = 1.0;
   o.selection.order = 0;
-  expect_throw_naming<InvalidArgument>([&] { empirical_balancing(chain, o); }, "order = 0");
+  expect_throw_naming<InvalidArgument>([&] { empirical_balancing(chain.network(), o); },
+                                       "order = 0");
   o.gramians.amplitudes = {0.0};
   o.selection.order = 2;
-  expect_throw_naming<InvalidArgument>([&] { empirical_balancing(chain, o); }, "c_1 = 0");
+  expect_throw_naming<InvalidArgument>([&] { empirical_balancing(chain.network(), o); }, "c_1 = 0");
 }
 
 TEST(EmpiricalGramians, OrderAboveTheNumericalRankIsRejected) {
@@ -353,12 +357,12 @@ TEST(EmpiricalGramians, OrderAboveTheNumericalRankIsRejected) {
   o.gramians = midpoint(0.05, 40.0, {1.0});
   o.subspace.order = 3;
   o.selection.order = 3;
-  expect_throw_naming<InvalidArgument>([&] { empirical_balancing(chain, o); },
+  expect_throw_naming<InvalidArgument>([&] { empirical_balancing(chain.network(), o); },
                                        "exceeds the numerical rank 2");
   o.selection.order = 2;
-  expect_balanced(empirical_balancing(chain, o), 3);
+  expect_balanced(empirical_balancing(chain.network(), o), 3);
   o.min_columns = 3;  // more columns than the rank: the same error
-  expect_throw_naming<InvalidArgument>([&] { empirical_balancing(chain, o); },
+  expect_throw_naming<InvalidArgument>([&] { empirical_balancing(chain.network(), o); },
                                        "exceeds the numerical rank 2");
 }
 
@@ -371,9 +375,9 @@ TEST(EmpiricalBalancing, ExtraColumnsAreNestedAndKeepTheOrder) {
   o.gramians = midpoint(0.05, 20.0, {0.5, 1.0});
   o.subspace.order = 6;
   o.selection.order = 2;
-  const auto narrow = empirical_balancing(chain, o);
+  const auto narrow = empirical_balancing(chain.network(), o);
   o.min_columns = 5;
-  const auto wide = empirical_balancing(chain, o);
+  const auto wide = empirical_balancing(chain.network(), o);
   EXPECT_EQ(wide.r, 2);
   expect_balanced(wide, N, 5);
   EXPECT_TRUE(matrices_near(Matrix(wide.V.leftCols(2)), narrow.V, kBiorthogonalTol));
@@ -391,10 +395,11 @@ TEST(EmpiricalGramians, DivergedSimulationNamesTheRun) {
   auto o = midpoint(0.5, 200.0, {0.5});
   o.integrator.scheme = Scheme::rk4;
   o.integrator.check_stability = false;  // the divergence while stepping, not the refusal
-  expect_throw_naming<NumericalError>([&] { empirical_controllability_factor(chain, o); },
+  expect_throw_naming<NumericalError>([&] { empirical_controllability_factor(chain.network(), o); },
                                       "amplitude c = 0.5");
   expect_throw_naming<NumericalError>(
-      [&] { empirical_observability(chain, Matrix::Identity(2 * kN, 2), o); }, "direction 1");
+      [&] { empirical_observability(chain.network(), Matrix::Identity(2 * kN, 2), o); },
+      "direction 1");
 }
 
 }  // namespace

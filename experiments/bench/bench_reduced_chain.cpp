@@ -666,7 +666,7 @@ void BM_default_fused_floor(benchmark::State& state, bool folded) {
   const Index N = state.range(0);
   try {
     DefaultExperiment& fx = DefaultExperiment::get(N);
-    const ReducedChainModel* chain = fx.model().chain_model();
+    const ReducedChainModel* chain = fx.model().held<ReducedChainModel>();
     require(chain != nullptr, "the default experiment's reduced model is not a reduced chain");
     const IntegratorOptions& opt = fx.integrator();
     const Index steps = step_count(opt);

@@ -12,11 +12,9 @@
 #include <string>
 #include <vector>
 
-#include "models/mass_spring_chain.hpp"
 #include "reduction/deim.hpp"
 #include "reduction/pod.hpp"
-#include "reduction/reduced_chain.hpp"
-#include "reduction/reduced_network.hpp"
+#include "reduction/projected_model.hpp"
 #include "src/core/errors.hpp"
 #include "src/integrators/integrate.hpp"
 #include "src/linalg/sparse_solver.hpp"
@@ -41,40 +39,6 @@ struct InputSpec {
 /// empirical_bt without subspace_order or subspace_energy: the position subspace keeps this
 /// fraction of the impulse responses' energy (singular values down to about 1e-4 s_1).
 inline constexpr double kDefaultSubspaceEnergy = 1.0 - 1e-8;
-
-/// The options of the methods that project the (nonlinear) chain, trained on its simulations:
-/// POD-Galerkin (experiments/runner/methods/pod.cpp) and empirical balancing
-/// (methods/empirical_bt.cpp), both hyper-reduced by DEIM (experiments/runner/
-/// projection_run.hpp). Each method declares the keys it takes.
-struct ChainProjectionOptions {
-  bool empirical = false;  ///< empirical balancing (else POD)
-  Index order = 0;         ///< r; or
-  double energy = 0.0;     ///< pod: captured snapshot energy in (0, 1]; or
-  double tolerance = 0.0;  ///< empirical_bt: 2 sum_{i>r} sigma_i <= tolerance (a heuristic)
-  PodMethod pod_method = PodMethod::automatic;
-  /// deim, ecsw (hyper-reduced), tensor (exact, the chain's cubic), full (O(N))
-  NonlinearTreatment nonlinear = NonlinearTreatment::deim;
-  DeimMethod deim_method = DeimMethod::qdeim;
-  Index deim_order = 0;  ///< m interpolation points; 0 chooses 2 r
-  /// nodes (rows of G^T phi) or elements (rows of phi)
-  DeimSampling deim_sampling = DeimSampling::nodes;
-  double ecsw_tolerance = 1e-6;  ///< tau of ECSW's NNLS, in (0, 1)
-  Index training_stride = 10;    ///< steps between training snapshots
-  /// Results files whose /snapshots/p (every row a snapshot of the positions) are training
-  /// data too, besides the [[training]] runs (relative to the experiment file).
-  std::vector<std::filesystem::path> training_files;
-  /// pod: the snapshots of the basis, "p" (positions) and optionally "v" (velocities, side by
-  /// side with the positions: one basis V for q, so the reduced model stays second order).
-  std::vector<std::string> pod_snapshots = {"p"};
-  /// Further orders r whose reduced models (from the same nested bases) are simulated too, for
-  /// the output error against r (/error_vs_r).
-  std::vector<Index> compare_orders;
-  std::vector<double> amplitudes = {0.25, 0.5, 1.0};  ///< impulse and initial-state sizes c_k
-  Index subspace_order = 0;                           ///< d, the position subspace; or
-  double subspace_energy = 0.0;                       ///< its captured energy (default 1 - 1e-8)
-  double gramian_horizon = 0.0;  ///< s of every free response; 0: the simulation's horizon
-  bool store_bases = false;      ///< write V and W (n x r each) to the results file
-};
 
 class ReductionMethod;
 /// [analysis]: the registered measures as configured (experiments/runner/measure.hpp).

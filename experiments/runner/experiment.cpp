@@ -33,7 +33,7 @@
 #include "models/multibody.hpp"
 #include "reduction/deim.hpp"
 #include "reduction/pod.hpp"
-#include "reduction/reduced_chain.hpp"
+#include "reduction/projected_model.hpp"
 #include "src/core/errors.hpp"
 #include "src/core/version.hpp"
 #include "src/io/results.hpp"

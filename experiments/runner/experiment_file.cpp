@@ -31,7 +31,7 @@
 #include "experiments/runner/toml_reader.hpp"
 #include "reduction/deim.hpp"
 #include "reduction/pod.hpp"
-#include "reduction/reduced_chain.hpp"
+#include "reduction/projected_model.hpp"
 #include "src/core/errors.hpp"
 #include "src/core/version.hpp"
 #include "src/io/results.hpp"

@@ -63,6 +63,14 @@ std::string_view choice_name(std::span<const Choice<E>> choices, E value) {
     if (c.value == value) return c.name;
   throw InvalidArgument("internal: an enumerator without a name in its choice list");
 }
+/// The names of a list of enumerators, as files spell them.
+template <class E, std::size_t N>
+std::vector<std::string> choice_names_of(const std::vector<E>& values,
+                                         const Choice<E> (&choices)[N]) {
+  std::vector<std::string> names;
+  for (E e : values) names.emplace_back(choice_name(std::span<const Choice<E>>(choices), e));
+  return names;
+}
 
 /// Reads the declared keys of one table; absent keys keep the field's value (the default).
 /// Relative paths are resolved against base_dir. Call reader.finish() afterwards.
@@ -126,6 +134,22 @@ class KeyReader {
                                          "' is not one of ", choice_names(list),
                                          near.empty() ? "" : "; did you mean '" + near + "'?"));
   }
+  /// An array of choices; an unknown entry is an error saying it `must be` what `entries`
+  /// describes (e.g. "\"p\" (positions) or \"v\" (velocities)").
+  template <class E, std::size_t N>
+  void choices(const Key& k, std::vector<E>& x, const Choice<E> (&choices)[N],
+               const char* entries) {
+    const std::vector<std::string> names = r_.strings(k.name, choice_names_of(x, choices));
+    x.clear();
+    for (const auto& name : names) {
+      const Choice<E>* found = nullptr;
+      for (const auto& c : choices)
+        if (c.name == name) found = &c;
+      require(found != nullptr, r_.where(k.name), ": ", table_, ".", k.name, " entry '", name,
+              "' must be ", entries);
+      x.push_back(found->value);
+    }
+  }
 
  private:
   TableReader& r_;
@@ -167,6 +191,10 @@ class KeyWriter {
   template <class E, std::size_t N>
   void choice(const Key& k, E x, const Choice<E> (&choices)[N]) {
     (*this)(k, std::string(choice_name(std::span<const Choice<E>>(choices), x)));
+  }
+  template <class E, std::size_t N>
+  void choices(const Key& k, const std::vector<E>& x, const Choice<E> (&choices)[N], const char*) {
+    (*this)(k, choice_names_of(x, choices));
   }
   /// { a = "x", b = "y" }.
   static std::string inline_table(const std::map<std::string, std::string>& x) {
@@ -224,6 +252,10 @@ class KeyRecorder {
   void choice(const Key& k, E x, const Choice<E> (&choices)[N]) {
     (*this)(k, std::string(choice_name(std::span<const Choice<E>>(choices), x)));
   }
+  template <class E, std::size_t N>
+  void choices(const Key& k, const std::vector<E>& x, const Choice<E> (&choices)[N], const char*) {
+    (*this)(k, choice_names_of(x, choices));
+  }
 
  private:
   io::RecordSink& out_;
@@ -278,6 +310,10 @@ class KeyDocs {
   void choice(const Key& k, E x, const Choice<E> (&choices)[N]) {
     const std::span<const Choice<E>> list(choices);
     add(k, "one of " + choice_names(list), toml_string(std::string(choice_name(list, x))));
+  }
+  template <class E, std::size_t N>
+  void choices(const Key& k, const std::vector<E>& x, const Choice<E> (&choices)[N], const char*) {
+    (*this)(k, choice_names_of(x, choices));
   }
 
  private:

@@ -9,7 +9,6 @@
 
 #include "reduction/deim.hpp"
 #include "reduction/ecsw.hpp"
-#include "reduction/empirical_gramians.hpp"
 #include "reduction/galerkin.hpp"
 #include "reduction/pod.hpp"
 #include "src/core/errors.hpp"
@@ -54,18 +53,24 @@ struct TrainingData {
   double seconds = 0;
 };
 
-TrainingData collect_training(const ExperimentConfig& c, const ChainProjectionOptions& red,
-                              const FullModel& model, bool keep_positions, ForceSnapshots kind,
+/// Which snapshots of the state Q holds (keep_positions: any).
+struct StateSnapshots {
+  bool keep_positions = false;
+  bool with_p = true;   ///< positions (a second-order model)
+  bool with_v = false;  ///< velocities, side by side with the positions
+};
+
+TrainingData collect_training(const ExperimentConfig& c, const ProjectionTrainingOptions& red,
+                              const FullModel& model, StateSnapshots fields, ForceSnapshots kind,
                               const std::atomic<bool>* stop) {
+  const bool keep_positions = fields.keep_positions;
   const Index N = model.n();
   const bool nonlinear = !model.is_linear() && kind != ForceSnapshots::none;
   const bool elements = kind == ForceSnapshots::elements;
   const bool positions = kind == ForceSnapshots::positions;
   const Index force_rows = elements ? model.n_elements() : N;
   const auto t0 = Clock::now();
-  const auto& fields = red.pod_snapshots;
-  const bool with_p = std::find(fields.begin(), fields.end(), "p") != fields.end();
-  const bool with_v = std::find(fields.begin(), fields.end(), "v") != fields.end();
+  const bool with_p = fields.with_p, with_v = fields.with_v;
   SnapshotBuffer Q(keep_positions ? N : 0), G(nonlinear ? force_rows : 0);
   Vector g(force_rows);
   // A first-order model's state x is v (q is its time integral): its snapshots are x alone.
@@ -161,7 +166,7 @@ struct HyperReduction {
   double seconds = 0;
 };
 
-HyperReduction hyper_reduce(const ChainProjectionOptions& red, Matrix F,
+HyperReduction hyper_reduce(const ProjectionTrainingOptions& red, Matrix F,
                             const std::vector<Index>& orders, PodMethod method) {
   const auto t0 = Clock::now();
   require(F.cols() > 0,
@@ -211,7 +216,7 @@ void write_deim(io::RecordSink& out, const std::string& grp, const HyperReductio
 
 /// ECSW per order: the positions Qs (n x ns) reduced, q_r = (W^T V)^{-1} W^T q (V^T q for
 /// POD's orthonormal V), and the weights trained on them.
-std::vector<EcswResult> train_ecsw(const ChainProjectionOptions& red, const FullModel& model,
+std::vector<EcswResult> train_ecsw(const ProjectionTrainingOptions& red, const FullModel& model,
                                    const Matrix& V, const Matrix& W, const Matrix& Qs,
                                    const std::vector<Index>& orders) {
   EcswOptions eo;
@@ -252,16 +257,26 @@ void write_ecsw(io::RecordSink& out, const std::string& grp, const EcswResult& e
   out.write_vector(layout::kReductionEcswWeights, e.weights);
 }
 
-/// The POD basis of the snapshots Q as red asks (order or energy; at least compare_max
-/// columns, nested), with its record in /reduction: what was asked, the method used, the
-/// snapshot fields ("x": a first-order model's state), the energies and every singular value
-/// computed. seconds: the whole step.
-PodResult pod_basis_and_record(const ChainProjectionOptions& red, const Matrix& Q,
-                               Index compare_max, bool first_order, io::RecordSink& out) {
+StateSnapshots snapshot_fields(const std::vector<PodSnapshotField>& fields) {
+  auto has = [&](PodSnapshotField f) {
+    return std::find(fields.begin(), fields.end(), f) != fields.end();
+  };
+  return {!fields.empty(), has(PodSnapshotField::p), has(PodSnapshotField::v)};
+}
+
+}  // namespace
+
+Index ProjectionTrainingOptions::compare_max() const {
+  return compare_orders.empty() ? 0
+                                : *std::max_element(compare_orders.begin(), compare_orders.end());
+}
+
+PodResult pod_basis_and_record(const PodReductionOptions& red, const Matrix& Q, Index compare_max,
+                               bool first_order, io::RecordSink& out) {
   const auto t = Clock::now();
   const std::string& grp = layout::kReduction;
   PodOptions po;
-  po.method = red.pod_method;
+  po.method = red.training.pod_method;
   if (red.order > 0)
     po.order = red.order;
   else
@@ -284,7 +299,10 @@ PodResult pod_basis_and_record(const ChainProjectionOptions& red, const Matrix& 
   out.set_attribute(grp, "pod_method", std::string(to_string(pod_q.method_used)));
   std::string fields = first_order ? "x" : "";
   if (!first_order)
-    for (const auto& f : red.pod_snapshots) fields += (fields.empty() ? "" : ",") + f;
+    for (PodSnapshotField f : red.pod_snapshots)
+      fields += std::string(fields.empty() ? "" : ",") + (f == PodSnapshotField::p   ? "p"
+                                                          : f == PodSnapshotField::v ? "v"
+                                                                                     : "x");
   out.set_attribute(grp, "pod_snapshots", fields);
   out.set_attribute(grp, "captured_energy", pod_q.captured_energy);
   out.set_attribute(grp, "discarded_energy", pod_q.discarded_energy);
@@ -293,13 +311,14 @@ PodResult pod_basis_and_record(const ChainProjectionOptions& red, const Matrix& 
   return pod_q;
 }
 
-}  // namespace
-
 ProjectionReduction reduce_by_projection(const ExperimentConfig& c,
-                                         const ChainProjectionOptions& red, const FullModel& model,
-                                         io::RecordSink& out, const std::atomic<bool>* stop) {
-  const bool pod_method = !red.empirical;
-  const std::string method = red.empirical ? "empirical_bt" : "pod";
+                                         const ProjectionTrainingOptions& red,
+                                         const ProjectionBasisMethod& basis_method,
+                                         const FullModel& model, io::RecordSink& out,
+                                         const std::atomic<bool>* stop) {
+  const std::string method(basis_method.name());
+  const StateSnapshots fields = snapshot_fields(basis_method.state_snapshots());
+  const bool positions = fields.keep_positions;
   const bool nonlinear = !model.is_linear();
   const auto t_start = Clock::now();
   ProjectionReduction result;
@@ -314,15 +333,13 @@ ProjectionReduction reduce_by_projection(const ExperimentConfig& c,
                                                         : ForceSnapshots::nodal)
                : (use_ecsw ? ForceSnapshots::positions : ForceSnapshots::none);
   const PodMethod pm = red.pod_method;
-  const Index compare_max =
-      red.compare_orders.empty()
-          ? 0
-          : *std::max_element(red.compare_orders.begin(), red.compare_orders.end());
+  const Index compare_max = red.compare_max();
 
-  // 1. Training snapshots: the positions for POD, the forces for DEIM, the positions for ECSW.
+  // 1. Training snapshots: the positions for the bases if the method asks, the forces for DEIM,
+  // the positions for ECSW.
   TrainingData training;
-  if (pod_method || use_deim || use_ecsw) {
-    training = collect_training(c, red, model, pod_method, force_kind, stop);
+  if (positions || use_deim || use_ecsw) {
+    training = collect_training(c, red, model, fields, force_kind, stop);
     result.training_snapshots = std::max(training.Q.cols(), training.G.cols());
     require(result.training_snapshots > 0, "reduction.method = \"", method,
             "\": the training data hold no snapshots");
@@ -333,62 +350,12 @@ ProjectionReduction reduce_by_projection(const ExperimentConfig& c,
   out.create_group(grp);
   out.set_attribute(grp, "method", method);
 
-  // 2. The bases V (N x R) and W (empty: Galerkin), R >= every order wanted.
-  Matrix V, W;
-  Index r_main = 0;
-  if (pod_method) {
-    PodResult pod_q = pod_basis_and_record(red, training.Q, compare_max, false, out);
-    r_main = pod_q.r;
-    V = std::move(pod_q.V);
-    training.Q.resize(0, 0);
-    result.stages.emplace_back("pod_s", pod_q.seconds);
-  } else {
-    EmpiricalBalancingOptions eo;
-    eo.gramians.amplitudes = red.amplitudes;
-    eo.gramians.integrator = c.integrator;
-    eo.gramians.integrator.t_end =
-        c.integrator.t0 +
-        (red.gramian_horizon > 0.0 ? red.gramian_horizon : c.integrator.t_end - c.integrator.t0);
-    eo.gramians.integrator.observe_stride = red.training_stride;
-    eo.gramians.integrator.stop_requested = stop;
-    eo.subspace.method = pm;
-    if (red.subspace_order > 0)
-      eo.subspace.order = red.subspace_order;
-    else
-      eo.subspace.energy = red.subspace_energy;
-    if (red.order > 0)
-      eo.selection.order = red.order;
-    else
-      eo.selection.tolerance = red.tolerance;
-    eo.min_columns = compare_max;
-    EmpiricalBalancingResult eb = [&] {
-      try {
-        return model.empirical_balancing(eo);
-      } catch (const InvalidArgument& e) {
-        throw InvalidArgument(concat("reduction.method = \"empirical_bt\": ", e.what()));
-      }
-    }();
-    r_main = eb.r;
-    V = std::move(eb.V);
-    W = std::move(eb.W);
-    result.stages.emplace_back("controllability_s", eb.seconds.controllability);
-    result.stages.emplace_back("subspace_pod_s", eb.seconds.pod);
-    result.stages.emplace_back("observability_s", eb.seconds.observability);
-    result.stages.emplace_back("balancing_s", eb.seconds.balancing);
-    if (red.order > 0)
-      out.set_attribute(grp, "order_requested", static_cast<std::int64_t>(red.order));
-    else
-      out.set_attribute(grp, "tolerance", red.tolerance);
-    out.set_attribute(grp, "discarded_sum", eb.discarded_sum);
-    out.set_attribute(grp, "subspace_dimension", static_cast<std::int64_t>(eb.Phi.cols()));
-    out.set_attribute(grp, "gramian_horizon", eo.gramians.integrator.t_end - c.integrator.t0);
-    out.set_attribute(grp, "amplitudes", red.amplitudes);
-    out.set_attribute(
-        grp, "simulations",
-        static_cast<std::int64_t>(eb.simulations_controllability + eb.simulations_observability));
-    out.write_vector(layout::kReductionEmpiricalSv, eb.sigma);
-    out.write_vector(layout::kReductionSubspaceSv, eb.subspace_singular_values);
-  }
+  // 2. The method's bases V (N x R) and W (empty: Galerkin), R >= every order wanted.
+  ProjectionBases bases =
+      basis_method.bases(c, model, std::move(training.Q), compare_max, result.stages, out, stop);
+  training.Q.resize(0, 0);
+  const Index r_main = bases.r;
+  const Matrix V = std::move(bases.V), W = std::move(bases.W);
 
   // 3. DEIM for every order, and the projections.
   const std::vector<Index> orders = orders_to_build(r_main, red.compare_orders);
@@ -457,14 +424,15 @@ ProjectionReduction reduce_by_projection(const ExperimentConfig& c,
 
 namespace mor::experiments {
 
-ReducedModel reduce_linear_by_pod(const ExperimentConfig& c, const ChainProjectionOptions& red,
+ReducedModel reduce_linear_by_pod(const ExperimentConfig& c, const PodReductionOptions& red,
                                   const FullModel& model, LtiOperator& full,
                                   const SecondOrderSystem* second_order, io::RecordSink& out,
                                   const std::atomic<bool>* stop) {
   const auto t_start = Clock::now();
   ReducedModel reduced;
   // 1. Snapshots of the state x (first order) or of q (and v) (second order).
-  TrainingData training = collect_training(c, red, model, true, ForceSnapshots::none, stop);
+  TrainingData training = collect_training(
+      c, red.training, model, snapshot_fields(red.pod_snapshots), ForceSnapshots::none, stop);
   require(training.Q.cols() > 0, "reduction.method = \"pod\": the training data hold no snapshots");
   reduced.stages.emplace_back("snapshots_s", training.seconds);
 
@@ -472,10 +440,7 @@ ReducedModel reduce_linear_by_pod(const ExperimentConfig& c, const ChainProjecti
   out.create_group(grp);
   out.set_attribute(grp, "method", std::string("pod"));
   // 2. The POD basis, wide enough for every order of compare_orders (nested).
-  const Index compare_max =
-      red.compare_orders.empty()
-          ? 0
-          : *std::max_element(red.compare_orders.begin(), red.compare_orders.end());
+  const Index compare_max = red.training.compare_max();
   const PodResult basis =
       pod_basis_and_record(red, training.Q, compare_max, model.first_order(), out);
   reduced.stages.emplace_back("pod_s", basis.seconds);
@@ -498,7 +463,7 @@ ReducedModel reduce_linear_by_pod(const ExperimentConfig& c, const ChainProjecti
         std::move(r.E), std::move(r.A), std::move(r.B), std::move(r.C), std::move(r.D));
   }
   reduced.spectral_abscissa = reduced.first_order->poles().real().maxCoeff();
-  const std::vector<Index> orders = orders_to_build(reduced.r, red.compare_orders);
+  const std::vector<Index> orders = orders_to_build(reduced.r, red.training.compare_orders);
   for (std::size_t i = 1; i < orders.size(); ++i) {
     const Matrix Vo = basis.V.leftCols(orders[i]);
     if (second_order != nullptr) {
@@ -515,12 +480,14 @@ ReducedModel reduce_linear_by_pod(const ExperimentConfig& c, const ChainProjecti
   out.set_attribute(grp, "projection", std::string("galerkin"));
   out.set_attribute(grp, "spectral_abscissa", reduced.spectral_abscissa);
   out.set_attribute(grp, "training_runs", static_cast<std::int64_t>(c.training.size()));
-  out.set_attribute(grp, "training_files", static_cast<std::int64_t>(red.training_files.size()));
+  out.set_attribute(grp, "training_files",
+                    static_cast<std::int64_t>(red.training.training_files.size()));
   out.set_attribute(grp, "training_snapshots", static_cast<std::int64_t>(snapshots));
-  out.set_attribute(grp, "training_stride", static_cast<std::int64_t>(red.training_stride));
+  out.set_attribute(grp, "training_stride",
+                    static_cast<std::int64_t>(red.training.training_stride));
   for (const auto& [stage, seconds] : reduced.stages) out.set_attribute(grp, stage, seconds);
   out.set_attribute(grp, "seconds", reduced.seconds);
-  if (red.store_bases) out.write_matrix(layout::kReductionV, V);
+  if (red.training.store_bases) out.write_matrix(layout::kReductionV, V);
   return reduced;
 }
 

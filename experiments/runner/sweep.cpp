@@ -276,9 +276,9 @@ SweepConfig parse_sweep(const std::string& text, const std::string& source,
       require(std::isfinite(N) && N >= 1 && N == std::round(N), r.where(key), ": sweep.", key,
               " holds ", N, ", which is not a positive integer chain size");
       // The chain's own limit (its sparse matrices index with int), named up front.
-      constexpr double kLargestChain = (std::numeric_limits<int>::max() - 2) / 3;
-      require(N <= kLargestChain, r.where(key), ": sweep.", key, " holds ", N,
-              ", above the largest chain size ", kLargestChain);
+      constexpr double kLargestN = (std::numeric_limits<int>::max() - 2) / 3;
+      require(N <= kLargestN, r.where(key), ": sweep.", key, " holds ", N,
+              ", above the largest chain size ", kLargestN);
       N_values.push_back(std::to_string(static_cast<long long>(N)));
     }
   };

@@ -194,7 +194,7 @@ py::object matrix(py::object self, const std::string& name) {
       if (name == "W") return &rm.W();
       return nullptr;
     };
-    const Matrix* X = pm.chain_model() ? pick(*pm.chain_model()) : pick(*pm.network_model());
+    const Matrix* X = pick(pm);
     if (X) return dense_view(*X, self);
   } else {
     const auto sys = m.linear_system();

@@ -22,7 +22,7 @@
 #include "experiments/runner/projection_run.hpp"
 #include "experiments/runner/results_layout.hpp"
 #include "reduction/differential_balancing.hpp"
-#include "reduction/reduced_chain.hpp"
+#include "reduction/projected_model.hpp"
 #include "src/core/timing.hpp"
 
 namespace mor::experiments {

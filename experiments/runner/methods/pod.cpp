@@ -13,19 +13,29 @@
 namespace mor::experiments {
 namespace {
 
+constexpr Choice<PodSnapshotField> kPodSnapshotFields[] = {
+    {"p", PodSnapshotField::p}, {"v", PodSnapshotField::v}, {"x", PodSnapshotField::x}};
+
 template <class O, class V>
 void pod_keys(O& o, V& v) {
   v(Key{"order", "", "r (set this or energy)"}, o.order);
   v(Key{"energy", "", "the captured snapshot energy in (0, 1] that chooses r (or order)"},
     o.energy);
-  hyper_reduction_keys(o, v);
-  v(Key{"pod_snapshots", "",
-        "the snapshots of the basis: [\"p\"] positions, [\"p\", \"v\"] positions and "
-        "velocities side by side; a first-order model's are its state x (default or [\"x\"])"},
-    o.pod_snapshots);
+  hyper_reduction_keys(o.training, v);
+  v.choices(Key{"pod_snapshots", "",
+                "the snapshots of the basis: [\"p\"] positions, [\"p\", \"v\"] positions and "
+                "velocities side by side; a first-order model's are its state x (default or "
+                "[\"x\"])"},
+            o.pod_snapshots, kPodSnapshotFields,
+            "\"p\" (positions) or \"v\" (velocities), or \"x\" (the state of a first-order "
+            "model)");
   v(Key{"compare_orders", "", "further orders from the same nested basis, for /error_vs_r"},
-    o.compare_orders);
-  v(Key{"store_bases", "", "write V (N x r) to the results file"}, o.store_bases);
+    o.training.compare_orders);
+  v(Key{"store_bases", "", "write V (N x r) to the results file"}, o.training.store_bases);
+}
+
+bool has_field(const PodReductionOptions& o, PodSnapshotField f) {
+  return std::find(o.pod_snapshots.begin(), o.pod_snapshots.end(), f) != o.pod_snapshots.end();
 }
 
 /// The keys that tune the hyper-reduction of a nonlinear force: a linear model has none.
@@ -34,12 +44,14 @@ constexpr const char* kNonlinearKeys[] = {"nonlinear", "deim_method", "deim_orde
 
 class PodMethod final : public ProjectionMethod {
  public:
-  PodMethod(ChainProjectionOptions o, std::vector<std::string> nonlinear_keys_given,
+  PodMethod(PodReductionOptions o, std::vector<std::string> nonlinear_keys_given,
             bool snapshots_given)
-      : ProjectionMethod(std::move(o)),
+      : o_(std::move(o)),
         nonlinear_keys_given_(std::move(nonlinear_keys_given)),
         snapshots_given_(snapshots_given) {}
   std::string_view name() const override { return "pod"; }
+  Index order() const override { return o_.order; }
+  const ProjectionTrainingOptions& training() const override { return o_.training; }
   void write_toml(std::ostream& os) const override {
     KeyWriter w(os);
     pod_keys(o_, w);
@@ -53,8 +65,7 @@ class PodMethod final : public ProjectionMethod {
   void check(const ExperimentConfig& c, const std::string& where) const override {
     const ModelSpec& m = *c.model;
     const bool first_order = m.first_order();
-    const bool x_asked =
-        std::find(o_.pod_snapshots.begin(), o_.pod_snapshots.end(), "x") != o_.pod_snapshots.end();
+    const bool x_asked = has_field(o_, PodSnapshotField::x);
     if (first_order)
       require(!snapshots_given_ || (o_.pod_snapshots.size() == 1 && x_asked), where,
               ": reduction.pod_snapshots: a first-order model's snapshots are of its state x "
@@ -74,10 +85,10 @@ class PodMethod final : public ProjectionMethod {
           " tunes the hyper-reduction of a nonlinear force, and this model is linear: its "
           "matrices are projected as they are, with no force to interpolate; leave it out"));
     const Index n = c.model_size();
-    for (Index order : o_.compare_orders)
+    for (Index order : o_.training.compare_orders)
       require(order >= 1 && order <= n, where,
               ": reduction.compare_orders entries must be in [1, n = ", n, "], got ", order);
-    require(!c.training.empty() || !o_.training_files.empty(), where,
+    require(!c.training.empty() || !o_.training.training_files.empty(), where,
             ": reduction.method = \"pod\" needs training data: [[training]] inputs or "
             "reduction.training_files");
   }
@@ -87,23 +98,56 @@ class PodMethod final : public ProjectionMethod {
                                     const std::atomic<bool>* stop) const override {
     return reduce_linear_by_pod(c, o_, model, full, second_order, out, stop);
   }
+  double estimate_seconds(const ExperimentConfig& c, double full_seconds) const override {
+    const double N = static_cast<double>(c.model_size());
+    const double runs = static_cast<double>(c.training.size());
+    const double steps = static_cast<double>(step_count(c.integrator));
+    const double snapshots =
+        runs * steps / static_cast<double>(std::max<Index>(1, o_.training.training_stride));
+    return runs * full_seconds + 5e-9 * N * snapshots * 2.0;
+  }
+
+  // The projection seam's bases: the POD of the training runs' position snapshots.
+  std::vector<PodSnapshotField> state_snapshots() const override { return o_.pod_snapshots; }
+  ProjectionBases bases(const ExperimentConfig&, const FullModel&, Matrix Q, Index min_columns,
+                        StageTimes& stages, io::RecordSink& out,
+                        const std::atomic<bool>*) const override {
+    PodResult pod_q = pod_basis_and_record(o_, Q, min_columns, false, out);
+    Q.resize(0, 0);
+    stages.emplace_back("pod_s", pod_q.seconds);
+    ProjectionBases b;
+    b.r = pod_q.r;
+    b.V = std::move(pod_q.V);
+    return b;
+  }
+
+ protected:
+  void check_model(const ExperimentConfig& c, const std::string& where) const override {
+    require(c.model->projectable(), where, ": reduction.method = \"", name(),
+            "\" projects the matrices of a linear model or the force of a second-order "
+            "network; this model's equations are nonlinear and first order, x' = f(t, x, u), "
+            "with neither: use \"bt\", \"modal\" or \"irka\" (they reduce its "
+            "linearisation about its rest state)");
+  }
+  bool needs_training(const ExperimentConfig&) const override { return true; }
 
  private:
   /// A linear model whose kind has no projection seam: its matrices are projected.
   static bool projects_matrices(const ModelSpec& model) {
     return model.is_linear() && !model.projectable();
   }
+  PodReductionOptions o_;
   std::vector<std::string> nonlinear_keys_given_;
   bool snapshots_given_ = false;
 };
 
 std::unique_ptr<ReductionMethod> read_pod(TableReader& r, const std::string& source,
                                           const std::filesystem::path& base_dir) {
-  ChainProjectionOptions o;
+  PodReductionOptions o;
   KeyReader reader(r, "reduction", base_dir);
   pod_keys(o, reader);
   r.finish(method_keys_context(r, "pod"));
-  check_hyper_reduction(r, o);
+  check_hyper_reduction(r, o.order, o.training);
   require((o.order > 0) != (o.energy > 0.0), source,
           ": reduction: set exactly one of reduction.order (r >= 1) and reduction.energy (in "
           "(0, 1]); got order = ",
@@ -113,11 +157,6 @@ std::unique_ptr<ReductionMethod> read_pod(TableReader& r, const std::string& sou
   require(!o.pod_snapshots.empty(), r.where("pod_snapshots"),
           ": reduction.pod_snapshots must name \"p\", \"v\" or both (\"x\" for a first-order "
           "model)");
-  for (const auto& f : o.pod_snapshots)
-    require(f == "p" || f == "v" || f == "x", r.where("pod_snapshots"),
-            ": reduction.pod_snapshots entry '", f,
-            "' must be \"p\" (positions) or \"v\" (velocities), or \"x\" (the state of a "
-            "first-order model)");
   std::vector<std::string> nonlinear_keys_given;
   for (const char* key : kNonlinearKeys)
     if (r.given(key)) nonlinear_keys_given.emplace_back(key);
@@ -127,7 +166,7 @@ std::unique_ptr<ReductionMethod> read_pod(TableReader& r, const std::string& sou
 }
 
 void pod_method_keys(std::vector<KeyDoc>& rows) {
-  ChainProjectionOptions o;
+  PodReductionOptions o;
   KeyDocs docs(rows, "reduction");
   pod_keys(o, docs);
 }

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // What the projection methods (pod.cpp, empirical_bt.cpp) share: the hyper-reduction
-// and training keys, the checks against the experiment, the cost estimates and the reduction
-// itself (experiments/runner/projection_run.hpp).
+// and training keys, the checks against the experiment, the memory estimate and the reduction
+// itself (experiments/runner/projection_run.hpp); each method supplies its bases.
 #pragma once
 
 #include <cmath>
@@ -13,7 +13,6 @@
 #include "reduction/deim.hpp"
 #include "reduction/ecsw.hpp"
 #include "reduction/pod.hpp"
-#include "reduction/reduced_chain.hpp"
 
 namespace mor::experiments {
 
@@ -60,9 +59,10 @@ void hyper_reduction_keys(O& o, V& v) {
     o.training_files);
 }
 
-/// Checks the hyper-reduction keys. @throws InvalidArgument naming the key.
-inline void check_hyper_reduction(const TableReader& r, const ChainProjectionOptions& o) {
-  require(o.order >= 0, r.where("order"), ": reduction.order must be >= 1, got ", o.order);
+/// Checks the hyper-reduction keys and the order. @throws InvalidArgument naming the key.
+inline void check_hyper_reduction(const TableReader& r, Index order,
+                                  const ProjectionTrainingOptions& o) {
+  require(order >= 0, r.where("order"), ": reduction.order must be >= 1, got ", order);
   require(o.deim_order >= 0, r.where("deim_order"),
           ": reduction.deim_order must be >= 1 (or 0: 2 r), got ", o.deim_order);
   require(o.ecsw_tolerance > 0.0 && o.ecsw_tolerance < 1.0, r.where("ecsw_tolerance"),
@@ -71,82 +71,63 @@ inline void check_hyper_reduction(const TableReader& r, const ChainProjectionOpt
           ": reduction.training_stride must be >= 1, got ", o.training_stride);
 }
 
-class ProjectionMethod : public ReductionMethod {
+/// A method that reduces by projection with bases of its own (ProjectionBasisMethod) and the
+/// shared training and hyper-reduction (reduce_by_projection). It checks and estimates what
+/// they share; the method adds what is its own through the hooks below.
+class ProjectionMethod : public ReductionMethod, public ProjectionBasisMethod {
  public:
-  explicit ProjectionMethod(ChainProjectionOptions o) : o_(std::move(o)) {}
   Family family() const override { return Family::projection; }
-  Index order() const override { return o_.order; }
+  std::string_view name() const override = 0;
   void check(const ExperimentConfig& c, const std::string& where) const override {
-    if (o_.empirical && c.model->is_linear())
-      require(c.model->empirical_gramians(), where, ": reduction.method = \"", name(),
-              "\": the empirical Gramians of a linear model are its exact Gramians (Lall, "
-              "Marsden & Glavaski 2002), which \"bt\" (or \"sobt\" for a second-order "
-              "model) computes without simulating: use it, or \"pod\" for a reduction from "
-              "simulations");
-    else if (o_.empirical)
-      require(c.model->empirical_gramians(), where, ": reduction.method = \"", name(),
-              "\" balances the position Gramians of a second-order model simulated from impulses "
-              "and initial positions; this model's equations are nonlinear and first order, x' = "
-              "f(t, x, u), with no positions to balance: use \"bt\", \"modal\" or \"irka\" "
-              "(they reduce its linearisation about its rest state)");
-    else
-      require(c.model->projectable(), where, ": reduction.method = \"", name(),
-              "\" projects the matrices of a linear model or the force of a second-order "
-              "network; this model's equations are nonlinear and first order, x' = f(t, x, u), "
-              "with neither: use \"bt\", \"modal\" or \"irka\" (they reduce its "
-              "linearisation about its rest state)");
-    if (o_.nonlinear == NonlinearTreatment::tensor)
+    check_model(c, where);
+    const ProjectionTrainingOptions& t = training();
+    if (t.nonlinear == NonlinearTreatment::tensor)
       require(c.model->reduced_tensor() || c.model->is_linear(), where,
               ": reduction.nonlinear = \"tensor\" is the chain's exact reduced cubic; model.type "
               "= \"",
               c.model->kind(), "\" has general element laws: use \"deim\", \"ecsw\" or \"full\"");
     const Index N = c.model_size();
-    for (Index order : o_.compare_orders)
+    for (Index order : t.compare_orders)
       require(order >= 1 && order <= N, where,
               ": reduction.compare_orders entries must be in [1, N = ", N, "], got ", order);
-    const NonlinearTreatment t = o_.nonlinear;
-    const bool needs_training =
-        !o_.empirical ||
-        (!c.model->is_linear() && (t == NonlinearTreatment::deim || t == NonlinearTreatment::ecsw));
-    require(!needs_training || !c.training.empty() || !o_.training_files.empty(), where,
-            ": reduction.method = \"", name(), "\" needs training data",
-            o_.empirical ? " (force snapshots for DEIM, position snapshots for ECSW)" : "",
+    require(!needs_training(c) || !c.training.empty() || !t.training_files.empty(), where,
+            ": reduction.method = \"", name(), "\" needs training data", training_hint(),
             ": [[training]] inputs or reduction.training_files");
   }
-  double estimate_seconds(const ExperimentConfig& c, double full_seconds) const override {
-    if (o_.empirical) return 20.0 * full_seconds;
-    const double N = static_cast<double>(c.model_size());
-    const double runs = static_cast<double>(c.training.size());
-    const double steps = static_cast<double>(step_count(c.integrator));
-    const double snapshots =
-        runs * steps / static_cast<double>(std::max<Index>(1, o_.training_stride));
-    return runs * full_seconds + 5e-9 * N * snapshots * 2.0;
-  }
   double estimate_bytes(const ExperimentConfig& c) const override {
-    // Two snapshot matrices (positions and forces) of N x k with a working copy each; empirical
-    // balancing also holds its impulse responses.
+    // Two snapshot matrices (positions and forces) of N x k with a working copy each; the
+    // method's own (empirical balancing's impulse responses) on top.
+    const ProjectionTrainingOptions& t = training();
     const double N = static_cast<double>(c.model_size());
     const double steps = static_cast<double>(step_count(c.integrator));
     const double k = static_cast<double>(c.training.size()) *
-                     (steps / static_cast<double>(std::max<Index>(1, o_.training_stride)) + 1.0);
+                     (steps / static_cast<double>(std::max<Index>(1, t.training_stride)) + 1.0);
     // ECSW's training matrix C (8 r k m_e bytes), subsampled to stay under its limit.
     const double ecsw =
-        o_.nonlinear == NonlinearTreatment::ecsw && !c.model->is_linear()
+        t.nonlinear == NonlinearTreatment::ecsw && !c.model->is_linear()
             ? std::min(static_cast<double>(EcswOptions{}.memory_limit),
-                       ecsw_matrix_bytes(std::max<Index>(o_.order, 1), static_cast<Index>(k),
+                       ecsw_matrix_bytes(std::max<Index>(order(), 1), static_cast<Index>(k),
                                          c.model->nonlinear_elements()))
             : 0.0;
-    return 2.0 * 2.0 * 8.0 * N * k + (o_.empirical ? 8.0 * N * 400.0 : 0.0) + ecsw;
+    return 2.0 * 2.0 * 8.0 * N * k + own_bytes(c) + ecsw;
   }
   ProjectionReduction reduce_projection(const ExperimentConfig& c, const FullModel& model,
                                         io::RecordSink& out,
                                         const std::atomic<bool>* stop) const override {
-    return reduce_by_projection(c, o_, model, out, stop);
+    return reduce_by_projection(c, training(), *this, model, out, stop);
   }
-  const ChainProjectionOptions& options() const { return o_; }
+  /// The training and hyper-reduction options the method holds.
+  virtual const ProjectionTrainingOptions& training() const = 0;
 
  protected:
-  ChainProjectionOptions o_;
+  /// Whether `c.model` is one this method reduces. @throws InvalidArgument saying why not.
+  virtual void check_model(const ExperimentConfig& c, const std::string& where) const = 0;
+  /// Whether the reduction of c needs training runs or files.
+  virtual bool needs_training(const ExperimentConfig& c) const = 0;
+  /// What the training data are for, in the message when they are missing ("" or " (...)").
+  virtual const char* training_hint() const { return ""; }
+  /// Bytes the method holds besides the training snapshots.
+  virtual double own_bytes(const ExperimentConfig&) const { return 0.0; }
 };
 
 }  // namespace mor::experiments
