@@ -502,8 +502,7 @@ RunSummary run_experiment(const ExperimentConfig& c, const RunOptions& options) 
       *input, c.integrator, family != Family::none ? &y_reduced : nullptr, options.stop_requested};
   summary.model_figures = model->analyse(context, out);
 
-  summary.peak_rss_mb = peak_rss_mib();
-  out.set_attribute(layout::kTimings, "peak_rss_mib", summary.peak_rss_mb);
+  for (auto& figure : analyse_run_step(c, out)) summary.figures.push_back(std::move(figure));
   summary.total_seconds = std::chrono::duration<double>(Clock::now() - t_start).count();
   out.set_attribute(layout::kTimings, "total_s", summary.total_seconds);
   if (options.before_commit) options.before_commit(out, summary);

@@ -50,7 +50,6 @@ struct RunSummary {
   std::vector<std::pair<std::string, double>> figures;
   Index snapshots = 0, outputs = 0;
   double setup_seconds = 0, write_seconds = 0, total_seconds = 0;
-  double peak_rss_mb = 0;
   double build_seconds = 0;  ///< the chain and its workspace
   Index deim_samples = 0;    ///< m of the main reduced model (0 without DEIM)
   Index ecsw_elements = 0;   ///< k of the main reduced model (0 without ECSW), of n_elements

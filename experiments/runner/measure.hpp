@@ -32,6 +32,7 @@ struct RunSummary;
 enum class SummaryLine {
   reduced,  ///< the reduced run's line ("reduced   pod, r = 20: 0.001 s, 675x faster per step")
   error,    ///< the error line ("error     relative output error 4.45e-06, ...")
+  total,    ///< the last line ("total     5.4 s (setup 4.6 s, writing 0.05 s), peak memory ...")
 };
 
 /// A number a measure yields, by name: the run summary prints it, a sweep point records it and
@@ -49,11 +50,13 @@ struct FigureInfo {
   /// nullptr: nothing.
   std::string (*note)(const ExperimentConfig& c, const RunSummary& s) = nullptr;
   SummaryLine line = SummaryLine::error;
-  std::string_view info_format = "%.2e";  ///< printf format of a value in `mor info`'s table
+  std::string_view info_format = "%.2e";  ///< printf format (a literal) in `mor info`'s table
 };
 
 /// The runs a measure applies to.
 enum class AppliesTo {
+  /// Every run, reduced or not, at its end (its costs).
+  every_run,
   /// Every run with a reduced model, after the full and the reduced runs: their outputs (and, for
   /// a projection, the states compared during the full run).
   simulated,

@@ -17,7 +17,8 @@
   X(kBodeMeasure)         \
   X(kHinfFullMeasure)     \
   X(kHinfRelativeMeasure) \
-  X(kSpeedupMeasure)
+  X(kSpeedupMeasure)      \
+  X(kMemoryMeasure)
 // clang-format on
 
 namespace mor::experiments {

@@ -86,6 +86,14 @@ std::vector<std::pair<std::string, double>> analyse_linear_step(const Experiment
   return m.figures();
 }
 
+std::vector<std::pair<std::string, double>> analyse_run_step(const ExperimentConfig& c,
+                                                             io::RecordSink& out) {
+  if (c.analysis == nullptr) return {};
+  MeasureContext m(out);
+  c.analysis->run(AppliesTo::every_run, m);
+  return m.figures();
+}
+
 std::vector<std::pair<std::string, double>> analyse_simulated_step(const ExperimentConfig& c,
                                                                    const SimulatedComparison& runs,
                                                                    io::RecordSink& out) {

@@ -97,6 +97,11 @@ std::vector<std::pair<std::string, double>> analyse_simulated_step(const Experim
                                                                    const SimulatedComparison& runs,
                                                                    io::RecordSink& out);
 
+/// The last step of every run: the measures of c.analysis that apply to every run (its costs,
+/// such as the memory peak), recorded into out. Returns their figures by name.
+std::vector<std::pair<std::string, double>> analyse_run_step(const ExperimentConfig& c,
+                                                             io::RecordSink& out);
+
 /// A reduced model's run from rest, observed as in simulate_full_step. The observer is a template
 /// parameter: the reduced model's steps are the cheap ones whose speed-up the run measures.
 /// @throws NumericalError "reduced model (<label>): ..."; Interrupted when *o.stop_requested.

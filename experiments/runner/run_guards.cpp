@@ -221,7 +221,7 @@ void check_results_layout(const io::ResultsReader& r) {
     for (const char* name : {"series", "status", "key"})
       l.column(concat("/table/", name), total, "points_total", true);
     for (const char* name :
-         {"N", "r", "m", "offline_s", "full_step_s", "reduced_step_s", "peak_rss_mib", "point_s"})
+         {"N", "r", "m", "offline_s", "full_step_s", "reduced_step_s", "point_s"})
       l.column(concat("/table/", name), total, "points_total");
     // The measures' columns (experiments/runner/measure.hpp) where the table has them: a file
     // written before a measure was registered lacks its column.

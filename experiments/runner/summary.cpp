@@ -100,8 +100,10 @@ void print_run_summary(const ExperimentConfig& c, const RunSummary& s,
     }
     std::fprintf(out, "\n");
   }
-  std::fprintf(out, "  total     %.3g s (setup %.3g s, writing %.3g s), peak memory %.0f MiB\n",
-               s.total_seconds, s.setup_seconds, s.write_seconds, s.peak_rss_mb);
+  std::fprintf(out, "  total     %.3g s (setup %.3g s, writing %.3g s)", s.total_seconds,
+               s.setup_seconds, s.write_seconds);
+  print_figures(c, s, SummaryLine::total, ", ", out);
+  std::fprintf(out, "\n");
   std::fprintf(out, "  results   %s  (mor info %s)\n", s.results.string().c_str(),
                s.results.string().c_str());
   if (!plots_dir.empty()) std::fprintf(out, "  figures   %s/\n", plots_dir.string().c_str());

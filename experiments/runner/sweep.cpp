@@ -510,7 +510,6 @@ void run_sweep_point(const SweepConfig& c, const SweepPoint& p, const RunOptions
     out.set_attribute(g, "full_step_s", stepping / steps);
     out.set_attribute(g, "reduced_step_s", reduced ? s.reduced_stats.seconds / steps : kNaN);
     out.set_attribute(g, "point_s", s.total_seconds);
-    out.set_attribute(g, "peak_rss_mib", s.peak_rss_mb);
     // The model's own figures (e.g. the multibody benchmarks' cvode_steps, exact_error), named
     // in model_figures so that the merge makes a column of each.
     std::string names;

@@ -111,12 +111,11 @@ void print_sweep_info(const io::ResultsReader& r, std::ostream& os) {
     std::vector<double> v = values(std::string(f.name));
     if (std::none_of(v.begin(), v.end(), [](double x) { return std::isfinite(x); })) continue;
     fields.push_back({std::string(f.info_title), std::max(9, static_cast<int>(f.info_title.size())),
-                      std::move(v), number("%.2e")});
+                      std::move(v), number(f.info_format.data())});
   }
   const auto more = std::vector<Field>{{"offline", 10, values("offline_s"), seconds_text},
                                        {"full step", 10, values("full_step_s"), seconds_text},
                                        {"red. step", 10, values("reduced_step_s"), seconds_text},
-                                       {"peak MiB", 9, values("peak_rss_mib"), number("%.0f")},
                                        {"point", 9, values("point_s"), seconds_text}};
   fields.insert(fields.end(), more.begin(), more.end());
   std::size_t series_width = 6;

@@ -61,8 +61,8 @@ const std::vector<std::string>& number_columns() {
   static const std::vector<std::string> columns = [] {
     std::vector<std::string> c;
     for (const FigureInfo& f : measure_figures()) c.emplace_back(f.name);
-    for (const char* name : {"build_s", "offline_s", "full_simulation_s", "full_step_s",
-                             "reduced_step_s", "point_s", "peak_rss_mib"})
+    for (const char* name :
+         {"build_s", "offline_s", "full_simulation_s", "full_step_s", "reduced_step_s", "point_s"})
       c.emplace_back(name);
     return c;
   }();
