@@ -69,6 +69,7 @@ def main(out):
         "    hsv: np.ndarray | None",
         "    error_bound: float | None",
         "    timings: dict[str, float] | None",
+        "    statuses: list[dict[str, Any]]",
         "    V: np.ndarray | None",
         "    W: np.ndarray | None",
         "    deim_points: np.ndarray | None",

@@ -25,6 +25,8 @@
 #include "experiments/runner/measure.hpp"
 #include "experiments/runner/method.hpp"
 #include "experiments/runner/model_kind.hpp"
+#include "experiments/runner/pipeline.hpp"
+#include "experiments/runner/results_layout.hpp"
 #include "experiments/runner/toml_reader.hpp"
 #include "models/mass_spring_chain.hpp"
 #include "src/core/errors.hpp"
@@ -328,6 +330,103 @@ TEST(Measures, RegistryIsConsistent) {
     EXPECT_NE(std::find(ran.begin(), ran.end(), "hinf_error"), ran.end());
     EXPECT_NE(std::find(ran.begin(), ran.end(), "hinf_full"), ran.end());
   }
+}
+
+// A method returns its summary and records nothing while it runs (issue 42 item 1): on the LTI
+// models and the nonlinear chain, every method's summary agrees with what write_reduction makes
+// of it and with its reduced model (the order is the reduced model's dimension, every stage lies
+// within the total time, BT's bound is 2 sum_{i>r} sigma_i of its own spectrum), and a method
+// that fails leaves no /reduction behind.
+TEST_F(Registry, EveryMethodReturnsASummaryThatMatchesItsRecordAndItsModel) {
+  const auto models = small_models(dir_);
+  Index checked = 0;
+  for (const SmallModel& m : models) {
+    if (m.label != "linear chain" && m.label.rfind("rail", 0) != 0 && m.label != "nonlinear chain")
+      continue;
+    for (const MethodInfo& method : reduction_methods()) {
+      if (method.name == "none") continue;
+      SCOPED_TRACE(m.label + ", method " + std::string(method.name));
+      std::optional<ExperimentConfig> c;
+      for (const bool training : {false, true}) {
+        try {
+          c = parse_experiment(experiment_text(m, method, training), "summary.toml", dir_, {});
+          break;
+        } catch (const InvalidArgument&) {
+        }
+      }
+      if (!c) continue;  // refused up front: the test above checks the refusal
+      const std::unique_ptr<FullModel> model = c->model->build(c->solver);
+      std::unique_ptr<LtiOperator> op;
+      if (reduction_family(*c) == ReductionMethod::Family::linear) op = model->lti_operator();
+      io::Record out;
+      ReductionStep step;
+      try {
+        step = reduce_step(*c, *model, op.get(), out, nullptr);
+      } catch (const NumericalError& e) {
+        EXPECT_FALSE(out.exists(layout::kReduction)) << "a failed reduction recorded: " << e.what();
+        continue;
+      }
+      const ReductionSummary* s = step.summary();
+      ASSERT_NE(s, nullptr);
+      ++checked;
+      EXPECT_EQ(s->method, method.name);
+      EXPECT_EQ(s->r, m.order);
+      const Index dim =
+          step.linear ? step.linear->second_order.M.rows() : step.projection->main.model->n();
+      EXPECT_EQ(dim, s->r) << "the summary's order is not the reduced model's dimension";
+      double staged = 0;
+      for (const auto& [stage, seconds] : s->stages) {
+        EXPECT_GE(seconds, 0.0) << stage;
+        staged += seconds;
+      }
+      EXPECT_LE(staged, s->seconds * 1.01 + 1e-3) << "the stages exceed the total";
+      // What write_reduction wrote is the summary.
+      const io::Record::Node* root = out.find(layout::kReduction);
+      ASSERT_NE(root, nullptr);
+      auto attribute = [&](const std::string& name) -> const io::AttributeValue* {
+        for (const auto& [n, v] : root->attributes)
+          if (n == name) return &v;
+        return nullptr;
+      };
+      ASSERT_NE(attribute("r"), nullptr);
+      EXPECT_EQ(std::get<std::int64_t>(*attribute("r")), s->r);
+      EXPECT_EQ(std::get<double>(*attribute("seconds")), s->seconds);
+      EXPECT_EQ(std::get<std::string>(*attribute("method")), s->method);
+      for (const auto& [path, values] : s->spectra) {
+        const io::Record::Node* node = out.find(path);
+        ASSERT_NE(node, nullptr) << path;
+        EXPECT_EQ(std::get<Vector>(node->data), values) << path;
+      }
+      for (const MethodStatus& st : s->statuses) {
+        const std::string prefix = st.name.empty() ? "" : st.name + "_";
+        ASSERT_NE(attribute(prefix + "status"), nullptr) << prefix;
+        EXPECT_EQ(std::get<std::string>(*attribute(prefix + "status")), st.status);
+      }
+      if (method.name == "bt") {
+        const Vector* hsv = s->spectrum(layout::kReductionHsv);
+        ASSERT_NE(hsv, nullptr);
+        ASSERT_TRUE(s->error_bound.has_value());
+        ASSERT_TRUE(s->bound_is_complete);
+        const double tail = 2.0 * hsv->tail(hsv->size() - s->r).sum();
+        EXPECT_NEAR(*s->error_bound, tail, 1e-12 * (*hsv)[0])
+            << "bound " << *s->error_bound << " vs 2 sum_{i>r} sigma_i = " << tail;
+      }
+    }
+  }
+  EXPECT_GE(checked, 10) << "too few methods ran to check their summaries";
+  // A method that fails midway (IRKA stopped after one iteration, the unconverged model
+  // refused) leaves nothing behind.
+  const SmallModel& rail = models[2];
+  ASSERT_EQ(rail.label.rfind("rail", 0), 0u);
+  ExperimentConfig c =
+      parse_experiment(experiment_text(rail, *find_reduction_method("irka"), false) +
+                           "max_iterations = 1\ntolerance = 1e-15\n",
+                       "summary.toml", dir_, {});
+  const std::unique_ptr<FullModel> model = c.model->build(c.solver);
+  const std::unique_ptr<LtiOperator> op = model->lti_operator();
+  io::Record out;
+  EXPECT_THROW(reduce_step(c, *model, op.get(), out, nullptr), NumericalError);
+  EXPECT_FALSE(out.exists(layout::kReduction));
 }
 
 }  // namespace

@@ -423,11 +423,8 @@ class DefaultExperiment {
             experiments::load_experiment(std::string(MOR_SOURCE_DIR) + "/experiments/default.toml",
                                          {concat("model.N=", N), "output.plots=false"})) {
     full_ = config_.model->build(config_.solver);
-    const auto scratch =
-        std::filesystem::temp_directory_path() / concat("bench_reduced_chain_default_", N, ".h5");
-    io::ResultsWriter out(scratch);  // never committed: removed on destruction
     const auto start = Clock::now();
-    reduction_ = config_.reduction->reduce_projection(config_, *full_, out, nullptr);
+    reduction_ = config_.reduction->reduce_projection(config_, *full_, nullptr);
     offline_s = seconds_since(start);
     input_ = experiments::make_signal(config_.input, full_->n_inputs());
     ws_ = std::make_unique<ProjectedModel::Workspace>(model());

@@ -226,15 +226,16 @@ LinearFamilyRun reduce_linear_family(const Run& run) {
                                 ": ", e.what()));
   }
   lin.reduced = std::move(*step.linear);
+  const ReductionSummary& summary = lin.reduced.summary;
   if (!run.summary.linearisation.empty())
     run.out.set_attribute(layout::kReduction, "reduces",
                           "the linearisation about " + run.summary.linearisation +
                               " (the errors compare with the nonlinear model)");
-  progress_note(concat(c.name, ": reduced to r = ", lin.reduced.r, " in ",
-                       std::round(lin.reduced.seconds * 100) / 100, " s"));
-  run.summary.reduced_order = step.r;
-  run.summary.reduction_seconds = step.seconds;
-  run.summary.offline_stages = step.stages;
+  progress_note(concat(c.name, ": reduced to r = ", summary.r, " in ",
+                       std::round(summary.seconds * 100) / 100, " s"));
+  run.summary.reduced_order = summary.r;
+  run.summary.reduction_seconds = summary.seconds;
+  run.summary.offline_stages = summary.stages;
   return lin;
 }
 
@@ -328,13 +329,13 @@ void reduce_projection_family(const Run& run, ProjectionFamilyRun& proj) {
   proj.states.stride = proj.state_stride;
   ReductionStep step = reduce_step(c, run.model, nullptr, run.out, run.options.stop_requested);
   proj.reduced = std::move(*step.projection);
-  run.summary.reduced_order = step.r;
+  run.summary.reduced_order = proj.reduced.summary.r;
   run.summary.deim_samples = proj.reduced.main.m;
   run.summary.ecsw_elements = proj.reduced.main.ecsw_elements;
   run.summary.n_elements = proj.reduced.main.n_elements;
   run.summary.ecsw_snapshot_stride = proj.reduced.main.ecsw_snapshot_stride;
-  run.summary.reduction_seconds = step.seconds;
-  run.summary.offline_stages = step.stages;
+  run.summary.reduction_seconds = proj.reduced.summary.seconds;
+  run.summary.offline_stages = proj.reduced.summary.stages;
   run.stage("reduced simulation");
   proj.main = simulate_reduced(*proj.reduced.main.model, Matrix(), run.input, c.integrator,
                                proj.state_stride, run.options,

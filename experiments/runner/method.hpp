@@ -67,27 +67,27 @@ class ReductionMethod {
   }
   /// How the analysis computes the norms of the full and the error system.
   virtual NormOptions norm_options() const { return {}; }
-  /// Family linear: reduces `full` and writes /reduction. second_order is the same system in
-  /// second-order form (nullptr for a first-order model).
+  /// Family linear: reduces `full`; the reduced model's summary holds what /reduction records
+  /// (write_reduction). second_order is the same system in second-order form (nullptr for a
+  /// first-order model).
   /// @throws InvalidArgument if the model does not fit (e.g. SOBT of a first-order model),
   ///         NumericalError as the algorithms.
-  virtual ReducedModel reduce_linear(LtiOperator& full, const SecondOrderSystem* second_order,
-                                     io::RecordSink& out) const;
+  virtual ReducedModel reduce_linear(LtiOperator& full,
+                                     const SecondOrderSystem* second_order) const;
   /// Family linear, as the runner calls it: reduce_linear, except for the methods that learn
   /// from simulations of the full model `model` (pod: the training runs of c).
   /// @throws as reduce_linear; NumericalError if a training run diverges; Interrupted.
   virtual ReducedModel reduce_linear_in_run(const ExperimentConfig& c, const FullModel& model,
                                             LtiOperator& full,
                                             const SecondOrderSystem* second_order,
-                                            io::RecordSink& out,
                                             const std::atomic<bool>* stop) const {
     (void)c, (void)model, (void)stop;
-    return reduce_linear(full, second_order, out);
+    return reduce_linear(full, second_order);
   }
   /// Family projection: projects the full model (through its snapshot-method seam,
-  /// experiments/runner/model_kind.hpp; training runs from c) and writes /reduction.
+  /// experiments/runner/model_kind.hpp; training runs from c); the reduction's summary holds
+  /// what /reduction records.
   virtual ProjectionReduction reduce_projection(const ExperimentConfig& c, const FullModel& model,
-                                                io::RecordSink& out,
                                                 const std::atomic<bool>* stop) const;
 };
 
@@ -119,9 +119,6 @@ std::shared_ptr<const ReductionMethod> read_reduction(TableReader& r, const std:
 /// The context of TableReader::finish for a method's table: " for reduction.method = \"m\"",
 /// and, when a key the method does not take belongs to another method, which one.
 std::string method_keys_context(const TableReader& r, std::string_view method);
-
-/// Creates /reduction with the method's name (every method starts its record with it).
-void begin_reduction_record(io::RecordSink& out, std::string_view method);
 
 /// @throws InvalidArgument naming `where` unless the experiment's model is linear or has a
 ///         linearisation about its rest state (which the linear methods then reduce).

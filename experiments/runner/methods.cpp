@@ -115,11 +115,6 @@ std::string method_keys_context(const TableReader& r, std::string_view method) {
   return detail::concat(" for reduction.method = \"", method, "\"");
 }
 
-void begin_reduction_record(io::RecordSink& out, std::string_view method) {
-  out.create_group(layout::kReduction);
-  out.set_attribute(layout::kReduction, "method", std::string(method));
-}
-
 void require_linear_model(const ExperimentConfig& c, const std::string& where,
                           std::string_view method) {
   if (c.model->has_linearisation()) return;
@@ -129,14 +124,12 @@ void require_linear_model(const ExperimentConfig& c, const std::string& where,
                      c.model->kind(), "\") has no linearisation about a rest state to reduce"));
 }
 
-ReducedModel ReductionMethod::reduce_linear(LtiOperator&, const SecondOrderSystem*,
-                                            io::RecordSink&) const {
+ReducedModel ReductionMethod::reduce_linear(LtiOperator&, const SecondOrderSystem*) const {
   throw InvalidArgument(
       detail::concat("reduction.method = \"", name(), "\" does not give a linear reduced model"));
 }
 
 ProjectionReduction ReductionMethod::reduce_projection(const ExperimentConfig&, const FullModel&,
-                                                       io::RecordSink&,
                                                        const std::atomic<bool>*) const {
   throw InvalidArgument(
       detail::concat("reduction.method = \"", name(), "\" does not project a nonlinear model"));

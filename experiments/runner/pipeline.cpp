@@ -53,20 +53,14 @@ ReductionStep reduce_step(const ExperimentConfig& c, const FullModel& model, Lti
     require(full != nullptr, "internal: reduce_step of the linear family without an operator");
     step.linearisation = model.linearisation();
     ReducedModel& red = step.linear.emplace(
-        c.reduction->reduce_linear_in_run(c, model, *full, model.second_order_system(), out, stop));
+        c.reduction->reduce_linear_in_run(c, model, *full, model.second_order_system(), stop));
     if (!step.linearisation.empty())
-      out.set_attribute(layout::kReduction, "reduces",
-                        "the linearisation about " + step.linearisation);
-    step.r = red.r;
-    step.seconds = red.seconds;
-    step.stages = red.stages;
+      red.summary.details.set_attribute(layout::kReduction, "reduces",
+                                        "the linearisation about " + step.linearisation);
   } else if (step.family == Family::projection) {
-    ProjectionReduction& red =
-        step.projection.emplace(c.reduction->reduce_projection(c, model, out, stop));
-    step.r = red.main.r;
-    step.seconds = red.seconds;
-    step.stages = red.stages;
+    step.projection.emplace(c.reduction->reduce_projection(c, model, stop));
   }
+  if (const ReductionSummary* s = step.summary()) write_reduction(out, *s);
   return step;
 }
 

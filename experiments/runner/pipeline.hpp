@@ -5,7 +5,8 @@
 // runner decides, and no front end lacks a guard that another has. The steps: check what a run
 // will need (check_run), reduce (reduce_step), simulate the full model (simulate_full_step) and a
 // reduced one (simulate_reduced_step), and analyse (analyse_linear_step). Each step records what it
-// did into a RecordSink: the results file in a run, memory in Python.
+// did into a RecordSink: the results file in a run, memory in Python; the reduction step writes the
+// method's typed summary (reduction_run.hpp: ReductionSummary, write_reduction).
 #pragma once
 
 #include <atomic>
@@ -37,18 +38,22 @@ struct ReductionStep {
   /// "" unless a linear method reduced a nonlinear model: the state its linearisation is about
   /// (FullModel::linearisation()); the errors then compare with the nonlinear model.
   std::string linearisation;
-  Index r = 0;         ///< the main reduced model's order
-  double seconds = 0;  ///< offline wall time, all stages
-  /// Offline wall time per stage, in the order run ("gramians_s", "projection_s", ...).
-  std::vector<std::pair<std::string, double>> stages;
+  /// What the method reports (the summary of `linear` or `projection`); null for Family::none.
+  const ReductionSummary* summary() const {
+    return linear ? &linear->summary : projection ? &projection->summary : nullptr;
+  }
+  /// The main reduced model's order, and the offline wall time (all stages); 0 without one.
+  Index r() const { return summary() != nullptr ? summary()->r : 0; }
+  double seconds() const { return summary() != nullptr ? summary()->seconds : 0.0; }
 };
 
 /// The family c.reduction reduces c.model by (ReductionMethod::family_for), the one decision
 /// every front end takes from here.
 ReductionMethod::Family reduction_family(const ExperimentConfig& c);
 
-/// Reduces `model` by c.reduction and records /reduction into out (the method's record; for a
-/// linearisation also the attribute reduces = "the linearisation about ..."). The linear family
+/// Reduces `model` by c.reduction and writes its summary (write_reduction) as /reduction into out
+/// (for a linearisation also the attribute reduces = "the linearisation about ..."). The method
+/// records nothing while it runs: a failed reduction leaves no /reduction. The linear family
 /// reduces `full`, the model's LtiOperator (FullModel::lti_operator, or the operator a Python
 /// model holds), which the caller keeps for the analysis; the projection family projects the
 /// model, trained on the runs of c.training. Nothing for Family::none.

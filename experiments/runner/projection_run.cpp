@@ -238,15 +238,16 @@ std::vector<EcswResult> train_ecsw(const ProjectionTrainingOptions& red, const F
   return out;
 }
 
-void write_ecsw(io::RecordSink& out, const std::string& grp, const EcswResult& e,
+void write_ecsw(ReductionSummary& summary, const std::string& grp, const EcswResult& e,
                 Index n_elements) {
+  io::RecordSink& out = summary.details;
   const auto k = static_cast<Index>(e.elements.size());
   out.set_attribute(grp, "ecsw_elements", static_cast<std::int64_t>(k));
   out.set_attribute(grp, "ecsw_candidates", static_cast<std::int64_t>(n_elements));
   out.set_attribute(grp, "ecsw_tolerance", e.tolerance);
   out.set_attribute(grp, "ecsw_relative_residual", e.relative_residual);
   out.set_attribute(grp, "ecsw_iterations", static_cast<std::int64_t>(e.iterations));
-  out.set_attribute(grp, "ecsw_status", std::string(to_string(e.status)));
+  summary.statuses.push_back({"ecsw", std::string(to_string(e.status)), std::nullopt});
   out.set_attribute(grp, "ecsw_snapshots_used", static_cast<std::int64_t>(e.snapshots_used));
   out.set_attribute(grp, "ecsw_snapshot_stride", static_cast<std::int64_t>(e.snapshot_stride));
   Vector idx(k);
@@ -272,8 +273,9 @@ Index ProjectionTrainingOptions::compare_max() const {
 }
 
 PodResult pod_basis_and_record(const PodReductionOptions& red, const Matrix& Q, Index compare_max,
-                               bool first_order, io::RecordSink& out) {
+                               bool first_order, ReductionSummary& summary) {
   const auto t = Clock::now();
+  io::RecordSink& out = summary.details;
   const std::string& grp = layout::kReduction;
   PodOptions po;
   po.method = red.training.pod_method;
@@ -306,7 +308,7 @@ PodResult pod_basis_and_record(const PodReductionOptions& red, const Matrix& Q, 
   out.set_attribute(grp, "pod_snapshots", fields);
   out.set_attribute(grp, "captured_energy", pod_q.captured_energy);
   out.set_attribute(grp, "discarded_energy", pod_q.discarded_energy);
-  out.write_vector(layout::kReductionPodSv, pod_q.singular_values);
+  summary.spectra.emplace_back(layout::kReductionPodSv, pod_q.singular_values);
   pod_q.seconds = seconds_since(t);
   return pod_q;
 }
@@ -314,14 +316,15 @@ PodResult pod_basis_and_record(const PodReductionOptions& red, const Matrix& Q, 
 ProjectionReduction reduce_by_projection(const ExperimentConfig& c,
                                          const ProjectionTrainingOptions& red,
                                          const ProjectionBasisMethod& basis_method,
-                                         const FullModel& model, io::RecordSink& out,
-                                         const std::atomic<bool>* stop) {
+                                         const FullModel& model, const std::atomic<bool>* stop) {
   const std::string method(basis_method.name());
   const StateSnapshots fields = snapshot_fields(basis_method.state_snapshots());
   const bool positions = fields.keep_positions;
   const bool nonlinear = !model.is_linear();
   const auto t_start = Clock::now();
   ProjectionReduction result;
+  ReductionSummary& summary = result.summary = ReductionSummary(method);
+  io::RecordSink& out = summary.details;
   ProjectionOptions ro;
   ro.nonlinear = red.nonlinear;
   ro.sampling = red.deim_sampling;
@@ -343,16 +346,14 @@ ProjectionReduction reduce_by_projection(const ExperimentConfig& c,
     result.training_snapshots = std::max(training.Q.cols(), training.G.cols());
     require(result.training_snapshots > 0, "reduction.method = \"", method,
             "\": the training data hold no snapshots");
-    result.stages.emplace_back("snapshots_s", training.seconds);
+    summary.stages.emplace_back("snapshots_s", training.seconds);
   }
 
   const std::string& grp = layout::kReduction;
-  out.create_group(grp);
-  out.set_attribute(grp, "method", method);
 
   // 2. The method's bases V (N x R) and W (empty: Galerkin), R >= every order wanted.
   ProjectionBases bases =
-      basis_method.bases(c, model, std::move(training.Q), compare_max, result.stages, out, stop);
+      basis_method.bases(c, model, std::move(training.Q), compare_max, summary, stop);
   training.Q.resize(0, 0);
   const Index r_main = bases.r;
   const Matrix V = std::move(bases.V), W = std::move(bases.W);
@@ -362,7 +363,7 @@ ProjectionReduction reduce_by_projection(const ExperimentConfig& c,
   std::optional<HyperReduction> hyper;
   if (use_deim) {
     hyper = hyper_reduce(red, std::move(training.G), orders, pm);
-    result.stages.emplace_back("deim_s", hyper->seconds);
+    summary.stages.emplace_back("deim_s", hyper->seconds);
   }
   std::vector<EcswResult> ecsw;  // per order of orders_to_build
   if (use_ecsw) {
@@ -372,7 +373,7 @@ ProjectionReduction reduce_by_projection(const ExperimentConfig& c,
     ecsw = train_ecsw(red, model, V, W, training.G, orders);
     double s = 0;
     for (const auto& e : ecsw) s += e.seconds;
-    result.stages.emplace_back("ecsw_s", s);
+    summary.stages.emplace_back("ecsw_s", s);
   }
   training.G.resize(0, 0);
   const auto t = Clock::now();
@@ -395,23 +396,21 @@ ProjectionReduction reduce_by_projection(const ExperimentConfig& c,
     variant.model = std::make_unique<ProjectedModel>(model.project(Vr, Wr, opt));
     (i == 0 ? result.main : result.others.emplace_back()) = std::move(variant);
   }
-  result.stages.emplace_back("projection_s", seconds_since(t));
-  result.seconds = seconds_since(t_start);
+  summary.stages.emplace_back("projection_s", seconds_since(t));
+  summary.seconds = seconds_since(t_start);
 
-  out.set_attribute(grp, "r", static_cast<std::int64_t>(r_main));
+  summary.r = r_main;
   out.set_attribute(grp, "nonlinear", std::string(to_string(ro.nonlinear)));
   out.set_attribute(grp, "training_runs", static_cast<std::int64_t>(c.training.size()));
   out.set_attribute(grp, "training_files", static_cast<std::int64_t>(red.training_files.size()));
   out.set_attribute(grp, "training_snapshots",
                     static_cast<std::int64_t>(result.training_snapshots));
   out.set_attribute(grp, "training_stride", static_cast<std::int64_t>(red.training_stride));
-  for (const auto& [stage, seconds] : result.stages) out.set_attribute(grp, stage, seconds);
-  out.set_attribute(grp, "seconds", result.seconds);
   if (hyper) {
     write_deim(out, grp, *hyper);
     out.set_attribute(grp, "deim_sampling", std::string(to_string(ro.sampling)));
   }
-  if (!ecsw.empty()) write_ecsw(out, grp, ecsw.front(), model.n_elements());
+  if (!ecsw.empty()) write_ecsw(summary, grp, ecsw.front(), model.n_elements());
   if (red.store_bases) {
     if (hyper) out.write_matrix(layout::kReductionDeimBasis, hyper->deim.front().U);
     out.write_matrix(layout::kReductionV, Matrix(V.leftCols(r_main)));
@@ -426,24 +425,24 @@ namespace mor::experiments {
 
 ReducedModel reduce_linear_by_pod(const ExperimentConfig& c, const PodReductionOptions& red,
                                   const FullModel& model, LtiOperator& full,
-                                  const SecondOrderSystem* second_order, io::RecordSink& out,
+                                  const SecondOrderSystem* second_order,
                                   const std::atomic<bool>* stop) {
   const auto t_start = Clock::now();
   ReducedModel reduced;
+  ReductionSummary& summary = reduced.summary = ReductionSummary("pod");
+  io::RecordSink& out = summary.details;
   // 1. Snapshots of the state x (first order) or of q (and v) (second order).
   TrainingData training = collect_training(
       c, red.training, model, snapshot_fields(red.pod_snapshots), ForceSnapshots::none, stop);
   require(training.Q.cols() > 0, "reduction.method = \"pod\": the training data hold no snapshots");
-  reduced.stages.emplace_back("snapshots_s", training.seconds);
+  summary.stages.emplace_back("snapshots_s", training.seconds);
 
   const std::string& grp = layout::kReduction;
-  out.create_group(grp);
-  out.set_attribute(grp, "method", std::string("pod"));
   // 2. The POD basis, wide enough for every order of compare_orders (nested).
   const Index compare_max = red.training.compare_max();
   const PodResult basis =
-      pod_basis_and_record(red, training.Q, compare_max, model.first_order(), out);
-  reduced.stages.emplace_back("pod_s", basis.seconds);
+      pod_basis_and_record(red, training.Q, compare_max, model.first_order(), summary);
+  summary.stages.emplace_back("pod_s", basis.seconds);
   const Index snapshots = training.Q.cols();
   training.Q.resize(0, 0);
 
@@ -473,20 +472,18 @@ ReducedModel reduce_linear_by_pod(const ExperimentConfig& c, const PodReductionO
       reduced.others.emplace_back(orders[i], from_first_order(r.E, r.A, r.B, r.C, r.D));
     }
   }
-  reduced.stages.emplace_back("projection_s", seconds_since(t));
-  reduced.seconds = seconds_since(t_start);
+  summary.stages.emplace_back("projection_s", seconds_since(t));
+  summary.seconds = seconds_since(t_start);
 
-  out.set_attribute(grp, "r", static_cast<std::int64_t>(reduced.r));
+  summary.r = reduced.r;
+  summary.spectral_abscissa = reduced.spectral_abscissa;
   out.set_attribute(grp, "projection", std::string("galerkin"));
-  out.set_attribute(grp, "spectral_abscissa", reduced.spectral_abscissa);
   out.set_attribute(grp, "training_runs", static_cast<std::int64_t>(c.training.size()));
   out.set_attribute(grp, "training_files",
                     static_cast<std::int64_t>(red.training.training_files.size()));
   out.set_attribute(grp, "training_snapshots", static_cast<std::int64_t>(snapshots));
   out.set_attribute(grp, "training_stride",
                     static_cast<std::int64_t>(red.training.training_stride));
-  for (const auto& [stage, seconds] : reduced.stages) out.set_attribute(grp, stage, seconds);
-  out.set_attribute(grp, "seconds", reduced.seconds);
   if (red.training.store_bases) out.write_matrix(layout::kReductionV, V);
   return reduced;
 }

@@ -51,9 +51,8 @@ struct ProjectionReduction {
   /// The other orders of reduction.compare_orders, ascending (main's order not repeated).
   std::vector<ProjectedVariant> others;
   Index training_snapshots = 0;  ///< columns of the training snapshot matrix (0 if none)
-  /// Offline wall-clock seconds per stage, in the order run ("snapshots_s", "pod_s", ...).
-  std::vector<std::pair<std::string, double>> stages;
-  double seconds = 0;  ///< all stages
+  /// What the method reports of the reduction (written by write_reduction).
+  ReductionSummary summary;
 };
 
 /// What the projection methods share (POD, methods/pod.cpp; empirical balancing,
@@ -117,9 +116,6 @@ struct ProjectionBases {
   Index r = 0;
 };
 
-/// Offline wall-clock seconds per stage, in the order run ("snapshots_s", "pod_s", ...).
-using StageTimes = std::vector<std::pair<std::string, double>>;
-
 /// What differs between the projection methods: the bases. reduce_by_projection does the rest
 /// (training runs, hyper-reduction, projection, the record).
 class ProjectionBasisMethod {
@@ -131,46 +127,45 @@ class ProjectionBasisMethod {
   /// them, whatever the nonlinear treatment); none: the method computes its bases otherwise.
   virtual std::vector<PodSnapshotField> state_snapshots() const = 0;
   /// The bases of `model`, at least min_columns wide, from Q (n x k snapshots of the fields
-  /// state_snapshots names, columns of velocities after those of positions; empty if none). Writes
-  /// the method's attributes and datasets into /reduction (already created) and appends its stages
-  /// to `stages`.
+  /// state_snapshots names, columns of velocities after those of positions; empty if none). Adds
+  /// the method's records, spectra and stages to `summary`.
   /// @throws InvalidArgument for an order the data do not support; NumericalError; Interrupted.
   virtual ProjectionBases bases(const ExperimentConfig& c, const FullModel& model, Matrix Q,
-                                Index min_columns, StageTimes& stages, io::RecordSink& out,
+                                Index min_columns, ReductionSummary& summary,
                                 const std::atomic<bool>* stop) const = 0;
 };
 
 /// Reduces `model` with the bases `method` computes, trained and hyper-reduced as `training`
-/// says, and writes /reduction (method, r, m, singular values, the DEIM indices and error
-/// constant, the offline cost per stage, optionally V and W).
+/// says; its summary holds what /reduction records (method, r, m, singular values, the DEIM
+/// indices and error constant, the offline cost per stage, optionally V and W).
 /// @throws InvalidArgument for unusable training data (no snapshots, another n, an order above
 ///         the snapshot or Gramian rank); NumericalError if a training or Gramian run diverges;
 ///         Interrupted.
 ProjectionReduction reduce_by_projection(const ExperimentConfig& c,
                                          const ProjectionTrainingOptions& training,
                                          const ProjectionBasisMethod& method,
-                                         const FullModel& model, io::RecordSink& out,
-                                         const std::atomic<bool>* stop);
+                                         const FullModel& model, const std::atomic<bool>* stop);
 
 /// The POD basis of the snapshots Q as `o` asks (order or energy; at least min_columns columns,
-/// nested), with its record in /reduction: what was asked, the method used, the snapshot
-/// fields ("x": a first-order model's state), the energies and every singular value computed.
+/// nested), with its record in `summary`: what was asked, the method used, the snapshot fields
+/// ("x": a first-order model's state), the energies and every singular value computed.
 /// @throws InvalidArgument for an order above the snapshots' rank.
 PodResult pod_basis_and_record(const PodReductionOptions& o, const Matrix& Q, Index min_columns,
-                               bool first_order, io::RecordSink& out);
+                               bool first_order, ReductionSummary& summary);
 
 /// POD of a linear model that has no projection seam (model files, the linearised multibody
 /// benchmarks): snapshots of the state x (first order; of q, and of v if o.pod_snapshots has
 /// "v", for a second-order model) from the [[training]] runs of `model` and the training
 /// files, the POD basis V (order or energy), and the Galerkin projection (reduction/galerkin.hpp)
 /// of `full` (first order: E, A, B, C, D) or of second_order (M, D, K, B, Cp, Cv): an LTI
-/// reduced model of order r = the columns of V. Writes /reduction (method, r, the POD record,
-/// the reduced matrices, the training counts and stage times, V if store_bases).
+/// reduced model of order r = the columns of V. Its summary holds what /reduction records
+/// (method, r, the POD record, the reduced matrices, the training counts and stage times, V if
+/// store_bases).
 /// @throws InvalidArgument for unusable training data (no snapshots, another n, an order above
 ///         the snapshot rank); NumericalError if a training run diverges; Interrupted.
 ReducedModel reduce_linear_by_pod(const ExperimentConfig& c, const PodReductionOptions& o,
                                   const FullModel& model, LtiOperator& full,
-                                  const SecondOrderSystem* second_order, io::RecordSink& out,
+                                  const SecondOrderSystem* second_order,
                                   const std::atomic<bool>* stop);
 
 }  // namespace mor::experiments

@@ -16,6 +16,38 @@ namespace {
 using detail::concat;
 }  // namespace
 
+ReductionSummary::ReductionSummary(std::string method_name) : method(std::move(method_name)) {
+  details.create_group(layout::kReduction);
+  details.set_attribute(layout::kReduction, "method", method);
+}
+
+const Vector* ReductionSummary::spectrum(const std::string& path) const {
+  for (const auto& [p, values] : spectra)
+    if (p == path) return &values;
+  return nullptr;
+}
+
+void write_reduction(io::RecordSink& out, const ReductionSummary& s) {
+  const std::string& grp = layout::kReduction;
+  io::write_record(out, s.details);
+  out.create_group(grp);
+  out.set_attribute(grp, "method", s.method);
+  out.set_attribute(grp, "r", static_cast<std::int64_t>(s.r));
+  if (s.spectral_abscissa) out.set_attribute(grp, "spectral_abscissa", *s.spectral_abscissa);
+  if (s.error_bound) {
+    out.set_attribute(grp, "error_bound", *s.error_bound);
+    out.set_attribute(grp, "bound_is_complete", static_cast<std::int64_t>(s.bound_is_complete));
+  }
+  for (const MethodStatus& st : s.statuses) {
+    const std::string prefix = st.name.empty() ? "" : st.name + "_";
+    out.set_attribute(grp, prefix + "status", st.status);
+    if (st.message) out.set_attribute(grp, prefix + "message", *st.message);
+  }
+  for (const auto& [path, values] : s.spectra) out.write_vector(path, values);
+  for (const auto& [stage, seconds] : s.stages) out.set_attribute(grp, stage, seconds);
+  out.set_attribute(grp, "seconds", s.seconds);
+}
+
 void record_reduced_first_order(io::RecordSink& out, const Matrix& E, const Matrix& A,
                                 const Matrix& B, const Matrix& C, const Matrix& D) {
   for (const auto& [name, X] :

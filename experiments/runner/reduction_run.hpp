@@ -5,6 +5,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -12,9 +13,63 @@
 #include "experiments/runner/config.hpp"
 #include "experiments/runner/results_layout.hpp"
 #include "reduction/balanced_truncation.hpp"
+#include "src/io/record.hpp"
 #include "src/io/results.hpp"
 
 namespace mor::experiments {
+
+/// Offline wall-clock seconds per stage, in the order run ("gramians_s", "snapshots_s", ...).
+using StageTimes = std::vector<std::pair<std::string, double>>;
+
+/// The state an iteration or a solve of a method ended in, with its reason: IRKA's iteration
+/// ("converged", "max_iterations", ...), differential balancing's SDPs, ECSW's NNLS.
+struct MethodStatus {
+  /// What it is the status of: "" for the method's own iteration, else a stage
+  /// ("controllability", "ecsw"); its attributes are then <name>_status and <name>_message.
+  std::string name;
+  std::string status;
+  std::optional<std::string> message;  ///< the reason in words, if the method gives one
+};
+
+/// What a reduction method reports of one reduction, typed (Ceres' Solve + Summary): the order,
+/// the spectra its order rule reads, its a priori bound, the statuses of its iterations with
+/// their reasons, the wall time of every stage, and its own records (its effective keys, its
+/// diagnostics, the reduced matrices, the bases if stored). A method returns it with its
+/// reduced model and records nothing while it computes; write_reduction is the one function
+/// that writes it (into a results file in a run, into memory for the Python module), so a
+/// method that fails midway leaves no partial /reduction behind.
+struct ReductionSummary {
+  /// An empty summary of `method`, its own records started (/reduction with attribute method).
+  explicit ReductionSummary(std::string method_name = "");
+
+  std::string method;
+  Index r = 0;  ///< the main reduced model's order
+  /// Offline wall time, all stages, and per stage in the order run.
+  double seconds = 0;
+  StageTimes stages;
+  /// max Re lambda(A_r) of a linear reduced model (< 0: asymptotically stable), if computed.
+  std::optional<double> spectral_abscissa;
+  /// The method's a priori bound on ||G - G_r||_Hinf (BT: 2 sum_{i>r} sigma_i) and whether every
+  /// discarded sigma_i entered it (a low-rank Gramian's spectrum may be cut short).
+  std::optional<double> error_bound;
+  bool bound_is_complete = true;
+  /// The spectra a method's order rule reads and a researcher plots (Hankel singular values,
+  /// POD singular values, ...), each at its results-layout path (layout::kReductionHsv, ...).
+  std::vector<std::pair<std::string, Vector>> spectra;
+  std::vector<MethodStatus> statuses;
+  /// The method's own records under /reduction (written by the helpers of this header and
+  /// KeyRecorder, as into a results file).
+  io::Record details;
+
+  /// The spectrum at `path`, or nullptr.
+  const Vector* spectrum(const std::string& path) const;
+};
+
+/// Writes s under /reduction of out: the method's own records, then the typed fields as
+/// attributes (r, seconds, every stage's seconds, spectral_abscissa, error_bound and
+/// bound_is_complete, each status) and the spectra as datasets, at results_layout's paths.
+/// @throws as out's functions (IoError where /reduction's objects already exist).
+void write_reduction(io::RecordSink& out, const ReductionSummary& s);
 
 /// A reduced model ready to simulate (second-order form, see src/systems/dense_model.hpp) and
 /// to analyse (first-order dense operator of the same transfer function).
@@ -22,11 +77,9 @@ struct ReducedModel {
   DenseSecondOrderSystem second_order;
   std::unique_ptr<DenseLtiOperator> first_order;
   Index r = 0;
-  double seconds = 0;  ///< Gramians and projection
-  /// The same per stage: ("gramians_s", ..), ("projection_s", ..).
-  std::vector<std::pair<std::string, double>> stages;
   double spectral_abscissa = 0;  ///< max Re lambda (< 0: stable)
-  /// The method's a priori bound on ||G - G_r||_Hinf (BT: 2 sum_{i>r} sigma_i); < 0: none.
+  /// The method's a priori bound on ||G - G_r||_Hinf (BT: 2 sum_{i>r} sigma_i) if every
+  /// discarded sigma_i entered it, for the analysis; < 0: none.
   double error_bound = -1;
   /// ||G||_H2 of the full model if the reduction computed it (BT: ||C Z_c||_F); < 0: not known.
   double h2_full = -1;
@@ -42,6 +95,8 @@ struct ReducedModel {
   Matrix CZc;
   std::vector<Complex> adi_shifts;
   double adi_residual = -1;
+  /// What the method reports of the reduction (written by write_reduction).
+  ReductionSummary summary;
 };
 
 /// Writes the Gramian diagnostics of a balanced truncation into /reduction (method, ranks,

@@ -301,6 +301,11 @@ Model.error_bound = property(
 Model.timings = property(lambda self: (self.info or {}).get("timings"),
                          doc="seconds per stage of the reduction, and total_s")
 Model.r = property(lambda self: (self.info or {}).get("r", self.n), doc="the reduced order")
+Model.statuses = property(
+    lambda self: (self.info or {}).get("statuses", []),
+    doc="what the reduction's iterations and solves ended in: a list of dicts with name (the "
+        "method's own iteration, or a stage such as 'ecsw' or 'controllability'), status "
+        "('converged', 'max_iterations', 'solved', ...) and message (the reason, or None)")
 def _basis(name, doc):
     def get(self):
         recorded = (self.records or {}).get(name)

@@ -96,6 +96,7 @@ struct ReductionOutcome {
   std::string linearisation;
   std::vector<std::pair<std::string, double>> stages;
   double seconds = 0;
+  std::vector<MethodStatus> statuses;
 };
 
 std::string method_names() {
@@ -205,8 +206,9 @@ std::shared_ptr<Model> reduce(const std::shared_ptr<Model>& model, const std::st
                                           lin, ": ", e.what()));
     }
     o.linearisation = step.linearisation;
-    o.stages = step.stages;
-    o.seconds = step.seconds;
+    o.stages = step.summary()->stages;
+    o.seconds = step.summary()->seconds;
+    o.statuses = step.summary()->statuses;
     if (step.linear) o.linear = std::move(step.linear);
     if (step.projection) {
       o.projected = std::make_shared<ProjectionReduction>(std::move(*step.projection));
@@ -221,6 +223,16 @@ std::shared_ptr<Model> reduce(const std::shared_ptr<Model>& model, const std::st
   for (const auto& [stage, s] : outcome.stages) timings[py::str(stage)] = s;
   timings["total_s"] = outcome.seconds;
   rec.info["timings"] = timings;
+  // The summary's statuses, typed: what each iteration or solve ended in, and why.
+  py::list statuses;
+  for (const MethodStatus& st : outcome.statuses) {
+    py::dict d;
+    d["name"] = st.name.empty() ? std::string(method) : st.name;
+    d["status"] = st.status;
+    d["message"] = st.message ? py::object(py::str(*st.message)) : py::object(py::none());
+    statuses.append(d);
+  }
+  rec.info["statuses"] = statuses;
   if (!outcome.linearisation.empty()) rec.info["linearisation"] = outcome.linearisation;
   if (outcome.linear) {
     const bool first = out.exists(layout::child(layout::kReductionReduced, "A"));

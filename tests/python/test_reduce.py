@@ -117,6 +117,18 @@ def test_irka_and_h2_error_against_scipy(rail371):
     assert abs(lr - want) <= 1e-6 * want, f"LR-ADI H2 error {lr!r}, scipy {want!r}"
 
 
+def test_statuses_say_how_the_iteration_ended(rail371):
+    """The reduction's typed summary: IRKA's status and its reason, as the method reports them."""
+    fom = mor.LtiModel(**rail371)
+    stopped = mor.reduce(fom, "irka", order=6, max_iterations=1, tolerance=1e-15,
+                         allow_unconverged=True)
+    assert [s["status"] for s in stopped.statuses] == ["max_iterations"], stopped.statuses
+    assert stopped.statuses[0]["name"] == "irka" and stopped.statuses[0]["message"]
+    done = mor.reduce(fom, "irka", order=6, max_iterations=200)
+    assert [s["status"] for s in done.statuses] == ["converged"], done.statuses
+    assert mor.reduce(fom, "bt", order=6).statuses == []
+
+
 def test_irka_siso_interpolates_at_mirrored_poles():
     """H2-optimality (Meier-Luenberger): G_r(-lambda_i) = G(-lambda_i) at the reduced poles."""
     chain = mor.Chain(N=40, k_n=0.0)

@@ -62,8 +62,7 @@ class BtMethod final : public ReductionMethod {
     return linear_estimate_bytes(c, o_.gramians);
   }
   NormOptions norm_options() const override { return {o_.gramians.dense_limit, o_.gramians.adi()}; }
-  ReducedModel reduce_linear(LtiOperator& full, const SecondOrderSystem*,
-                             io::RecordSink& out) const override {
+  ReducedModel reduce_linear(LtiOperator& full, const SecondOrderSystem*) const override {
     BtOptions o;
     o.selection.order = o_.order;
     o.selection.tolerance = o_.tolerance;
@@ -75,11 +74,15 @@ class BtMethod final : public ReductionMethod {
     const auto t0 = Clock::now();
     BtResult res = balanced_truncation(full, o);
     ReducedModel model;
-    model.seconds = seconds_since(t0);
-    model.r = res.r;
+    ReductionSummary& s = model.summary = ReductionSummary(std::string(name()));
+    s.seconds = seconds_since(t0);
+    model.r = s.r = res.r;
     model.second_order = from_first_order(res.Er, res.Ar, res.Br, res.Cr, res.Dr);
     model.first_order = std::make_unique<DenseLtiOperator>(res.Er, res.Ar, res.Br, res.Cr, res.Dr);
     model.spectral_abscissa = res.spectral_abscissa;
+    s.spectral_abscissa = res.spectral_abscissa;
+    s.error_bound = res.error_bound;
+    s.bound_is_complete = res.bound_is_complete;
     if (res.bound_is_complete) model.error_bound = res.error_bound;
     if (res.gramians.converged) model.h2_full = res.h2_norm;
     if (res.q > 0) {
@@ -94,21 +97,13 @@ class BtMethod final : public ReductionMethod {
                                ? -1.0
                                : res.gramians.low_rank_c->residual_history.back();
     }
-    model.stages = {{"gramians_s", res.gramians.seconds}, {"projection_s", res.seconds_projection}};
-    const std::string& grp = layout::kReduction;
-    begin_reduction_record(out, name());
-    KeyRecorder rec(out, grp);
+    s.stages = {{"gramians_s", res.gramians.seconds}, {"projection_s", res.seconds_projection}};
+    s.spectra.emplace_back(layout::kReductionHsv, res.hsv);
+    KeyRecorder rec(s.details, layout::kReduction);
     bt_keys(o_, rec);
-    out.set_attribute(grp, "r", static_cast<std::int64_t>(res.r));
-    out.set_attribute(grp, "spectral_abscissa", res.spectral_abscissa);
-    out.set_attribute(grp, "error_bound", res.error_bound);
-    out.set_attribute(grp, "bound_is_complete", static_cast<std::int64_t>(res.bound_is_complete));
-    out.set_attribute(grp, "projection_s", res.seconds_projection);
-    out.write_vector(layout::kReductionHsv, res.hsv);
-    record_gramians(out, res.gramians);
-    record_reduced_first_order(out, res.Er, res.Ar, res.Br, res.Cr, res.Dr);
-    record_bases(out, o_.store_bases, res.V, res.W);
-    out.set_attribute(grp, "seconds", model.seconds);
+    record_gramians(s.details, res.gramians);
+    record_reduced_first_order(s.details, res.Er, res.Ar, res.Br, res.Cr, res.Dr);
+    record_bases(s.details, o_.store_bases, res.V, res.W);
     return model;
   }
 

@@ -179,7 +179,6 @@ class DifferentialBalancingMethod final : public ReductionMethod {
     return 8.0 * u * u * 1.5 + 8.0 * u * 20.0 * blocks;
   }
   ProjectionReduction reduce_projection(const ExperimentConfig& c, const FullModel& model,
-                                        io::RecordSink& out,
                                         const std::atomic<bool>*) const override;
 
  private:
@@ -188,15 +187,15 @@ class DifferentialBalancingMethod final : public ReductionMethod {
 
 ProjectionReduction DifferentialBalancingMethod::reduce_projection(const ExperimentConfig& c,
                                                                    const FullModel& model,
-                                                                   io::RecordSink& out,
                                                                    const std::atomic<bool>*) const {
   const auto t_start = Clock::now();
   const DifferentialBalancing bal = model.differential_balancing(gramian_options(o_));
   const std::string& grp = layout::kReduction;
-  begin_reduction_record(out, name());
+  ProjectionReduction result;
+  ReductionSummary& summary = result.summary = ReductionSummary(std::string(name()));
+  io::RecordSink& out = summary.details;
   auto record_solve = [&](const std::string& which, const GramianSolve& s) {
-    out.set_attribute(grp, which + "_status", std::string(to_string(s.status)));
-    out.set_attribute(grp, which + "_message", s.message);
+    summary.statuses.push_back({which, std::string(to_string(s.status)), s.message});
     out.set_attribute(grp, which + "_iterations", static_cast<std::int64_t>(s.iterations));
     out.set_attribute(grp, which + "_max_relative_residual", s.max_relative_residual);
     if (s.residuals.size() > 0)
@@ -230,10 +229,9 @@ ProjectionReduction DifferentialBalancingMethod::reduce_projection(const Experim
     }
     r = std::max<Index>(r, 1);
   }
-  ProjectionReduction result;
-  result.stages.emplace_back("controllability_sdp_s", bal.controllability.seconds);
-  result.stages.emplace_back("observability_sdp_s", bal.observability.seconds);
-  result.stages.emplace_back("balancing_s", bal.seconds_balancing);
+  summary.stages.emplace_back("controllability_sdp_s", bal.controllability.seconds);
+  summary.stages.emplace_back("observability_sdp_s", bal.observability.seconds);
+  summary.stages.emplace_back("balancing_s", bal.seconds_balancing);
   ProjectionOptions ro;
   if (model.is_linear())
     ro.nonlinear = NonlinearTreatment::full;
@@ -256,23 +254,21 @@ ProjectionReduction DifferentialBalancingMethod::reduce_projection(const Experim
         model.project(Matrix(bal.V_q.leftCols(v.r)), Matrix(bal.W_q.leftCols(v.r)), ro));
     (i == 0 ? result.main : result.others.emplace_back()) = std::move(v);
   }
-  result.stages.emplace_back("projection_s", seconds_since(t));
-  result.seconds = seconds_since(t_start);
+  summary.stages.emplace_back("projection_s", seconds_since(t));
+  summary.seconds = seconds_since(t_start);
 
   Vector bound(bal.sigma.size() + 1);
   for (Index k = 0; k <= bal.sigma.size(); ++k) bound[k] = bal.error_bound(k);
-  out.set_attribute(grp, "r", static_cast<std::int64_t>(r));
+  summary.r = r;
   if (o_.order > 0)
     out.set_attribute(grp, "order_requested", static_cast<std::int64_t>(o_.order));
   else
     out.set_attribute(grp, "tolerance", o_.tolerance);
   out.set_attribute(grp, "nonlinear", std::string(to_string(ro.nonlinear)));
   out.set_attribute(grp, "first_order_bound_at_2r", bal.error_bound(std::min(2 * r, 2 * N)));
-  out.write_vector(layout::kReductionGdHsv, bal.sigma);
+  summary.spectra.emplace_back(layout::kReductionGdHsv, bal.sigma);
   out.write_vector(layout::kReductionErrorBound, bound);
-  out.write_vector(layout::kReductionPositionSv, bal.position_sigma);
-  for (const auto& [stage, seconds] : result.stages) out.set_attribute(grp, stage, seconds);
-  out.set_attribute(grp, "seconds", result.seconds);
+  summary.spectra.emplace_back(layout::kReductionPositionSv, bal.position_sigma);
   if (o_.store_bases) {
     out.write_matrix(layout::kReductionP, bal.controllability.X);
     out.write_matrix(layout::kReductionQ, bal.observability.X);

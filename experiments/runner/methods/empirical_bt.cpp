@@ -49,7 +49,7 @@ class EmpiricalBtMethod final : public ProjectionMethod {
   // free responses of the model; no position snapshots.
   std::vector<PodSnapshotField> state_snapshots() const override { return {}; }
   ProjectionBases bases(const ExperimentConfig& c, const FullModel& model, Matrix,
-                        Index min_columns, StageTimes& stages, io::RecordSink& out,
+                        Index min_columns, ReductionSummary& summary,
                         const std::atomic<bool>* stop) const override {
     EmpiricalBalancingOptions eo;
     eo.gramians.amplitudes = o_.amplitudes;
@@ -76,10 +76,11 @@ class EmpiricalBtMethod final : public ProjectionMethod {
         throw InvalidArgument(detail::concat("reduction.method = \"empirical_bt\": ", e.what()));
       }
     }();
-    stages.emplace_back("controllability_s", eb.seconds.controllability);
-    stages.emplace_back("subspace_pod_s", eb.seconds.pod);
-    stages.emplace_back("observability_s", eb.seconds.observability);
-    stages.emplace_back("balancing_s", eb.seconds.balancing);
+    summary.stages.emplace_back("controllability_s", eb.seconds.controllability);
+    summary.stages.emplace_back("subspace_pod_s", eb.seconds.pod);
+    summary.stages.emplace_back("observability_s", eb.seconds.observability);
+    summary.stages.emplace_back("balancing_s", eb.seconds.balancing);
+    io::RecordSink& out = summary.details;
     const std::string& grp = layout::kReduction;
     if (o_.order > 0)
       out.set_attribute(grp, "order_requested", static_cast<std::int64_t>(o_.order));
@@ -92,8 +93,8 @@ class EmpiricalBtMethod final : public ProjectionMethod {
     out.set_attribute(
         grp, "simulations",
         static_cast<std::int64_t>(eb.simulations_controllability + eb.simulations_observability));
-    out.write_vector(layout::kReductionEmpiricalSv, eb.sigma);
-    out.write_vector(layout::kReductionSubspaceSv, eb.subspace_singular_values);
+    summary.spectra.emplace_back(layout::kReductionEmpiricalSv, eb.sigma);
+    summary.spectra.emplace_back(layout::kReductionSubspaceSv, eb.subspace_singular_values);
     ProjectionBases b;
     b.r = eb.r;
     b.V = std::move(eb.V);

@@ -188,13 +188,12 @@ class IrkaMethod final : public ReductionMethod {
   }
   NormOptions norm_options() const override { return {o_.dense_limit, AdiOptions{}}; }
 
-  ReducedModel reduce_linear(LtiOperator& full, const SecondOrderSystem* sys,
-                             io::RecordSink& out) const override {
+  ReducedModel reduce_linear(LtiOperator& full, const SecondOrderSystem* sys) const override {
     std::vector<Complex> shifts;
     for (std::size_t i = 0; i < o_.shifts_re.size(); ++i)
       shifts.emplace_back(o_.shifts_re[i], o_.shifts_im.empty() ? 0.0 : o_.shifts_im[i]);
-    return o_.structure == IrkaStructure::first_order ? first_order(full, shifts, out)
-                                                      : second_order(sys, shifts, out);
+    return o_.structure == IrkaStructure::first_order ? first_order(full, shifts)
+                                                      : second_order(sys, shifts);
   }
 
  private:
@@ -204,8 +203,7 @@ class IrkaMethod final : public ReductionMethod {
                                         " (reduction.allow_unconverged = true keeps the model)"));
   }
 
-  ReducedModel first_order(LtiOperator& full, const std::vector<Complex>& shifts,
-                           io::RecordSink& out) const {
+  ReducedModel first_order(LtiOperator& full, const std::vector<Complex>& shifts) const {
     const auto t0 = Clock::now();
     IrkaOptions io;
     io.order = o_.order;
@@ -252,28 +250,19 @@ class IrkaMethod final : public ReductionMethod {
     IrkaResult res = irka(full, io);
     refuse_unless_allowed(res.status, res.message);
     ReducedModel model;
-    model.seconds = seconds_since(t0);
-    model.r = res.r;
     model.second_order = from_first_order(res.Er, res.Ar, res.Br, res.Cr, res.Dr);
     model.first_order = std::make_unique<DenseLtiOperator>(res.Er, res.Ar, res.Br, res.Cr, res.Dr);
     model.spectral_abscissa = res.spectral_abscissa;
-    model.stages = {{"h2_norm_full_s", h2_seconds},
-                    {"comparison_s", comparison_seconds},
-                    {"initial_shifts_s", res.initial_seconds},
-                    {"iterations_s", res.seconds - res.initial_seconds}};
+    ReductionSummary& s = record_common(model, res, seconds_since(t0));
+    s.stages = {{"h2_norm_full_s", h2_seconds},
+                {"comparison_s", comparison_seconds},
+                {"initial_shifts_s", res.initial_seconds},
+                {"iterations_s", res.seconds - res.initial_seconds}};
+    io::RecordSink& out = s.details;
     const std::string& grp = layout::kReduction;
-    begin_reduction_record(out, name());
-    KeyRecorder rec(out, grp);
-    irka_keys(o_, rec);
-    record_common(out, grp, res.r, res.status, res.message, res.iterations, res.spectral_abscissa,
-                  res.shifted_solves, res.initial_seconds);
-    if (o_.h2_history || compare) {
-      out.set_attribute(grp, "h2_norm_full", io.full_h2_norm);
-      out.set_attribute(grp, "h2_norm_full_s", h2_seconds);
-    }
+    if (o_.h2_history || compare) out.set_attribute(grp, "h2_norm_full", io.full_h2_norm);
     // The comparison and the best-iterate choice (NaN where not evaluated): relative H2 errors.
     out.set_attribute(grp, "comparison", comparison);
-    out.set_attribute(grp, "comparison_s", comparison_seconds);
     const double g = io.full_h2_norm > 0.0 ? io.full_h2_norm : std::nan("");
     out.set_attribute(grp, "h2_error", res.h2_error / g);
     out.set_attribute(grp, "comparison_h2_error", res.comparison_h2_error / g);
@@ -285,12 +274,11 @@ class IrkaMethod final : public ReductionMethod {
     record_history(out, res.history, res.shifts);
     record_reduced_first_order(out, res.Er, res.Ar, res.Br, res.Cr, res.Dr);
     record_bases(out, o_.store_bases, res.V, res.W);
-    out.set_attribute(grp, "seconds", model.seconds);
     return model;
   }
 
-  ReducedModel second_order(const SecondOrderSystem* sys, const std::vector<Complex>& shifts,
-                            io::RecordSink& out) const {
+  ReducedModel second_order(const SecondOrderSystem* sys,
+                            const std::vector<Complex>& shifts) const {
     require(sys != nullptr,
             "reduction.method = \"irka\" with structure = \"second_order\" needs a second-order "
             "model");
@@ -308,19 +296,13 @@ class IrkaMethod final : public ReductionMethod {
     SoIrkaResult res = second_order_irka(*sys, so);
     refuse_unless_allowed(res.status, res.message);
     ReducedModel model;
-    model.seconds = seconds_since(t0);
-    model.r = res.r;
     model.second_order = res.reduced;
     model.first_order.reset(new DenseLtiOperator(to_first_order(res.reduced)));
     model.spectral_abscissa = res.spectral_abscissa;
-    model.stages = {{"initial_shifts_s", res.initial_seconds},
-                    {"iterations_s", res.seconds - res.initial_seconds}};
-    const std::string& grp = layout::kReduction;
-    begin_reduction_record(out, name());
-    KeyRecorder rec(out, grp);
-    irka_keys(o_, rec);
-    record_common(out, grp, res.r, res.status, res.message, res.iterations, res.spectral_abscissa,
-                  res.shifted_solves, res.initial_seconds);
+    ReductionSummary& s = record_common(model, res, seconds_since(t0));
+    s.stages = {{"initial_shifts_s", res.initial_seconds},
+                {"iterations_s", res.seconds - res.initial_seconds}};
+    io::RecordSink& out = s.details;
     record_history(out, res.history, res.shifts);
     Vector inner(static_cast<Index>(res.inner_iterations.size()));
     for (Index i = 0; i < inner.size(); ++i)
@@ -328,20 +310,24 @@ class IrkaMethod final : public ReductionMethod {
     out.write_vector(layout::child(layout::kReductionHistory, "inner_iterations"), inner);
     record_reduced_second_order(out, res.reduced);
     record_bases(out, o_.store_bases, res.V, res.W);
-    out.set_attribute(grp, "seconds", model.seconds);
     return model;
   }
 
-  static void record_common(io::RecordSink& out, const std::string& grp, Index r, IrkaStatus status,
-                            const std::string& message, Index iterations, double abscissa,
-                            Index solves, double initial_seconds) {
-    out.set_attribute(grp, "r", static_cast<std::int64_t>(r));
-    out.set_attribute(grp, "status", std::string(to_string(status)));
-    out.set_attribute(grp, "message", message);
-    out.set_attribute(grp, "iterations", static_cast<std::int64_t>(iterations));
-    out.set_attribute(grp, "spectral_abscissa", abscissa);
-    out.set_attribute(grp, "shifted_solves", static_cast<std::int64_t>(solves));
-    out.set_attribute(grp, "initial_shifts_s", initial_seconds);
+  /// What both structures report: the order, the iteration's status with its reason, the
+  /// spectral abscissa, the effective keys, the iterations and shifted solves.
+  template <class Result>
+  ReductionSummary& record_common(ReducedModel& model, const Result& res, double seconds) const {
+    ReductionSummary& s = model.summary = ReductionSummary(std::string(name()));
+    model.r = s.r = res.r;
+    s.seconds = seconds;
+    s.spectral_abscissa = res.spectral_abscissa;
+    s.statuses.push_back({"", std::string(to_string(res.status)), res.message});
+    const std::string& grp = layout::kReduction;
+    KeyRecorder rec(s.details, grp);
+    irka_keys(o_, rec);
+    s.details.set_attribute(grp, "iterations", static_cast<std::int64_t>(res.iterations));
+    s.details.set_attribute(grp, "shifted_solves", static_cast<std::int64_t>(res.shifted_solves));
+    return s;
   }
 
   IrkaKeys o_;

@@ -56,9 +56,8 @@ class ModalMethod final : public ReductionMethod {
     const double n = static_cast<double>(c.model->linear_size());
     return 6.0 * 8.0 * n * n;
   }
-  ReducedModel reduce_linear(LtiOperator& full, const SecondOrderSystem* sys,
-                             io::RecordSink& out) const override {
-    if (sys == nullptr) return reduce_first_order(full, out);
+  ReducedModel reduce_linear(LtiOperator& full, const SecondOrderSystem* sys) const override {
+    if (sys == nullptr) return reduce_first_order(full);
     ModalOptions mo;
     mo.order = o_.order;
     mo.selection = o_.selection;
@@ -68,15 +67,15 @@ class ModalMethod final : public ReductionMethod {
     reduced.first_order.reset(new DenseLtiOperator(to_first_order(res.reduced)));
     double abscissa = -std::numeric_limits<double>::infinity();
     for (const Complex& l : reduced.first_order->poles()) abscissa = std::max(abscissa, l.real());
-    record(out, res, abscissa, reduced);
-    out.write_vector(layout::kReductionOmega, res.omega);
-    record_reduced_second_order(out, res.reduced);
+    record(res, abscissa, reduced);
+    reduced.summary.spectra.emplace_back(layout::kReductionOmega, res.omega);
+    record_reduced_second_order(reduced.summary.details, res.reduced);
     return reduced;
   }
 
  private:
   /// A first-order model: the modes of its symmetric pencil.
-  ReducedModel reduce_first_order(const LtiOperator& full, io::RecordSink& out) const {
+  ReducedModel reduce_first_order(const LtiOperator& full) const {
     ModalOptions mo;
     mo.order = o_.order;
     mo.selection = o_.selection;
@@ -84,31 +83,28 @@ class ModalMethod final : public ReductionMethod {
     ReducedModel reduced;
     reduced.first_order.reset(new DenseLtiOperator(res.E, res.A, res.B, res.C, res.D_ff));
     reduced.second_order = from_first_order(res.E, res.A, res.B, res.C, res.D_ff);
-    record(out, res, res.lambda(res.kept.front()), reduced);
-    out.write_vector(layout::kReductionEigenvalues, res.lambda);
-    record_reduced_first_order(out, res.E, res.A, res.B, res.C, res.D_ff);
+    record(res, res.lambda(res.kept.front()), reduced);
+    reduced.summary.spectra.emplace_back(layout::kReductionEigenvalues, res.lambda);
+    record_reduced_first_order(reduced.summary.details, res.E, res.A, res.B, res.C, res.D_ff);
     return reduced;
   }
 
   /// What both forms record in /reduction and the summary: r, time, the modes' dominance, the
   /// kept modes and V.
   template <class Result>
-  void record(io::RecordSink& out, const Result& res, double abscissa,
-              ReducedModel& reduced) const {
-    reduced.r = res.r;
-    reduced.seconds = res.seconds;
-    reduced.stages = {{"modes_s", res.seconds}};
+  void record(const Result& res, double abscissa, ReducedModel& reduced) const {
+    ReductionSummary& s = reduced.summary = ReductionSummary(std::string(name()));
+    reduced.r = s.r = res.r;
+    s.seconds = res.seconds;
+    s.stages = {{"modes_s", res.seconds}};
     reduced.spectral_abscissa = abscissa;
+    s.spectral_abscissa = abscissa;
     const std::string& grp = layout::kReduction;
-    begin_reduction_record(out, name());
-    KeyRecorder rec(out, grp);
+    KeyRecorder rec(s.details, grp);
     modal_keys(o_, rec);
-    out.set_attribute(grp, "r", static_cast<std::int64_t>(res.r));
-    out.set_attribute(grp, "seconds", res.seconds);
-    out.set_attribute(grp, "spectral_abscissa", abscissa);
-    out.write_vector(layout::kReductionDominance, res.dominance);
-    out.set_attribute(grp, "kept", to_int64(res.kept));
-    out.write_matrix(layout::kReductionV, res.V);
+    s.spectra.emplace_back(layout::kReductionDominance, res.dominance);
+    s.details.set_attribute(grp, "kept", to_int64(res.kept));
+    s.details.write_matrix(layout::kReductionV, res.V);
   }
 
   ModalKeys o_;

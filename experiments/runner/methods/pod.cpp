@@ -94,9 +94,8 @@ class PodMethod final : public ProjectionMethod {
   }
   ReducedModel reduce_linear_in_run(const ExperimentConfig& c, const FullModel& model,
                                     LtiOperator& full, const SecondOrderSystem* second_order,
-                                    io::RecordSink& out,
                                     const std::atomic<bool>* stop) const override {
-    return reduce_linear_by_pod(c, o_, model, full, second_order, out, stop);
+    return reduce_linear_by_pod(c, o_, model, full, second_order, stop);
   }
   double estimate_seconds(const ExperimentConfig& c, double full_seconds) const override {
     const double N = static_cast<double>(c.model_size());
@@ -110,11 +109,10 @@ class PodMethod final : public ProjectionMethod {
   // The projection seam's bases: the POD of the training runs' position snapshots.
   std::vector<PodSnapshotField> state_snapshots() const override { return o_.pod_snapshots; }
   ProjectionBases bases(const ExperimentConfig&, const FullModel&, Matrix Q, Index min_columns,
-                        StageTimes& stages, io::RecordSink& out,
-                        const std::atomic<bool>*) const override {
-    PodResult pod_q = pod_basis_and_record(o_, Q, min_columns, false, out);
+                        ReductionSummary& summary, const std::atomic<bool>*) const override {
+    PodResult pod_q = pod_basis_and_record(o_, Q, min_columns, false, summary);
     Q.resize(0, 0);
-    stages.emplace_back("pod_s", pod_q.seconds);
+    summary.stages.emplace_back("pod_s", pod_q.seconds);
     ProjectionBases b;
     b.r = pod_q.r;
     b.V = std::move(pod_q.V);

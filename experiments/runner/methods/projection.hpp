@@ -112,9 +112,8 @@ class ProjectionMethod : public ReductionMethod, public ProjectionBasisMethod {
     return 2.0 * 2.0 * 8.0 * N * k + own_bytes(c) + ecsw;
   }
   ProjectionReduction reduce_projection(const ExperimentConfig& c, const FullModel& model,
-                                        io::RecordSink& out,
                                         const std::atomic<bool>* stop) const override {
-    return reduce_by_projection(c, training(), *this, model, out, stop);
+    return reduce_by_projection(c, training(), *this, model, stop);
   }
   /// The training and hyper-reduction options the method holds.
   virtual const ProjectionTrainingOptions& training() const = 0;

@@ -73,8 +73,7 @@ class SobtMethod final : public ReductionMethod {
     return linear_estimate_bytes(c, o_.gramians);
   }
   NormOptions norm_options() const override { return {o_.gramians.dense_limit, o_.gramians.adi()}; }
-  ReducedModel reduce_linear(LtiOperator&, const SecondOrderSystem* sys,
-                             io::RecordSink& out) const override {
+  ReducedModel reduce_linear(LtiOperator&, const SecondOrderSystem* sys) const override {
     require(sys != nullptr, "reduction.method = \"sobt\" needs a second-order model");
     SecondOrderBtOptions o;
     o.variant = o_.variant;
@@ -85,26 +84,22 @@ class SobtMethod final : public ReductionMethod {
     const auto t0 = Clock::now();
     SecondOrderBtResult res = second_order_balanced_truncation(*sys, o);
     ReducedModel model;
-    model.seconds = seconds_since(t0);
-    model.r = res.r;
+    ReductionSummary& s = model.summary = ReductionSummary(std::string(name()));
+    s.seconds = seconds_since(t0);
+    model.r = s.r = res.r;
     model.second_order = res.reduced;
     // Direct initialization from the prvalue: operators are neither copyable nor movable.
     model.first_order.reset(new DenseLtiOperator(to_first_order(res.reduced)));
     model.spectral_abscissa = res.spectral_abscissa;
-    model.stages = {{"gramians_s", res.gramians.seconds}, {"projection_s", res.seconds_projection}};
-    const std::string& grp = layout::kReduction;
-    begin_reduction_record(out, name());
-    KeyRecorder rec(out, grp);
+    s.spectral_abscissa = res.spectral_abscissa;
+    s.stages = {{"gramians_s", res.gramians.seconds}, {"projection_s", res.seconds_projection}};
+    s.spectra.emplace_back(layout::kReductionHsv, res.hsv);
+    s.spectra.emplace_back(layout::kReductionSv, res.sv);
+    KeyRecorder rec(s.details, layout::kReduction);
     sobt_keys(o_, rec);
-    out.set_attribute(grp, "r", static_cast<std::int64_t>(res.r));
-    out.set_attribute(grp, "spectral_abscissa", res.spectral_abscissa);
-    out.set_attribute(grp, "projection_s", res.seconds_projection);
-    out.write_vector(layout::kReductionHsv, res.hsv);
-    out.write_vector(layout::kReductionSv, res.sv);
-    record_gramians(out, res.gramians);
-    record_reduced_second_order(out, res.reduced);
-    record_bases(out, o_.store_bases, res.V, res.W);
-    out.set_attribute(grp, "seconds", model.seconds);
+    record_gramians(s.details, res.gramians);
+    record_reduced_second_order(s.details, res.reduced);
+    record_bases(s.details, o_.store_bases, res.V, res.W);
     return model;
   }
 
