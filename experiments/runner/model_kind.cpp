@@ -12,6 +12,15 @@ namespace {
 }
 }  // namespace
 
+ModelStructure lti_structure(const LinearSystem& system) {
+  ModelStructure s;
+  const bool first = std::holds_alternative<DescriptorSystem>(system);
+  s.form = first ? ModelStructure::Form::first_order_lti : ModelStructure::Form::second_order_lti;
+  s.size = std::visit([](const auto& x) { return x.n(); }, system);
+  s.linear_first_order = first;
+  return s;
+}
+
 NonlinearNetwork ModelSpec::network() const {
   throw InvalidArgument(detail::concat("model.type = \"", kind(),
                                        "\" is nonlinear and has no network form to export"));

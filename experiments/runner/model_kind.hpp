@@ -149,8 +149,55 @@ class FullModel {
   FullModel() = default;
 };
 
+/// What a model is, in the terms the methods, the measures and the guards ask about: its
+/// mathematical form and the operators that form has, its sizes, and the estimates and words the
+/// runner needs before anything is built. A kind describes its model once (ModelSpec's
+/// constructor argument); nothing downstream asks the kind itself.
+struct ModelStructure {
+  enum class Form {
+    first_order_lti,   ///< E x' = A x + B u, y = C x + D u (a model file, Python's lti_model)
+    second_order_lti,  ///< M q'' + D q' + K q = B u, y = Cp q + Cv q' (a file, a linearisation)
+    /// M q'' + D q' + K q + G^T phi(G q) = B u (the chain, a network file, the lattice); linear
+    /// when phi = 0. The snapshot methods (pod, DEIM, ECSW, empirical and differential
+    /// balancing) take exactly this form.
+    network,
+    /// x' = f(t, x, u), integrated by the kind's own CVODE run (the multibody benchmarks): it
+    /// reads [simulation] itself (ModelSpec::read_table).
+    first_order_ode,
+  };
+  Form form = Form::first_order_lti;
+  Index size = 0;  ///< length of the integrator state (states, or coordinates q)
+  bool linear = true;
+  /// Whether the linear methods have a system to reduce: the model, or its linearisation about
+  /// its rest state (FullModel::lti_operator); its size and form (coordinates of a second-order
+  /// form, states of a first-order one). linear_size 0: size.
+  bool has_linearisation = true;
+  Index linear_size = 0;
+  bool linear_first_order = true;
+  /// m, the nonlinear elements of the network form (0 if linear), known before building.
+  Index nonlinear_elements = 0;
+  /// The network's force has an exact reduced tensor (NonlinearTreatment::tensor: a cubic
+  /// stencil's).
+  bool reduced_tensor = false;
+  /// Seconds of one implicit step (Newton with the lagged Jacobian, amortised) if the default
+  /// (banded, O(n): the chain) does not fit, and MiB of the sparse factor; MiB the kind's own
+  /// runs keep (first_order_ode: the CVODE runs' outputs and states).
+  std::optional<double> implicit_step_seconds;
+  double factor_mib = 0.0;
+  double own_runs_mib = 0.0;
+  /// The keys that set the size ("model.N"), for the advice of a memory refusal; what the
+  /// summary calls one coordinate ("mass", "node"; empty: n coordinates or states); how to make
+  /// the model linear, for the refusal of the linear methods.
+  std::string size_keys = "its size";
+  std::string coordinate;
+  std::string linear_hint = "the model is nonlinear";
+};
+
+/// The structure of an LTI model given as `system` (first or second order).
+ModelStructure lti_structure(const LinearSystem& system);
+
 /// The [model] table of one kind, read and validated: constant data from which runs build
-/// their FullModel.
+/// their FullModel, and its structure.
 class ModelSpec {
  public:
   virtual ~ModelSpec() = default;
@@ -160,63 +207,19 @@ class ModelSpec {
   virtual void write_toml(std::ostream& os) const = 0;
   /// /model attributes: the keys, the sizes and what is known of the structure.
   virtual void record(io::ResultsWriter& out) const = 0;
-  /// Length of the integrator state (for memory and time estimates, and results keys).
-  virtual Index size() const = 0;
-  virtual bool is_linear() const = 0;
-  /// True for a first-order model (its snapshots are of the state x, not of q and v).
-  virtual bool first_order() const { return false; }
   /// The linear system (for export), in the kind's own form.
   /// @throws InvalidArgument naming the model if it is not linear.
   virtual LinearSystem linear_system() const = 0;
-  /// True if the model has a linear system for the linear methods: it is linear, or has a
-  /// linearisation about its rest state (FullModel::lti_operator).
-  virtual bool has_linearisation() const { return is_linear(); }
-  /// The linear system the linear methods reduce (the model, or its linearisation): its size
-  /// (coordinates of a second-order form, states of a first-order one) and its form.
-  virtual Index linear_size() const { return size(); }
-  virtual bool linear_first_order() const { return first_order(); }
   /// The nonlinear model as a network (linear part, G and phi), what `mor export` writes.
   /// @throws InvalidArgument naming the kind if it has no such form.
   virtual NonlinearNetwork network() const;
-  /// Seconds of one implicit step (Newton with the lagged Jacobian, amortised) and MiB of its
-  /// sparse factor, for the estimates of --dry-run, `sweep --list` and the memory guard. The
-  /// default suits banded models (the chain: O(n) per step, no fill); kinds whose factor fills
-  /// in (the lattice: nested dissection, O(n log n)) say so.
-  virtual double implicit_step_seconds() const {
-    return static_cast<double>(size()) * (is_linear() ? 1.5e-8 : 4e-8);
-  }
-  virtual double factor_mib() const { return 0.0; }
-  /// MiB the kind's own runs keep (owns_simulation(): the CVODE runs' outputs and states).
-  virtual double own_runs_mib() const { return 0.0; }
-  /// The keys that set the model's size ("model.N"), for the advice of a memory refusal.
-  virtual std::string size_keys() const { return "its size"; }
-  /// What the summary calls one coordinate ("mass", "node"); empty: n coordinates or states.
-  virtual std::string_view coordinate() const { return {}; }
-  /// How to make the model linear, for the refusal of the linear methods.
-  virtual std::string linear_hint() const { return "the model is nonlinear"; }
-  /// Its full models implement FullModel::nonlinear_force and project (pod, DEIM): a
-  /// second-order model.
-  virtual bool projectable() const { return false; }
-  /// Its projection offers NonlinearTreatment::tensor (the exact reduced cubic of the chain).
-  virtual bool reduced_tensor() const { return false; }
-  /// Its full models implement FullModel::empirical_balancing and differential_balancing: a
-  /// second-order network (the chain, network files, the lattice).
-  virtual bool simulation_balancing() const { return false; }
-  /// m, the nonlinear elements of its network form (0 if it is linear or has none), known
-  /// without building the model (for the estimates and refusals of differential_balancing).
-  virtual Index nonlinear_elements() const { return 0; }
-  /// Its full models implement FullModel::empirical_balancing (second-order models simulated
-  /// from impulses and initial positions: the chain and every network).
-  virtual bool empirical_gramians() const { return simulation_balancing(); }
   /// @param solver the sparse solver asked for in [simulation].
   /// @throws InvalidArgument, IoError as the kind's construction.
   virtual std::unique_ptr<FullModel> build(SparseBackend solver) const = 0;
 
-  // Kinds that integrate themselves (CVODE: the multibody benchmarks) own [simulation]: they
-  // read its keys (and their own keys of [output] and of their extra table) once, before the
-  // spec is shared, and the runner's fixed-step keys do not apply.
-  /// True if the kind reads [simulation] itself.
-  virtual bool owns_simulation() const { return false; }
+  // Kinds that integrate themselves (Form::first_order_ode: the multibody benchmarks) own
+  // [simulation]: they read its keys (and their own keys of [output] and of their extra table)
+  // once, before the spec is shared, and the runner's fixed-step keys do not apply.
   /// Reads the kind's own keys of [table] ("simulation" if owns_simulation(), "output", and the
   /// kind's ModelKindInfo::extra_table); the caller finishes r.
   /// @throws InvalidArgument naming file, line, key and value.
@@ -231,6 +234,45 @@ class ModelSpec {
   /// owns_simulation(): the full run's output grid as the runner's stepping sees it (dt the
   /// output interval, t_end the horizon, observe_stride 1).
   virtual IntegratorOptions integrator_options() const { return {}; }
+
+  // --- The structure, as the methods, measures and guards ask for it ---------------------------
+  const ModelStructure& structure() const noexcept { return s_; }
+  ModelStructure::Form form() const noexcept { return s_.form; }
+  Index size() const noexcept { return s_.size; }
+  bool is_linear() const noexcept { return s_.linear; }
+  /// A first-order model (its snapshots are of the state x, not of q and v).
+  bool first_order() const noexcept {
+    return s_.form == ModelStructure::Form::first_order_lti ||
+           s_.form == ModelStructure::Form::first_order_ode;
+  }
+  bool has_linearisation() const noexcept { return s_.has_linearisation; }
+  Index linear_size() const noexcept { return s_.linear_size > 0 ? s_.linear_size : s_.size; }
+  bool linear_first_order() const noexcept { return s_.linear_first_order; }
+  /// The snapshot methods' form: its full models offer FullModel's network seam (pod with
+  /// DEIM or ECSW, empirical and differential balancing).
+  bool projectable() const noexcept { return s_.form == ModelStructure::Form::network; }
+  bool simulation_balancing() const noexcept { return projectable(); }
+  bool empirical_gramians() const noexcept { return projectable(); }
+  bool reduced_tensor() const noexcept { return s_.reduced_tensor; }
+  Index nonlinear_elements() const noexcept { return s_.nonlinear_elements; }
+  bool owns_simulation() const noexcept { return s_.form == ModelStructure::Form::first_order_ode; }
+  double implicit_step_seconds() const noexcept {
+    return s_.implicit_step_seconds ? *s_.implicit_step_seconds
+                                    : static_cast<double>(s_.size) * (s_.linear ? 1.5e-8 : 4e-8);
+  }
+  double factor_mib() const noexcept { return s_.factor_mib; }
+  double own_runs_mib() const noexcept { return s_.own_runs_mib; }
+  const std::string& size_keys() const noexcept { return s_.size_keys; }
+  std::string_view coordinate() const noexcept { return s_.coordinate; }
+  const std::string& linear_hint() const noexcept { return s_.linear_hint; }
+
+ protected:
+  explicit ModelSpec(ModelStructure s) : s_(std::move(s)) {}
+  /// For a kind whose estimates change with the keys of its own tables (read_table).
+  ModelStructure& structure_to_update() noexcept { return s_; }
+
+ private:
+  ModelStructure s_;
 };
 
 /// One registered kind: its name, one line of doc, how to read its table and list its keys.

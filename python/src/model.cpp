@@ -16,7 +16,8 @@ namespace {
 /// The kind of mor.LtiModel and mor.SecondOrderModel: a linear system held in memory.
 class MemorySpec final : public ModelSpec {
  public:
-  explicit MemorySpec(std::shared_ptr<const LinearSystem> system) : system_(std::move(system)) {}
+  explicit MemorySpec(std::shared_ptr<const LinearSystem> system)
+      : ModelSpec(experiments::lti_structure(*system)), system_(std::move(system)) {}
   std::string_view kind() const override { return "memory"; }
   void write_toml(std::ostream& os) const override {
     os << "# an in-memory model (mor.LtiModel or mor.SecondOrderModel)\n";
@@ -26,11 +27,6 @@ class MemorySpec final : public ModelSpec {
                       std::string(first_order() ? "first_order" : "second_order"));
     out.set_attribute(experiments::layout::kModel, "n", static_cast<std::int64_t>(size()));
   }
-  Index size() const override {
-    return std::visit([](const auto& s) { return s.n(); }, *system_);
-  }
-  bool is_linear() const override { return true; }
-  bool first_order() const override { return std::holds_alternative<DescriptorSystem>(*system_); }
   LinearSystem linear_system() const override { return *system_; }
   std::unique_ptr<FullModel> build(SparseBackend solver) const override {
     return std::make_unique<experiments::LtiFullModel>(system_, solver);

@@ -118,11 +118,26 @@ class ChainFullModel final : public FullModel {
   mutable std::unique_ptr<NonlinearNetwork> network_;
 };
 
+/// The chain is a network (G the difference stencil, phi(s) = k_n s^3) with an exact reduced
+/// cubic tensor.
+ModelStructure chain_structure(const ChainParameters& p) {
+  ModelStructure s;
+  s.form = ModelStructure::Form::network;
+  s.size = p.N;
+  s.linear = p.k_n == 0.0;
+  s.linear_first_order = false;
+  s.nonlinear_elements = s.linear ? 0 : p.N + 1;
+  s.reduced_tensor = true;
+  s.size_keys = "model.N";
+  s.coordinate = "mass";
+  s.linear_hint = detail::concat("set model.k_n = 0 (got k_n = ", p.k_n, ")");
+  return s;
+}
+
 class ChainSpec final : public ModelSpec {
  public:
-  explicit ChainSpec(ChainParameters p) : p_(std::move(p)) {}
+  explicit ChainSpec(ChainParameters p) : ModelSpec(chain_structure(p)), p_(std::move(p)) {}
   std::string_view kind() const override { return "mass_spring_chain"; }
-  std::string size_keys() const override { return "model.N"; }
   void write_toml(std::ostream& os) const override {
     KeyWriter w(os);
     chain_keys(p_, w);
@@ -141,23 +156,12 @@ class ChainSpec final : public ModelSpec {
                       std::string("M q'' + D q' + K q + g(q) = B u, y = Cp q + Cv q'; K = -k_l T, "
                                   "D = -d T (or alpha M + beta K), g = -f of MORwiki"));
   }
-  Index size() const override { return p_.N; }
-  bool is_linear() const override { return p_.k_n == 0.0; }
   LinearSystem linear_system() const override {
     require(is_linear(), "the chain with k_n = ", p_.k_n,
             " is nonlinear and has no LTI form: set model.k_n = 0 for its linear part");
     return MassSpringChain(p_).linear_system();
   }
-  bool has_linearisation() const override { return true; }
   NonlinearNetwork network() const override { return MassSpringChain(p_).network(); }
-  std::string_view coordinate() const override { return "mass"; }
-  std::string linear_hint() const override {
-    return detail::concat("set model.k_n = 0 (got k_n = ", p_.k_n, ")");
-  }
-  bool projectable() const override { return true; }
-  bool reduced_tensor() const override { return true; }
-  bool simulation_balancing() const override { return true; }
-  Index nonlinear_elements() const override { return p_.k_n == 0.0 ? 0 : p_.N + 1; }
   std::unique_ptr<FullModel> build(SparseBackend solver) const override {
     return std::make_unique<ChainFullModel>(p_, solver);
   }

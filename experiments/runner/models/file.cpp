@@ -48,7 +48,8 @@ void file_keys(O& o, V& v) {
 class FileSpec final : public ModelSpec {
  public:
   FileSpec(FileModelOptions o, io::ImportedModel imported)
-      : o_(std::move(o)),
+      : ModelSpec(lti_structure(imported.system)),
+        o_(std::move(o)),
         report_(std::move(imported.report)),
         system_(std::make_shared<const LinearSystem>(std::move(imported.system))) {}
 
@@ -68,12 +69,7 @@ class FileSpec final : public ModelSpec {
                       std::string(first_order() ? "E x' = A x + B u, y = C x + D u"
                                                 : "M q'' + D q' + K q = B u, y = Cp q + Cv q'"));
   }
-  Index size() const override {
-    return std::visit([](const auto& s) { return s.n(); }, *system_);
-  }
-  bool is_linear() const override { return true; }
   LinearSystem linear_system() const override { return *system_; }
-  bool first_order() const override { return std::holds_alternative<DescriptorSystem>(*system_); }
   std::unique_ptr<FullModel> build(SparseBackend solver) const override {
     return std::make_unique<LtiFullModel>(system_, solver);
   }

@@ -41,21 +41,8 @@ class LatticeSpec final : public ModelSpec {
   // The network is built on first use, not when the file is read: `--dry-run`, the memory
   // guards and the estimates need only the parameters (a lattice of 10^8 nodes is refused by
   // the guard before anything of its size is allocated).
-  explicit LatticeSpec(LatticeParameters p) : p_(std::move(p)) {}
+  explicit LatticeSpec(LatticeParameters p) : ModelSpec(structure_of(p)), p_(std::move(p)) {}
   std::string_view kind() const override { return "lattice"; }
-  std::string size_keys() const override { return "model.nx, model.ny"; }
-  // The Newton matrix's Cholesky factor of a 2-D grid has about 2.25 n log2 n nonzeros (CHOLMOD's
-  // analysis of nx = 1000: 4.5e7). Measured full steps of experiments/pod_deim_lattice.toml
-  // (t_end = 5, 2026-11-27, load 1-2): 251, 528 and 603 ns per node at nx = 100, 316, 1000,
-  // about 30 ns n log2 n.
-  double implicit_step_seconds() const override {
-    const double n = static_cast<double>(p_.size());
-    return 3e-8 * n * std::log2(std::max(n, 2.0));
-  }
-  double factor_mib() const override {
-    const double n = static_cast<double>(p_.size());
-    return 2.25 * n * std::log2(std::max(n, 2.0)) * 12.0 / 1048576.0;  // value + row index
-  }
   void write_toml(std::ostream& os) const override {
     KeyWriter w(os);
     lattice_keys(p_, w);
@@ -70,27 +57,37 @@ class LatticeSpec final : public ModelSpec {
                                   "K = k_l G^T G, phi(s) = k_n s^3, node (i, j) is coordinate "
                                   "i - 1 + nx (j - 1)"));
   }
-  Index size() const override { return p_.size(); }
-  bool is_linear() const override { return p_.k_n == 0.0; }
   LinearSystem linear_system() const override {
     require(is_linear(), "the lattice with k_n = ", p_.k_n,
             " is nonlinear and has no LTI form: set model.k_n = 0 for its linear part");
     return net()->linear_system();
   }
   NonlinearNetwork network() const override { return *net(); }
-  bool has_linearisation() const override { return true; }
-  std::string_view coordinate() const override { return "node"; }
-  std::string linear_hint() const override {
-    return detail::concat("set model.k_n = 0 (got k_n = ", p_.k_n, ")");
-  }
-  bool projectable() const override { return true; }
-  bool simulation_balancing() const override { return true; }
-  Index nonlinear_elements() const override { return p_.k_n == 0.0 ? 0 : p_.elements(); }
   std::unique_ptr<FullModel> build(SparseBackend solver) const override {
     return std::make_unique<NetworkFullModel>(net(), solver);
   }
 
  private:
+  static ModelStructure structure_of(const LatticeParameters& p) {
+    ModelStructure s;
+    s.form = ModelStructure::Form::network;
+    s.size = p.size();
+    s.linear = p.k_n == 0.0;
+    s.linear_first_order = false;
+    s.nonlinear_elements = s.linear ? 0 : p.elements();
+    // The Newton matrix's Cholesky factor of a 2-D grid has about 2.25 n log2 n nonzeros
+    // (CHOLMOD's analysis of nx = 1000: 4.5e7). Measured full steps of
+    // experiments/pod_deim_lattice.toml (t_end = 5, 2026-11-27, load 1-2): 251, 528 and 603 ns
+    // per node at nx = 100, 316, 1000, about 30 ns n log2 n.
+    const double n = static_cast<double>(p.size());
+    s.implicit_step_seconds = 3e-8 * n * std::log2(std::max(n, 2.0));
+    s.factor_mib = 2.25 * n * std::log2(std::max(n, 2.0)) * 12.0 / 1048576.0;  // value + row
+    s.size_keys = "model.nx, model.ny";
+    s.coordinate = "node";
+    s.linear_hint = detail::concat("set model.k_n = 0 (got k_n = ", p.k_n, ")");
+    return s;
+  }
+
   std::shared_ptr<const NonlinearNetwork> net() const {
     std::call_once(
         built_, [this] { net_ = std::make_shared<const NonlinearNetwork>(lattice_network(p_)); });

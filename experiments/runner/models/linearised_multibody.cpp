@@ -40,7 +40,8 @@ std::string joined_names(const std::vector<std::string>& names) {
 class LinearisedMultibodySpec final : public ModelSpec {
  public:
   LinearisedMultibodySpec(LinearisedMultibodyOptions o, const MultibodyModel& model)
-      : o_(std::move(o)),
+      : ModelSpec(lti_structure(model.linearised())),
+        o_(std::move(o)),
         title_(model.title()),
         inputs_(model.linear_input_names()),
         outputs_(model.linear_output_names()),
@@ -66,8 +67,6 @@ class LinearisedMultibodySpec final : public ModelSpec {
                       std::string("M q'' + D q' + K q = B u, y = Cp q + Cv q' (deviations from "
                                   "the operating point)"));
   }
-  Index size() const override { return std::get<SecondOrderSystem>(*system_).n(); }
-  bool is_linear() const override { return true; }
   LinearSystem linear_system() const override { return *system_; }
   std::unique_ptr<FullModel> build(SparseBackend solver) const override {
     return std::make_unique<LtiFullModel>(system_, solver);

@@ -152,12 +152,14 @@ void require_output_count(const TableReader& r, const char* table, double t_end,
 class MultibodySpec final : public ModelSpec {
  public:
   explicit MultibodySpec(std::shared_ptr<const MultibodyModel> model)
-      : model_(std::move(model)),
+      : ModelSpec(structure_of(*model)),
+        model_(std::move(model)),
         linearised_(std::make_shared<const SecondOrderSystem>(model_->linearised())) {
     validate(*linearised_);
     settings_.cvode.method = model_->preferred_method();
     settings_.cvode.t_end = model_->horizon();
     settings_.cvode.output_dt = simulation_.output_dt;
+    structure_to_update().own_runs_mib = runs_mib();
   }
 
   std::string_view kind() const override { return model_->id(); }
@@ -176,9 +178,6 @@ class MultibodySpec final : public ModelSpec {
                                   "- outputs(x0); linearised M q'' + D q' + K q = B u, y = Cp q "
                                   "+ Cv q' about x0"));
   }
-  Index size() const override { return model_->state_size(); }
-  bool is_linear() const override { return false; }
-  bool first_order() const override { return true; }
   LinearSystem linear_system() const override {
     throw InvalidArgument(concat(
         "the ", model_->title(), " is nonlinear and has no LTI form; its linearisation about ",
@@ -189,12 +188,13 @@ class MultibodySpec final : public ModelSpec {
     return std::make_unique<MultibodyFullModel>(model_, linearised_, settings_);
   }
 
-  bool has_linearisation() const override { return true; }
-  Index linear_size() const override { return linearised_->n(); }
-  bool linear_first_order() const override { return false; }
-  bool owns_simulation() const override { return true; }
   void read_table(std::string_view table, TableReader& r,
                   const std::filesystem::path& base_dir) override {
+    read_own_table(table, r, base_dir);
+    structure_to_update().own_runs_mib = runs_mib();
+  }
+  void read_own_table(std::string_view table, TableReader& r,
+                      const std::filesystem::path& base_dir) {
     if (table == "simulation") {
       KeyReader reader(r, "simulation", base_dir);
       simulation_.visit_keys(reader);
@@ -269,7 +269,17 @@ class MultibodySpec final : public ModelSpec {
       o.visit_keys(w);
     }
   }
-  double own_runs_mib() const override {
+  /// A first-order ODE integrated by its own CVODE run, with a second-order linearisation.
+  static ModelStructure structure_of(const MultibodyModel& model) {
+    ModelStructure s;
+    s.form = ModelStructure::Form::first_order_ode;
+    s.size = model.state_size();
+    s.linear = false;
+    s.linear_size = model.linearised().n();
+    s.linear_first_order = false;
+    return s;
+  }
+  double runs_mib() const {
     // Per output of the benchmark run (its state, time and outputs, kept by it, its reference
     // run and the analysis) and per output of the linearisation's runs (at [input] and at half
     // of it, nonlinear and linear): measured on A01 (5 values a row) at 5e5 outputs, 346 and 512

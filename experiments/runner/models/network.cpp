@@ -40,7 +40,10 @@ class NetworkSpec final : public ModelSpec {
  public:
   NetworkSpec(NetworkModelOptions o, io::ModelReport report,
               std::shared_ptr<const NonlinearNetwork> net)
-      : o_(std::move(o)), report_(std::move(report)), net_(std::move(net)) {}
+      : ModelSpec(structure_of(*net)),
+        o_(std::move(o)),
+        report_(std::move(report)),
+        net_(std::move(net)) {}
 
   std::string_view kind() const override { return "network"; }
   void write_toml(std::ostream& os) const override {
@@ -57,27 +60,29 @@ class NetworkSpec final : public ModelSpec {
                       std::string("M q'' + D q' + K q + G^T phi(G q) = B u, y = Cp q + Cv q'; "
                                   "phi(s) = c2 s^2 + c3 s^3 + c4 s^4 + c5 s^5 per element"));
   }
-  Index size() const override { return net_->n(); }
-  bool is_linear() const override { return net_->is_linear(); }
   LinearSystem linear_system() const override {
     require(is_linear(), "the network has m = ", net_->n_elements(),
             " nonlinear elements and no LTI form");
     return net_->linear_system();
   }
-  std::string linear_hint() const override {
-    return detail::concat("the network has m = ", net_->n_elements(),
-                          " nonlinear elements (a linear network has no G, or phi = 0)");
-  }
   NonlinearNetwork network() const override { return *net_; }
-  bool has_linearisation() const override { return true; }
-  bool projectable() const override { return true; }
-  bool simulation_balancing() const override { return true; }
-  Index nonlinear_elements() const override { return net_->is_linear() ? 0 : net_->n_elements(); }
   std::unique_ptr<FullModel> build(SparseBackend solver) const override {
     return std::make_unique<NetworkFullModel>(net_, solver);
   }
 
  private:
+  static ModelStructure structure_of(const NonlinearNetwork& net) {
+    ModelStructure s;
+    s.form = ModelStructure::Form::network;
+    s.size = net.n();
+    s.linear = net.is_linear();
+    s.linear_first_order = false;
+    s.nonlinear_elements = s.linear ? 0 : net.n_elements();
+    s.linear_hint = detail::concat("the network has m = ", net.n_elements(),
+                                   " nonlinear elements (a linear network has no G, or phi = 0)");
+    return s;
+  }
+
   NetworkModelOptions o_;
   io::ModelReport report_;
   std::shared_ptr<const NonlinearNetwork> net_;
