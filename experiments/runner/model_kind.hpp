@@ -71,12 +71,19 @@ class FullModel {
   FullModel& operator=(const FullModel&) = delete;
 
   /// Length of the integrator state vectors q and v (states of a first-order model).
-  virtual Index n() const = 0;
-  virtual Index n_inputs() const = 0;
-  virtual Index n_outputs() const = 0;
+  Index n() const noexcept { return facts_.n; }
+  Index n_inputs() const noexcept { return facts_.n_inputs; }
+  Index n_outputs() const noexcept { return facts_.n_outputs; }
   /// True for a first-order model (v is the state x; q its integral, meaningless).
-  virtual bool first_order() const { return false; }
-  virtual bool is_linear() const = 0;
+  bool first_order() const noexcept { return facts_.first_order; }
+  bool is_linear() const noexcept { return facts_.linear; }
+  /// The second-order form of lti_operator()'s system, for the structure-preserving methods;
+  /// nullptr if it has none.
+  const SecondOrderSystem* second_order_system() const noexcept { return facts_.second_order; }
+  /// "" for a linear model; for a nonlinear one, the state lti_operator() linearises about, as
+  /// a phrase ("the hanging equilibrium"): linear methods reduce that linearisation, and the run
+  /// compares the reduced model with the nonlinear model.
+  const std::string& linearisation() const noexcept { return facts_.linearisation; }
   /// y = C x + D u (first order) or Cp q + Cv v (second order), size n_outputs().
   virtual void output(const Vector& q, const Vector& v, const Vector& u, Vector& y) const = 0;
   /// The stored energy at (q, v), if the model defines one (snapshots record it).
@@ -89,13 +96,6 @@ class FullModel {
   /// says which). The operator refers to this model's data: the model must outlive it.
   /// @throws InvalidArgument naming the mathematical reason if the model has no linearisation.
   virtual std::unique_ptr<LtiOperator> lti_operator() const = 0;
-  /// The second-order form of lti_operator()'s system, for the structure-preserving methods;
-  /// nullptr if it has none.
-  virtual const SecondOrderSystem* second_order_system() const { return nullptr; }
-  /// "" for a linear model; for a nonlinear one, the state lti_operator() linearises about, as
-  /// a phrase ("the hanging equilibrium"): linear methods reduce that linearisation, and the run
-  /// compares the reduced model with the nonlinear model.
-  virtual std::string linearisation() const { return ""; }
   /// Kinds that integrate themselves (CVODE) integrate the reduced linear models of the linear
   /// methods the same way, so that the comparison measures the reduction and not two
   /// integrators: observe(k, t, y) at every output step of o (feed-through included). Returns
@@ -146,7 +146,21 @@ class FullModel {
   virtual std::string solver_used() const = 0;
 
  protected:
+  /// What a full model states once, in its constructor (set_facts): its sizes, form and
+  /// linearity, the second-order form of its linear system (data of the model, or nullptr) and
+  /// the state of its linearisation ("" if it is linear).
+  struct Facts {
+    Index n = 0, n_inputs = 0, n_outputs = 0;
+    bool first_order = false;
+    bool linear = true;
+    const SecondOrderSystem* second_order = nullptr;
+    std::string linearisation;
+  };
   FullModel() = default;
+  void set_facts(Facts f) { facts_ = std::move(f); }
+
+ private:
+  Facts facts_;
 };
 
 /// What a model is, in the terms the methods, the measures and the guards ask about: its

@@ -36,11 +36,11 @@ void chain_keys(P& p, V& v) {
 class ChainFullModel final : public FullModel {
  public:
   ChainFullModel(const ChainParameters& p, SparseBackend solver)
-      : chain_(p), ws_(chain_, solver), solver_(solver), linear_(chain_.linear_system()) {}
-  Index n() const override { return chain_.n(); }
-  Index n_inputs() const override { return chain_.n_inputs(); }
-  Index n_outputs() const override { return chain_.n_outputs(); }
-  bool is_linear() const override { return chain_.is_linear(); }
+      : chain_(p), ws_(chain_, solver), solver_(solver), linear_(chain_.linear_system()) {
+    set_facts(
+        {chain_.n(), chain_.n_inputs(), chain_.n_outputs(), false, chain_.is_linear(), &linear_,
+         chain_.is_linear() ? "" : "rest (q = v = 0, where the cubic springs have no stiffness)"});
+  }
   void output(const Vector& q, const Vector& v, const Vector&, Vector& y) const override {
     chain_.output(q, v, y);
   }
@@ -51,10 +51,6 @@ class ChainFullModel final : public FullModel {
   /// no stiffness: the same M, D, K.
   std::unique_ptr<LtiOperator> lti_operator() const override {
     return std::make_unique<SecondOrderLtiOperator>(linear_);
-  }
-  const SecondOrderSystem* second_order_system() const override { return &linear_; }
-  std::string linearisation() const override {
-    return chain_.is_linear() ? "" : "rest (q = v = 0, where the cubic springs have no stiffness)";
   }
   void nonlinear_force(const Vector& q, Vector& g) const override { chain_.nonlinear_force(q, g); }
   Index n_elements() const override { return chain_.is_linear() ? 0 : chain_.n() + 1; }

@@ -31,6 +31,9 @@ LtiFullModel::LtiFullModel(std::shared_ptr<const LinearSystem> system, SparseBac
     backend_ = SparseBackend::umfpack;
   if (const auto* d = std::get_if<DescriptorSystem>(system_.get())) D_ff_ = d->D_ff;
   workspace_ = std::make_unique<SparseSecondOrderModel::Workspace>(model_, backend_);
+  set_facts({model_.n(), model_.n_inputs(), model_.n_outputs(),
+             std::holds_alternative<DescriptorSystem>(*system_), true,
+             std::get_if<SecondOrderSystem>(system_.get()), ""});
 }
 
 void LtiFullModel::output(const Vector& q, const Vector& v, const Vector& u, Vector& y) const {

@@ -22,16 +22,8 @@ class LtiFullModel final : public FullModel {
   ///         be factorized (singular: a differential-algebraic system).
   LtiFullModel(std::shared_ptr<const LinearSystem> system, SparseBackend solver);
 
-  Index n() const override { return model_.n(); }
-  Index n_inputs() const override { return model_.n_inputs(); }
-  Index n_outputs() const override { return model_.n_outputs(); }
-  bool first_order() const override { return std::holds_alternative<DescriptorSystem>(*system_); }
-  bool is_linear() const override { return true; }
   void output(const Vector& q, const Vector& v, const Vector& u, Vector& y) const override;
   std::unique_ptr<LtiOperator> lti_operator() const override;
-  const SecondOrderSystem* second_order_system() const override {
-    return std::get_if<SecondOrderSystem>(system_.get());
-  }
   IntegrationStats simulate(const Signal& input, const IntegratorOptions& o, Vector& q, Vector& v,
                             const StepObserver& observe, ProgressReporter* progress) override;
   Index factorizations() const override { return workspace_->factorizations(); }

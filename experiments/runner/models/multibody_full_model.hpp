@@ -122,13 +122,10 @@ class MultibodyFullModel final : public FullModel {
     require(point_.has_value(), model_->title(),
             " has no operating point to drive from (internal: every benchmark has one)");
     point_->outputs(point_->x, y0_);
+    set_facts({model_->state_size(), linearised_->n_inputs(), linearised_->Cp.rows(), true, false,
+               linearised_.get(), rest_state(model_->id())});
   }
 
-  Index n() const override { return model_->state_size(); }
-  Index n_inputs() const override { return linearised_->n_inputs(); }
-  Index n_outputs() const override { return linearised_->Cp.rows(); }
-  bool first_order() const override { return true; }
-  bool is_linear() const override { return false; }
   void output(const Vector&, const Vector& x, const Vector&, Vector& y) const override {
     point_->outputs(x, y);
     y -= y0_;
@@ -139,8 +136,6 @@ class MultibodyFullModel final : public FullModel {
   std::unique_ptr<LtiOperator> lti_operator() const override {
     return std::make_unique<SecondOrderLtiOperator>(*linearised_);
   }
-  const SecondOrderSystem* second_order_system() const override { return linearised_.get(); }
-  std::string linearisation() const override { return rest_state(model_->id()); }
 
   /// The nonlinear model from its rest state under the input; v is its state x (absolute), q
   /// unused. CVODE's outputs on the grid k dt (resampled where the projection makes them step

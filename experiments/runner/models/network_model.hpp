@@ -22,11 +22,14 @@ class NetworkFullModel final : public FullModel {
     if (requires_spd(backend_) && !symmetric_iteration(net_->linear_system()))
       backend_ = SparseBackend::umfpack;
     ws_ = std::make_unique<NonlinearNetwork::Workspace>(*net_, backend_);
+    // A nonlinear network's linearisation about rest (q = v = 0), where phi'(0) = 0 (phi has
+    // no linear term: that lives in K), has the same M, D, K.
+    set_facts({net_->n(), net_->n_inputs(), net_->n_outputs(), false, net_->is_linear(),
+               &net_->linear_system(),
+               net_->is_linear()
+                   ? ""
+                   : "rest (q = v = 0, where the nonlinear elements have no stiffness)"});
   }
-  Index n() const override { return net_->n(); }
-  Index n_inputs() const override { return net_->n_inputs(); }
-  Index n_outputs() const override { return net_->n_outputs(); }
-  bool is_linear() const override { return net_->is_linear(); }
   void output(const Vector& q, const Vector& v, const Vector&, Vector& y) const override {
     net_->output(q, v, y);
   }
@@ -37,11 +40,6 @@ class NetworkFullModel final : public FullModel {
   /// phi'(0) = 0 (phi has no linear term: that lives in K): the same M, D, K.
   std::unique_ptr<LtiOperator> lti_operator() const override {
     return std::make_unique<SecondOrderLtiOperator>(net_->linear_system());
-  }
-  const SecondOrderSystem* second_order_system() const override { return &net_->linear_system(); }
-  std::string linearisation() const override {
-    return net_->is_linear() ? ""
-                             : "rest (q = v = 0, where the nonlinear elements have no stiffness)";
   }
   void nonlinear_force(const Vector& q, Vector& g) const override {
     if (net_->is_linear())
