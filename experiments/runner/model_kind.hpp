@@ -28,10 +28,8 @@
 #include <vector>
 
 #include "experiments/runner/keys.hpp"
-#include "reduction/differential_balancing.hpp"
-#include "reduction/empirical_gramians.hpp"
 #include "reduction/lti_operator.hpp"
-#include "reduction/projected_model.hpp"
+#include "reduction/network_operators.hpp"
 #include "src/core/progress.hpp"
 #include "src/integrators/integrate.hpp"
 #include "src/io/results.hpp"
@@ -114,27 +112,11 @@ class FullModel {
     (void)context, (void)out;
     return {};
   }
-  // --- The snapshot methods' seam (pod, DEIM, empirical_bt, differential_balancing) -----------
-  // A kind offers what its structure allows (ModelSpec::projectable, simulation_balancing say
-  // which); the defaults throw InvalidArgument.
-  /// g(q), the nodal nonlinear force DEIM's nodes interpolate (size n; zero if linear).
-  virtual void nonlinear_force(const Vector& q, Vector& g) const;
-  /// m_e, the nonlinear elements (rows of phi(G q)); 0 if the model has none.
-  virtual Index n_elements() const { return 0; }
-  /// phi(G q), the element forces DEIM's element sampling interpolates (size n_elements()).
-  virtual void element_forces(const Vector& q, Vector& f) const;
-  /// ECSW's elements and weights (reduction/ecsw.hpp) for the projection on V (W), trained on
-  /// the reduced snapshots Qr (r x ns); a network's, the chain's through its network form.
-  virtual EcswResult ecsw(const Matrix& V, const Matrix& W, const Matrix& Qr,
-                          const EcswOptions& o) const;
-  /// The model projected on q = V q_r with the residual orthogonal to range(W) (W empty:
-  /// Galerkin), its nonlinear force treated as o says.
-  virtual ProjectedModel project(const Matrix& V, const Matrix& W,
-                                 const ProjectionOptions& o) const;
-  /// Position balancing by empirical Gramians of simulated responses.
-  virtual EmpiricalBalancingResult empirical_balancing(const EmpiricalBalancingOptions& o) const;
-  /// Balancing by generalized differential Gramians (SDPs).
-  virtual DifferentialBalancing differential_balancing(const DifferentialGramianOptions& o) const;
+  /// The operators of the network structure (ModelStructure::Form::network: the chain, network
+  /// files, the lattice) that the snapshot methods apply (pod with DEIM or ECSW, empirical and
+  /// differential balancing: reduction/network_operators.hpp); nullptr for another structure,
+  /// which those methods refuse from ModelSpec::structure() before anything runs.
+  virtual const NetworkOperators* network_operators() const { return nullptr; }
   /// Integrates from (q, v) over o's horizon (see integrate()); returns its statistics.
   virtual IntegrationStats simulate(const Signal& input, const IntegratorOptions& o, Vector& q,
                                     Vector& v, const StepObserver& observe,
@@ -143,18 +125,19 @@ class FullModel {
   virtual Index factorizations() const = 0;
   /// The sparse solver the integrator uses (may differ from the one asked for, e.g. an LU for a
   /// nonsymmetric model when CHOLMOD was asked for), as its name.
-  virtual std::string solver_used() const = 0;
+  const std::string& solver_used() const noexcept { return facts_.solver; }
 
  protected:
   /// What a full model states once, in its constructor (set_facts): its sizes, form and
   /// linearity, the second-order form of its linear system (data of the model, or nullptr) and
-  /// the state of its linearisation ("" if it is linear).
+  /// the state of its linearisation ("" if it is linear), and the solver its integrator uses.
   struct Facts {
     Index n = 0, n_inputs = 0, n_outputs = 0;
     bool first_order = false;
     bool linear = true;
     const SecondOrderSystem* second_order = nullptr;
     std::string linearisation;
+    std::string solver;
   };
   FullModel() = default;
   void set_facts(Facts f) { facts_ = std::move(f); }
@@ -209,6 +192,10 @@ struct ModelStructure {
 
 /// The structure of an LTI model given as `system` (first or second order).
 ModelStructure lti_structure(const LinearSystem& system);
+
+/// The network operators of `model` (FullModel::network_operators).
+/// @throws InvalidArgument if the model is not a network (a method that skipped its check).
+const NetworkOperators& network_of(const FullModel& model);
 
 /// The [model] table of one kind, read and validated: constant data from which runs build
 /// their FullModel, and its structure.

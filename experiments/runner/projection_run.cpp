@@ -68,7 +68,10 @@ TrainingData collect_training(const ExperimentConfig& c, const ProjectionTrainin
   const bool nonlinear = !model.is_linear() && kind != ForceSnapshots::none;
   const bool elements = kind == ForceSnapshots::elements;
   const bool positions = kind == ForceSnapshots::positions;
-  const Index force_rows = elements ? model.n_elements() : N;
+  const NetworkOperators* net = model.network_operators();
+  require(!nonlinear || net != nullptr,
+          "internal: force snapshots of a model without the network structure");
+  const Index force_rows = elements ? net->n_elements() : N;
   const auto t0 = Clock::now();
   const bool with_p = fields.with_p, with_v = fields.with_v;
   SnapshotBuffer Q(keep_positions ? N : 0), G(nonlinear ? force_rows : 0);
@@ -81,9 +84,9 @@ TrainingData collect_training(const ExperimentConfig& c, const ProjectionTrainin
       if (positions)
         g = q;
       else if (elements)
-        model.element_forces(q, g);
+        net->element_forces(q, g);
       else
-        model.nonlinear_force(q, g);
+        net->nonlinear_force(q, g);
       G.append(g);
     }
   };
@@ -230,7 +233,7 @@ std::vector<EcswResult> train_ecsw(const ProjectionTrainingOptions& red, const F
     const Matrix LtQ = L.transpose() * Qs;
     const Matrix Qr = LtV.partialPivLu().solve(LtQ);
     try {
-      out.push_back(model.ecsw(Vr, Wr, Qr, eo));
+      out.push_back(network_of(model).ecsw(Vr, Wr, Qr, eo));
     } catch (const InvalidArgument& e) {
       throw InvalidArgument(concat("reduction.nonlinear = \"ecsw\" at r = ", r, ": ", e.what()));
     }
@@ -388,12 +391,12 @@ ProjectionReduction reduce_by_projection(const ExperimentConfig& c,
     if (!ecsw.empty()) {
       opt.ecsw = &ecsw[i];
       variant.ecsw_elements = static_cast<Index>(ecsw[i].elements.size());
-      variant.n_elements = model.n_elements();
+      variant.n_elements = network_of(model).n_elements();
       variant.ecsw_snapshot_stride = ecsw[i].snapshot_stride;
     }
     const Matrix Vr = V.leftCols(variant.r);
     const Matrix Wr = W.size() > 0 ? Matrix(W.leftCols(variant.r)) : Matrix();
-    variant.model = std::make_unique<ProjectedModel>(model.project(Vr, Wr, opt));
+    variant.model = std::make_unique<ProjectedModel>(network_of(model).project(Vr, Wr, opt));
     (i == 0 ? result.main : result.others.emplace_back()) = std::move(variant);
   }
   summary.stages.emplace_back("projection_s", seconds_since(t));
@@ -410,7 +413,7 @@ ProjectionReduction reduce_by_projection(const ExperimentConfig& c,
     write_deim(out, grp, *hyper);
     out.set_attribute(grp, "deim_sampling", std::string(to_string(ro.sampling)));
   }
-  if (!ecsw.empty()) write_ecsw(summary, grp, ecsw.front(), model.n_elements());
+  if (!ecsw.empty()) write_ecsw(summary, grp, ecsw.front(), network_of(model).n_elements());
   if (red.store_bases) {
     if (hyper) out.write_matrix(layout::kReductionDeimBasis, hyper->deim.front().U);
     out.write_matrix(layout::kReductionV, Matrix(V.leftCols(r_main)));

@@ -189,7 +189,8 @@ ProjectionReduction DifferentialBalancingMethod::reduce_projection(const Experim
                                                                    const FullModel& model,
                                                                    const std::atomic<bool>*) const {
   const auto t_start = Clock::now();
-  const DifferentialBalancing bal = model.differential_balancing(gramian_options(o_));
+  const NetworkOperators& net = network_of(model);
+  const DifferentialBalancing bal = net.differential_balancing(gramian_options(o_));
   const std::string& grp = layout::kReduction;
   ProjectionReduction result;
   ReductionSummary& summary = result.summary = ReductionSummary(std::string(name()));
@@ -251,7 +252,7 @@ ProjectionReduction DifferentialBalancingMethod::reduce_projection(const Experim
     ProjectedVariant v;
     v.r = orders[i];
     v.model = std::make_unique<ProjectedModel>(
-        model.project(Matrix(bal.V_q.leftCols(v.r)), Matrix(bal.W_q.leftCols(v.r)), ro));
+        net.project(Matrix(bal.V_q.leftCols(v.r)), Matrix(bal.W_q.leftCols(v.r)), ro));
     (i == 0 ? result.main : result.others.emplace_back()) = std::move(v);
   }
   summary.stages.emplace_back("projection_s", seconds_since(t));

@@ -71,7 +71,7 @@ class EmpiricalBtMethod final : public ProjectionMethod {
     eo.min_columns = min_columns;
     EmpiricalBalancingResult eb = [&] {
       try {
-        return model.empirical_balancing(eo);
+        return network_of(model).empirical_balancing(eo);
       } catch (const InvalidArgument& e) {
         throw InvalidArgument(detail::concat("reduction.method = \"empirical_bt\": ", e.what()));
       }

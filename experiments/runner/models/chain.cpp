@@ -33,13 +33,14 @@ void chain_keys(P& p, V& v) {
            kOutputQuantities);
 }
 
-class ChainFullModel final : public FullModel {
+class ChainFullModel final : public FullModel, public NetworkOperators {
  public:
   ChainFullModel(const ChainParameters& p, SparseBackend solver)
       : chain_(p), ws_(chain_, solver), solver_(solver), linear_(chain_.linear_system()) {
     set_facts(
         {chain_.n(), chain_.n_inputs(), chain_.n_outputs(), false, chain_.is_linear(), &linear_,
-         chain_.is_linear() ? "" : "rest (q = v = 0, where the cubic springs have no stiffness)"});
+         chain_.is_linear() ? "" : "rest (q = v = 0, where the cubic springs have no stiffness)",
+         std::string(to_string(solver_))});
   }
   void output(const Vector& q, const Vector& v, const Vector&, Vector& y) const override {
     chain_.output(q, v, y);
@@ -52,13 +53,15 @@ class ChainFullModel final : public FullModel {
   std::unique_ptr<LtiOperator> lti_operator() const override {
     return std::make_unique<SecondOrderLtiOperator>(linear_);
   }
-  void nonlinear_force(const Vector& q, Vector& g) const override { chain_.nonlinear_force(q, g); }
-  Index n_elements() const override { return chain_.is_linear() ? 0 : chain_.n() + 1; }
-  void element_forces(const Vector& q, Vector& f) const override { network().element_forces(q, f); }
-  EcswResult ecsw(const Matrix& V, const Matrix& W, const Matrix& Qr,
-                  const EcswOptions& o) const override {
-    return mor::ecsw(network(), V, W, Qr, o);
+  // The network structure, with the chain's stencil as the faster evaluation of its force, its
+  // projection (the exact reduced cubic tensor, DEIM over masses) and its empirical Gramians'
+  // simulations; ECSW, element sampling and differential balancing go through its network.
+  const NetworkOperators* network_operators() const override { return this; }
+  const NonlinearNetwork& network() const override {
+    if (!network_) network_ = std::make_unique<NonlinearNetwork>(chain_.network());
+    return *network_;
   }
+  void nonlinear_force(const Vector& q, Vector& g) const override { chain_.nonlinear_force(q, g); }
   ProjectedModel project(const Matrix& V, const Matrix& W,
                          const ProjectionOptions& o) const override {
     // Node sampling (and the full and tensor treatments) on the chain's own stencil kernels;
@@ -89,28 +92,19 @@ class ChainFullModel final : public FullModel {
     // Gramian runs took five times as long at N = 1000 (general element laws, CHOLMOD).
     return mor::empirical_balancing_of(chain_, o);
   }
-  DifferentialBalancing differential_balancing(const DifferentialGramianOptions& o) const override {
-    return mor::differential_balancing(network(), o);
-  }
   IntegrationStats simulate(const Signal& input, const IntegratorOptions& o, Vector& q, Vector& v,
                             const StepObserver& observe, ProgressReporter* progress) override {
     return integrate(chain_, ws_, input, o, q, v, observe, progress);
   }
   Index factorizations() const override { return ws_.factorizations(); }
-  std::string solver_used() const override { return std::string(to_string(solver_)); }
 
  private:
-  /// The chain's network form, built when first asked for (element sampling, ECSW,
-  /// differential balancing).
-  const NonlinearNetwork& network() const {
-    if (!network_) network_ = std::make_unique<NonlinearNetwork>(chain_.network());
-    return *network_;
-  }
-
   MassSpringChain chain_;
   MassSpringChain::Workspace ws_;
   SparseBackend solver_;
   SecondOrderSystem linear_;
+  /// The chain's network form, built when first asked for (element sampling, ECSW,
+  /// differential balancing).
   mutable std::unique_ptr<NonlinearNetwork> network_;
 };
 

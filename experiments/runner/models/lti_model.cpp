@@ -33,7 +33,7 @@ LtiFullModel::LtiFullModel(std::shared_ptr<const LinearSystem> system, SparseBac
   workspace_ = std::make_unique<SparseSecondOrderModel::Workspace>(model_, backend_);
   set_facts({model_.n(), model_.n_inputs(), model_.n_outputs(),
              std::holds_alternative<DescriptorSystem>(*system_), true,
-             std::get_if<SecondOrderSystem>(system_.get()), ""});
+             std::get_if<SecondOrderSystem>(system_.get()), "", std::string(to_string(backend_))});
 }
 
 void LtiFullModel::output(const Vector& q, const Vector& v, const Vector& u, Vector& y) const {

@@ -27,7 +27,6 @@ class LtiFullModel final : public FullModel {
   IntegrationStats simulate(const Signal& input, const IntegratorOptions& o, Vector& q, Vector& v,
                             const StepObserver& observe, ProgressReporter* progress) override;
   Index factorizations() const override { return workspace_->factorizations(); }
-  std::string solver_used() const override { return std::string(to_string(backend_)); }
 
  private:
   std::shared_ptr<const LinearSystem> system_;

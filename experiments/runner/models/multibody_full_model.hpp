@@ -123,7 +123,8 @@ class MultibodyFullModel final : public FullModel {
             " has no operating point to drive from (internal: every benchmark has one)");
     point_->outputs(point_->x, y0_);
     set_facts({model_->state_size(), linearised_->n_inputs(), linearised_->Cp.rows(), true, false,
-               linearised_.get(), rest_state(model_->id())});
+               linearised_.get(), rest_state(model_->id()),
+               concat("CVODE ", to_string(settings_.cvode.method))});
   }
 
   void output(const Vector&, const Vector& x, const Vector&, Vector& y) const override {
@@ -185,9 +186,6 @@ class MultibodyFullModel final : public FullModel {
     return s;
   }
   Index factorizations() const override { return jacobians_; }
-  std::string solver_used() const override {
-    return concat("CVODE ", to_string(settings_.cvode.method));
-  }
 
   bool simulate_reduced_linear(const DenseSecondOrderSystem& reduced, const Signal& input,
                                const IntegratorOptions& o, const OutputObserver& observe,

@@ -14,7 +14,7 @@ namespace mor::experiments {
 
 /// The symmetric-positive-definite backend asked for is replaced by UMFPACK when M, D or K is
 /// not symmetric (G^T diag(phi') G always is).
-class NetworkFullModel final : public FullModel {
+class NetworkFullModel final : public FullModel, public NetworkOperators {
  public:
   NetworkFullModel(std::shared_ptr<const NonlinearNetwork> net, SparseBackend solver)
       : net_(std::move(net)), backend_(solver) {
@@ -28,7 +28,8 @@ class NetworkFullModel final : public FullModel {
                &net_->linear_system(),
                net_->is_linear()
                    ? ""
-                   : "rest (q = v = 0, where the nonlinear elements have no stiffness)"});
+                   : "rest (q = v = 0, where the nonlinear elements have no stiffness)",
+               std::string(to_string(backend_))});
   }
   void output(const Vector& q, const Vector& v, const Vector&, Vector& y) const override {
     net_->output(q, v, y);
@@ -41,44 +42,13 @@ class NetworkFullModel final : public FullModel {
   std::unique_ptr<LtiOperator> lti_operator() const override {
     return std::make_unique<SecondOrderLtiOperator>(net_->linear_system());
   }
-  void nonlinear_force(const Vector& q, Vector& g) const override {
-    if (net_->is_linear())
-      g.setZero(net_->n());
-    else
-      net_->nonlinear_force(q, g);
-  }
-  Index n_elements() const override { return net_->is_linear() ? 0 : net_->n_elements(); }
-  EmpiricalBalancingResult empirical_balancing(const EmpiricalBalancingOptions& o) const override {
-    return mor::empirical_balancing(*net_, o);
-  }
-  DifferentialBalancing differential_balancing(const DifferentialGramianOptions& o) const override {
-    return mor::differential_balancing(*net_, o);
-  }
-  void element_forces(const Vector& q, Vector& f) const override { net_->element_forces(q, f); }
-  EcswResult ecsw(const Matrix& V, const Matrix& W, const Matrix& Qr,
-                  const EcswOptions& o) const override {
-    return mor::ecsw(*net_, V, W, Qr, o);
-  }
-  ProjectedModel project(const Matrix& V, const Matrix& W,
-                         const ProjectionOptions& o) const override {
-    require(o.nonlinear != NonlinearTreatment::tensor || net_->is_linear(),
-            "reduction.nonlinear = \"tensor\" is the chain's exact reduced cubic; a network's "
-            "element laws take \"deim\", \"ecsw\" or \"full\"");
-    ReducedNetworkOptions ro;
-    if (o.nonlinear == NonlinearTreatment::deim) ro.deim = o.deim;
-    if (o.nonlinear == NonlinearTreatment::ecsw && !net_->is_linear()) {
-      require(o.ecsw != nullptr, "reduction.nonlinear = \"ecsw\": no ECSW weights were trained");
-      ro.ecsw = o.ecsw;
-    }
-    ro.sampling = o.sampling;
-    return ProjectedModel(std::make_unique<ReducedNetworkModel>(*net_, V, W, ro));
-  }
+  const NetworkOperators* network_operators() const override { return this; }
+  const NonlinearNetwork& network() const override { return *net_; }
   IntegrationStats simulate(const Signal& input, const IntegratorOptions& o, Vector& q, Vector& v,
                             const StepObserver& observe, ProgressReporter* progress) override {
     return integrate(*net_, *ws_, input, o, q, v, observe, progress);
   }
   Index factorizations() const override { return ws_->factorizations(); }
-  std::string solver_used() const override { return std::string(to_string(backend_)); }
 
  private:
   std::shared_ptr<const NonlinearNetwork> net_;

@@ -1,0 +1,44 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "reduction/network_operators.hpp"
+
+#include <memory>
+
+#include "src/core/errors.hpp"
+
+namespace mor {
+
+void NetworkOperators::nonlinear_force(const Vector& q, Vector& g) const {
+  const NonlinearNetwork& net = network();
+  if (net.is_linear())
+    g.setZero(net.n());
+  else
+    net.nonlinear_force(q, g);
+}
+
+Index NetworkOperators::n_elements() const {
+  const NonlinearNetwork& net = network();
+  return net.is_linear() ? 0 : net.n_elements();
+}
+
+ProjectedModel NetworkOperators::project(const Matrix& V, const Matrix& W,
+                                         const ProjectionOptions& o) const {
+  const NonlinearNetwork& net = network();
+  require(o.nonlinear != NonlinearTreatment::tensor || net.is_linear(),
+          "reduction.nonlinear = \"tensor\" is the chain's exact reduced cubic; a network's "
+          "element laws take \"deim\", \"ecsw\" or \"full\"");
+  ReducedNetworkOptions ro;
+  if (o.nonlinear == NonlinearTreatment::deim) ro.deim = o.deim;
+  if (o.nonlinear == NonlinearTreatment::ecsw && !net.is_linear()) {
+    require(o.ecsw != nullptr, "reduction.nonlinear = \"ecsw\": no ECSW weights were trained");
+    ro.ecsw = o.ecsw;
+  }
+  ro.sampling = o.sampling;
+  return ProjectedModel(std::make_unique<ReducedNetworkModel>(net, V, W, ro));
+}
+
+EmpiricalBalancingResult NetworkOperators::empirical_balancing(
+    const EmpiricalBalancingOptions& o) const {
+  return mor::empirical_balancing(network(), o);
+}
+
+}  // namespace mor
