@@ -126,6 +126,18 @@ TEST_F(Experiment, StreamedResultsMatchAnIndependentRun) {
   EXPECT_FALSE(r.attribute_string("/", "git_commit").empty());
 }
 
+// The energy is a registered measure of the snapshots (analysis.energy): off, the snapshots are
+// written as before and no energy is.
+TEST_F(Experiment, TheSnapshotEnergyIsAMeasureThatCanBeTurnedOff) {
+  ExperimentConfig c = parse_experiment(kSmall, "small.toml", dir_, {"analysis.energy = false"});
+  c.output = dir_ / "no_energy.h5";
+  const RunSummary s = run_experiment(c);
+  const io::ResultsReader r(c.output);
+  EXPECT_TRUE(r.exists("/snapshots/p"));
+  EXPECT_FALSE(r.exists("/snapshots/energy"));
+  EXPECT_EQ(s.snapshots, 27);
+}
+
 TEST_F(Experiment, StoredConfigurationParsesBackToTheSameExperiment) {
   const ExperimentConfig a = parse_experiment(kSmall, "small.toml", dir_);
   const ExperimentConfig b = parse_experiment(a.toml, "stored", dir_);

@@ -300,8 +300,8 @@ TEST(Measures, RegistryIsConsistent) {
     }
   // Every measure asked for: each need before its user, each measure once.
   const std::string everything = "[analysis]\nhinf_full = true\nhinf_relative = true\n";
-  for (const AppliesTo kind :
-       {AppliesTo::every_run, AppliesTo::simulated, AppliesTo::linear_reduced}) {
+  for (const AppliesTo kind : {AppliesTo::every_run, AppliesTo::simulated,
+                               AppliesTo::linear_reduced, AppliesTo::snapshots}) {
     const auto toml = toml::parse(everything);
     TableReader r(toml["analysis"].as_table(), "analysis", "test");
     const auto analysis = Analysis::read(r);

@@ -382,15 +382,16 @@ std::vector<double> simulate_full(const Run& run, bool keep_outputs, Index state
            std::count(c.snapshot_fields.begin(), c.snapshot_fields.end(), f) > 0;
   };
   const bool snapshots = c.snapshot_stride > 0 && !c.snapshot_fields.empty();
-  io::RowStream *s_st = nullptr, *s_p = nullptr, *s_v = nullptr, *s_x = nullptr, *s_e = nullptr;
+  io::RowStream *s_st = nullptr, *s_p = nullptr, *s_v = nullptr, *s_x = nullptr;
+  // What the measures of the snapshots (the stored energy, ...) do at each one.
+  std::vector<std::function<void(double, const Vector&, const Vector&)>> snapshot_measures;
   if (snapshots) {
     out.create_group(layout::kSnapshots);
     s_st = &out.open_row_stream(layout::kSnapshotsT, 1, 0);
     if (field("p")) s_p = &out.open_row_stream(layout::kSnapshotsP, N, c.compression);
     if (field("v")) s_v = &out.open_row_stream(layout::kSnapshotsV, N, c.compression);
     if (field("x")) s_x = &out.open_row_stream(layout::kSnapshotsX, N, c.compression);
-    if (model.energy(Vector::Zero(N), Vector::Zero(N)))
-      s_e = &out.open_row_stream(layout::kSnapshotsEnergy, 1, 0);
+    snapshot_measures = snapshot_step(c, model, out).observers;
   }
 
   // The integrator observes at every multiple of gcd(output, snapshot, state stride); this
@@ -419,10 +420,7 @@ std::vector<double> simulate_full(const Run& run, bool keep_outputs, Index state
       if (s_p) s_p->append(q);
       if (s_v) s_v->append(v);
       if (s_x) s_x->append(v);  // first order: v is the state
-      if (s_e) {
-        const double energy = *model.energy(q, v);
-        s_e->append(&energy);
-      }
+      for (const auto& measure : snapshot_measures) measure(t, q, v);
       ++run.summary.snapshots;
     }
     write_seconds += std::chrono::duration<double>(Clock::now() - w0).count();

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <any>
+#include <functional>
 #include <iosfwd>
 #include <map>
 #include <memory>
@@ -22,11 +23,13 @@
 #include "experiments/runner/keys.hpp"
 #include "experiments/runner/reduction_run.hpp"
 #include "src/io/record.hpp"
+#include "src/io/results.hpp"
 
 namespace mor::experiments {
 
 struct ExperimentConfig;
 struct RunSummary;
+class FullModel;
 
 /// The line of the run summary a figure is printed in.
 enum class SummaryLine {
@@ -63,6 +66,17 @@ enum class AppliesTo {
   /// A linear reduced model G_r of the full model's transfer function G (the linear family:
   /// bt, sobt, modal, irka, pod of an LTI model; of a nonlinear model its linearisation).
   linear_reduced,
+  /// The full run's snapshots as they are taken (output.snapshot_stride): run before the full
+  /// run starts, the measure registers what it does at each snapshot (SnapshotHooks).
+  snapshots,
+};
+
+/// AppliesTo::snapshots: the full model about to run, the results file's row streams, and what
+/// the measures do at each snapshot (t, q, v) of the run, in registration order.
+struct SnapshotHooks {
+  const FullModel& model;
+  io::ResultsWriter& writer;
+  std::vector<std::function<void(double t, const Vector& q, const Vector& v)>> observers;
 };
 
 /// AppliesTo::linear_reduced: G and G_r.
@@ -107,6 +121,7 @@ class MeasureContext {
   io::RecordSink& out;                             ///< the results file (or a record in memory)
   LinearComparison* linear = nullptr;              ///< set for AppliesTo::linear_reduced
   const SimulatedComparison* simulated = nullptr;  ///< set for AppliesTo::simulated
+  SnapshotHooks* snapshots = nullptr;              ///< set for AppliesTo::snapshots
 
   /// A figure of the run (declared in the measure's FigureInfo list).
   void set_figure(std::string_view name, double value) { figures_.emplace_back(name, value); }

@@ -18,7 +18,8 @@
   X(kHinfFullMeasure)     \
   X(kHinfRelativeMeasure) \
   X(kSpeedupMeasure)      \
-  X(kMemoryMeasure)
+  X(kMemoryMeasure)       \
+  X(kEnergyMeasure)
 // clang-format on
 
 namespace mor::experiments {

@@ -80,6 +80,16 @@ std::vector<std::pair<std::string, double>> analyse_linear_step(const Experiment
   return m.figures();
 }
 
+SnapshotHooks snapshot_step(const ExperimentConfig& c, const FullModel& model,
+                            io::ResultsWriter& out) {
+  SnapshotHooks hooks{model, out, {}};
+  if (c.analysis == nullptr) return hooks;
+  MeasureContext m(out);
+  m.snapshots = &hooks;
+  c.analysis->run(AppliesTo::snapshots, m);
+  return hooks;
+}
+
 std::vector<std::pair<std::string, double>> analyse_run_step(const ExperimentConfig& c,
                                                              io::RecordSink& out) {
   if (c.analysis == nullptr) return {};

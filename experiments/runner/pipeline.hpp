@@ -95,6 +95,12 @@ std::vector<std::pair<std::string, double>> analyse_linear_step(const Experiment
                                                                 ReducedModel& reduced,
                                                                 io::RecordSink& out);
 
+/// What the measures of c.analysis that apply to snapshots (the stored energy, ...) do at each
+/// snapshot of the full run of `model`: their row streams opened in out, their observers
+/// returned in hooks.observers (empty when c.analysis is null or no measure applies).
+SnapshotHooks snapshot_step(const ExperimentConfig& c, const FullModel& model,
+                            io::ResultsWriter& out);
+
 /// The comparison step of a run with a reduced model, after the full and the reduced runs: the
 /// measures of c.analysis that apply to simulated runs (the output and state errors, ...),
 /// recorded into out. Returns their figures by name.
