@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // The full model of the kinds that are nonlinear networks (src/systems/nonlinear_network.hpp):
 // "network" (from files) and "lattice". Simulated by the fixed-step integrators on the network
-// and its sparse workspace; projected (pod, DEIM) through reduction/reduced_network.hpp.
+// and its sparse workspace; projected (pod, DEIM, ECSW) onto reduction/projected_model.hpp with
+// the network force evaluator (reduction/network_force.hpp).
 #pragma once
 
 #include <memory>
@@ -66,14 +67,9 @@ class NetworkFullModel final : public FullModel {
     require(o.nonlinear != NonlinearTreatment::tensor || net_->is_linear(),
             "reduction.nonlinear = \"tensor\" is the chain's exact reduced cubic; a network's "
             "element laws take \"deim\", \"ecsw\" or \"full\"");
-    ReducedNetworkOptions ro;
-    if (o.nonlinear == NonlinearTreatment::deim) ro.deim = o.deim;
-    if (o.nonlinear == NonlinearTreatment::ecsw && !net_->is_linear()) {
-      require(o.ecsw != nullptr, "reduction.nonlinear = \"ecsw\": no ECSW weights were trained");
-      ro.ecsw = o.ecsw;
-    }
-    ro.sampling = o.sampling;
-    return ProjectedModel(std::make_unique<ReducedNetworkModel>(*net_, V, W, ro));
+    require(o.nonlinear != NonlinearTreatment::ecsw || net_->is_linear() || o.ecsw != nullptr,
+            "reduction.nonlinear = \"ecsw\": no ECSW weights were trained");
+    return ProjectedModel(*net_, V, W, o);
   }
   IntegrationStats simulate(const Signal& input, const IntegratorOptions& o, Vector& q, Vector& v,
                             const StepObserver& observe, ProgressReporter* progress) override {
