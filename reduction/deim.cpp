@@ -2,6 +2,9 @@
 // DEIM and Q-DEIM interpolation rows (see the header).
 #include "reduction/deim.hpp"
 
+#include <algorithm>
+#include <string>
+
 #include <Eigen/LU>
 #include <Eigen/QR>
 #include <Eigen/SVD>
@@ -10,6 +13,7 @@
 #include <limits>
 
 #include "src/core/errors.hpp"
+#include "src/core/finite.hpp"
 #include "src/linalg/lapack.hpp"
 
 namespace mor {
@@ -98,6 +102,28 @@ DeimResult deim(const Matrix& U, DeimMethod method) {
   res.error_constant = 1.0 / s_min;
   res.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return res;
+}
+
+void check_deim_result(const DeimResult& d, Index rows, std::string_view who,
+                       std::string_view rows_are) {
+  const Index m = d.U.cols();
+  require(d.U.rows() == rows, who, ": the DEIM basis U has ", d.U.rows(), " rows, expected ",
+          rows_are, " = ", rows);
+  require(m >= 1, who, ": the DEIM basis U has no columns (m = 0)");
+  require(static_cast<Index>(d.indices.size()) == m, who, ": the DEIM result has ",
+          d.indices.size(), " indices for m = ", m, " basis vectors");
+  require(d.PtU_inv.rows() == m && d.PtU_inv.cols() == m, who, ": (P^T U)^{-1} is ",
+          d.PtU_inv.rows(), " x ", d.PtU_inv.cols(), ", expected ", m, " x ", m);
+  const std::string prefix = detail::concat(who, ": ");
+  require_finite(d.U, prefix.c_str(), "DEIM basis U");
+  require_finite(d.PtU_inv, prefix.c_str(), "DEIM (P^T U)^{-1}");
+  for (Index p : d.indices)
+    require(p >= 0 && p < rows, who, ": DEIM index ", p, " is outside [0, ", rows, ")");
+  std::vector<Index> sorted = d.indices;
+  std::sort(sorted.begin(), sorted.end());
+  const auto repeated = std::adjacent_find(sorted.begin(), sorted.end());
+  require(repeated == sorted.end(), who, ": DEIM index ",
+          repeated == sorted.end() ? Index{-1} : *repeated, " is repeated");
 }
 
 Vector deim_approximation(const DeimResult& d, const Vector& f) {

@@ -52,6 +52,13 @@ inline constexpr double kDeimMaxCondition = 1e12;
 ///         orthonormal U, for which P^T U is nonsingular by construction).
 DeimResult deim(const Matrix& U, DeimMethod method);
 
+/// Checks a DEIM result handed to a reduced model against the `rows` entries its basis
+/// interpolates (rows_are: what they are, for the message, e.g. "the network size n"): U rows x m
+/// with m >= 1 and finite, m indices in [0, rows) and distinct, (P^T U)^{-1} m x m and finite.
+/// @throws InvalidArgument naming the value, prefixed by `who`.
+void check_deim_result(const DeimResult& d, Index rows, std::string_view who,
+                       std::string_view rows_are);
+
 /// U (P^T U)^{-1} f(indices): the DEIM approximation of the full vector f (size n). For tests
 /// and diagnostics; a reduced model evaluates only the m entries f(indices).
 /// @throws InvalidArgument if f.size() != n.

@@ -30,7 +30,7 @@ DenseSecondOrderSystem galerkin_second_order(const SecondOrderSystem& sys, const
 /// The Petrov-Galerkin projection of the second-order sys with trial basis V and test basis W
 /// (both n_q x r; W = V for Galerkin): M_r = W^T M V, D_r = W^T D V, K_r = W^T K V,
 /// B_r = W^T B, Cp_r = Cp V, Cv_r = Cv V, D_ff zeros p x m. The one place the reduced models
-/// (this file's LTI ones, and the projected nonlinear models of reduction/projected_model.hpp)
+/// (this file's LTI ones, and the projected nonlinear model of reduction/projected_model.hpp)
 /// project their linear part. Sizes are the caller's to check (as the models do, naming them).
 DenseSecondOrderSystem project_second_order(const SecondOrderSystem& sys, const Matrix& V,
                                             const Matrix& W);

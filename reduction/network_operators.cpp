@@ -26,14 +26,9 @@ ProjectedModel NetworkOperators::project(const Matrix& V, const Matrix& W,
   require(o.nonlinear != NonlinearTreatment::tensor || net.is_linear(),
           "reduction.nonlinear = \"tensor\" is the chain's exact reduced cubic; a network's "
           "element laws take \"deim\", \"ecsw\" or \"full\"");
-  ReducedNetworkOptions ro;
-  if (o.nonlinear == NonlinearTreatment::deim) ro.deim = o.deim;
-  if (o.nonlinear == NonlinearTreatment::ecsw && !net.is_linear()) {
-    require(o.ecsw != nullptr, "reduction.nonlinear = \"ecsw\": no ECSW weights were trained");
-    ro.ecsw = o.ecsw;
-  }
-  ro.sampling = o.sampling;
-  return ProjectedModel(std::make_unique<ReducedNetworkModel>(net, V, W, ro));
+  require(o.nonlinear != NonlinearTreatment::ecsw || net.is_linear() || o.ecsw != nullptr,
+          "reduction.nonlinear = \"ecsw\": no ECSW weights were trained");
+  return ProjectedModel(net, V, W, o);
 }
 
 EmpiricalBalancingResult NetworkOperators::empirical_balancing(

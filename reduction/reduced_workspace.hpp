@@ -1,19 +1,19 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// The integrator workspace of the projected second-order models (reduction/reduced_chain.hpp,
-// reduction/reduced_network.hpp): dense LUs of M_r and of the r x r iteration matrices
+// The integrator workspace of the projected second-order model (reduction/projected_model.hpp):
+// dense LUs of M_r and of the r x r iteration matrices
 // S = a M_r + b D_r + c (K_r + dg_r/dq_r), as src/integrators/integrate.hpp asks of a workspace.
 //
 // The reduced step is a few products of matrices of 20 to 100 rows, where allocations, repeated
 // passes and triangular solves cost as much as the flops: S is built in preallocated storage,
 // LU-factorized and explicitly inverted once per factorization (r^3 flops, reused over the
 // Newton iterations and, with reuse_jacobian, the steps that keep it), so that each Newton
-// solve is one r x r product; and the models' force evaluations keep their scratch in
+// solve is one r x r product; and the force evaluations keep their scratch in
 // SmallScratch, on the stack.
 //
 // Implicit midpoint folds S^{-1} further (FoldedMidpointModel, src/integrators/
 // second_order_model.hpp) for a model whose nonlinear force is stacked, g_r(q) = P law(E q)
-// with E (k x r) and P (r x l) fixed (StackedNonlinearity: the chain's DEIM rows). Its residual
-// is affine in x but for the law,
+// with E (k x r) and P (r x l) fixed (StackedNonlinearity: the cubic stencil's DEIM rows,
+// reduction/cubic_stencil_force.hpp). Its residual is affine in x but for the law,
 //   R(x) = S0 x + (S0 - 2 M_r) v + h K_r q - h B_r u + h P law(E q_s),
 //   S0 = M_r + h/2 D_r + h^2/4 K_r,  q_s = q + h/4 (v + x),
 // so the Newton correction S^{-1} R(x) is, with the r x (r + l) matrix [S^{-1} S0, h S^{-1} P]

@@ -12,7 +12,7 @@
 #include "models/lattice.hpp"
 #include "reduction/ecsw.hpp"
 #include "reduction/pod.hpp"
-#include "reduction/reduced_network.hpp"
+#include "reduction/projected_model.hpp"
 #include "src/integrators/integrate.hpp"
 #include "src/signals/signal.hpp"
 #include "support/compare.hpp"
@@ -33,6 +33,13 @@ constexpr double kKktTol = 1e-10;
 constexpr double kFiniteDifferenceTol = 1e-6;
 // J = E^T diag(w phi') E is symmetric by construction; the product order leaves rounding only.
 constexpr double kSymmetryTol = 1e-12;
+
+/// The network force's own figures (sampled elements, the reduced energy).
+const NetworkForce& network_force_of(const ProjectedModel& model) {
+  const NetworkForce* f = model.held<NetworkForce>();
+  if (!f) throw InvalidArgument("the projected model has no network force");
+  return *f;
+}
 
 /// Checks the KKT conditions of w for min ||C w - b||, w >= 0 (scale-free: relative to
 /// ||C||_F (||C||_F ||w|| + ||b||)).
@@ -166,11 +173,12 @@ TEST(Ecsw, ReducedForceIsAGradient) {
   EXPECT_EQ(ec.status, NnlsStatus::tolerance_met);
   EXPECT_LE(ec.relative_residual, 1e-2);
   EXPECT_LT(static_cast<Index>(ec.elements.size()), t.net.n_elements()) << "no sampling";
-  ReducedNetworkOptions o;
+  ProjectionOptions o;
+  o.nonlinear = NonlinearTreatment::ecsw;
   o.ecsw = &ec;
-  const ReducedNetworkModel model(t.net, t.V, Matrix(), o);
-  EXPECT_EQ(model.sampled_elements(), static_cast<Index>(ec.elements.size()));
-  EXPECT_TRUE(model.has_nonlinear_energy());
+  const ProjectedModel model(t.net, t.V, Matrix(), o);
+  EXPECT_EQ(network_force_of(model).sampled_elements(), static_cast<Index>(ec.elements.size()));
+  EXPECT_TRUE(network_force_of(model).has_nonlinear_energy());
   std::mt19937 gen(5);
   const Vector q = 2.0 * t.Qr.col(t.Qr.cols() / 2) + 0.3 * testing::random_normal(6, 1, gen);
   Matrix J = Matrix::Zero(6, 6), scratch;
@@ -182,21 +190,22 @@ TEST(Ecsw, ReducedForceIsAGradient) {
   const Matrix Jfd = testing::central_difference_jacobian(
       [&](const Vector& x, Vector& gx) { model.nonlinear_force(x, gx); }, q);
   const Vector dE = testing::central_difference_gradient(
-      [&](const Vector& x) { return model.nonlinear_energy(x); }, q);
+      [&](const Vector& x) { return network_force_of(model).nonlinear_energy(x); }, q);
   EXPECT_TRUE(matrices_near(J, Jfd, kFiniteDifferenceTol, Compare::relative));
   EXPECT_TRUE(matrices_near(dE, g, kFiniteDifferenceTol, Compare::relative));
 }
 
 TEST(Ecsw, MeetsTauAgainstTheExactGalerkinForce) {
   const Trained t = trained_lattice(0.05, 6);
-  const ReducedNetworkModel exact(t.net, t.V);  // every element, weight 1
+  const ProjectedModel exact(t.net, t.V);  // every element, weight 1
   for (double tau : {1e-2, 1e-4, 1e-8}) {
     EcswOptions eo;
     eo.tolerance = tau;
     const EcswResult ec = ecsw(t.net, t.V, Matrix(), t.Qr, eo);
-    ReducedNetworkOptions o;
+    ProjectionOptions o;
+    o.nonlinear = NonlinearTreatment::ecsw;
     o.ecsw = &ec;
-    const ReducedNetworkModel model(t.net, t.V, Matrix(), o);
+    const ProjectedModel model(t.net, t.V, Matrix(), o);
     // The stacked reduced forces over every training snapshot, from the two models.
     double err2 = 0.0, ref2 = 0.0;
     Vector g, g_exact;
@@ -217,9 +226,9 @@ TEST(Ecsw, MeetsTauAgainstTheExactGalerkinForce) {
 
 /// max_k |E_k - E_0| / E_0 along an unforced run of `model` from (q0, 0), E measured with the
 /// nonlinear energy of `energy` (the model itself, or the exact Galerkin model for DEIM).
-double energy_drift(const ReducedNetworkModel& model, const ReducedNetworkModel& energy,
-                    const Vector& q0, double dt, double t_end) {
-  ReducedNetworkModel::Workspace ws(model);
+double energy_drift(const ProjectedModel& model, const ProjectedModel& energy, const Vector& q0,
+                    double dt, double t_end) {
+  ProjectedModel::Workspace ws(model);
   IntegratorOptions o;
   o.dt = dt;
   o.t_end = t_end;
@@ -231,8 +240,8 @@ double energy_drift(const ReducedNetworkModel& model, const ReducedNetworkModel&
   integrate(model, ws, *input, o, q, v,
             [&](Index, double, const Vector& qk, const Vector& vk, const Vector&) {
               model.mass(vk, Mv);
-              const double E =
-                  0.5 * vk.dot(Mv) + 0.5 * qk.dot(model.K_r() * qk) + energy.nonlinear_energy(qk);
+              const double E = 0.5 * vk.dot(Mv) + 0.5 * qk.dot(model.K_r() * qk) +
+                               network_force_of(energy).nonlinear_energy(qk);
               if (E0 < 0.0) E0 = E;
               worst = std::max(worst, std::abs(E - E0));
             });
@@ -247,9 +256,10 @@ TEST(Ecsw, KeepsTheEnergyOfAnUndampedFreeRunToSecondOrder) {
   EcswOptions eo;
   eo.tolerance = 1e-2;
   const EcswResult ec = ecsw(t.net, t.V, Matrix(), t.Qr, eo);
-  ReducedNetworkOptions o;
+  ProjectionOptions o;
+  o.nonlinear = NonlinearTreatment::ecsw;
   o.ecsw = &ec;
-  const ReducedNetworkModel model(t.net, t.V, Matrix(), o);
+  const ProjectedModel model(t.net, t.V, Matrix(), o);
   Index j_max = 0;
   t.Qr.colwise().norm().maxCoeff(&j_max);
   const Vector q0 = t.Qr.col(j_max);  // the largest trained displacement: the cubic matters
@@ -259,7 +269,7 @@ TEST(Ecsw, KeepsTheEnergyOfAnUndampedFreeRunToSecondOrder) {
   std::printf(
       "ECSW (%lld elements), energy error over 200 s: %.3g (dt 0.04), %.3g (0.02), "
       "%.3g (0.01)\n",
-      static_cast<long long>(model.sampled_elements()), e1, e2, e3);
+      static_cast<long long>(network_force_of(model).sampled_elements()), e1, e2, e3);
   // For comparison: DEIM on as many elements (the POD of the element forces at the training
   // states), its trajectory measured with the exact Galerkin energy its force approximates. Its
   // force is not a gradient: an energy error that a smaller dt does not reduce.
@@ -273,19 +283,20 @@ TEST(Ecsw, KeepsTheEnergyOfAnUndampedFreeRunToSecondOrder) {
     }
     PodOptions po;
     po.method = PodMethod::svd;
-    po.order = model.sampled_elements();
+    po.order = network_force_of(model).sampled_elements();
     const DeimResult d = deim(pod(F, po).V, DeimMethod::qdeim);
-    ReducedNetworkOptions od;
+    ProjectionOptions od;
+    od.nonlinear = NonlinearTreatment::deim;
     od.deim = &d;
     od.sampling = DeimSampling::elements;
-    const ReducedNetworkModel deim_model(t.net, t.V, Matrix(), od);
-    const ReducedNetworkModel exact(t.net, t.V);
+    const ProjectedModel deim_model(t.net, t.V, Matrix(), od);
+    const ProjectedModel exact(t.net, t.V);
     const double d1 = energy_drift(deim_model, exact, q0, 0.04, 200.0);
     const double d3 = energy_drift(deim_model, exact, q0, 0.01, 200.0);
     std::printf(
         "DEIM (%lld elements), Galerkin energy error over 200 s: %.3g (dt 0.04), %.3g "
         "(0.01)\n",
-        static_cast<long long>(deim_model.sampled_elements()), d1, d3);
+        static_cast<long long>(network_force_of(deim_model).sampled_elements()), d1, d3);
     EXPECT_GT(d3, 10.0 * e3) << "DEIM " << d3 << ", ECSW " << e3;
   }
   EXPECT_LT(e1, 1e-2);
@@ -328,27 +339,29 @@ TEST(Ecsw, BadInputIsNamed) {
   bad.elements = {2, 5};
   bad.weights = Vector::Ones(2);
   bad.weights[1] = 0.0;
-  ReducedNetworkOptions o;
+  ProjectionOptions o;
+  o.nonlinear = NonlinearTreatment::ecsw;
   o.ecsw = &bad;
-  EXPECT_THROW(ReducedNetworkModel(t.net, t.V, Matrix(), o), InvalidArgument);
+  EXPECT_THROW(ProjectedModel(t.net, t.V, Matrix(), o), InvalidArgument);
   bad.weights[1] = 1.0;
   bad.elements = {2, 2};
-  EXPECT_THROW(ReducedNetworkModel(t.net, t.V, Matrix(), o), InvalidArgument);
+  EXPECT_THROW(ProjectedModel(t.net, t.V, Matrix(), o), InvalidArgument);
   bad.elements = {2, t.net.n_elements()};
-  EXPECT_THROW(ReducedNetworkModel(t.net, t.V, Matrix(), o), InvalidArgument);
+  EXPECT_THROW(ProjectedModel(t.net, t.V, Matrix(), o), InvalidArgument);
   // DEIM's interpolation has no energy to offer; the full Galerkin force has.
   const Index m = t.net.n_elements();
   const DeimResult d = deim(Matrix::Identity(m, m), DeimMethod::qdeim);
-  ReducedNetworkOptions od;
+  ProjectionOptions od;
+  od.nonlinear = NonlinearTreatment::deim;
   od.deim = &d;
   od.sampling = DeimSampling::elements;
-  const ReducedNetworkModel interpolated(t.net, t.V, Matrix(), od);
-  EXPECT_FALSE(interpolated.has_nonlinear_energy());
-  EXPECT_THROW(interpolated.nonlinear_energy(t.Qr.col(1)), InvalidArgument);
-  EXPECT_TRUE(ReducedNetworkModel(t.net, t.V).has_nonlinear_energy());
+  const ProjectedModel interpolated(t.net, t.V, Matrix(), od);
+  EXPECT_FALSE(network_force_of(interpolated).has_nonlinear_energy());
+  EXPECT_THROW(network_force_of(interpolated).nonlinear_energy(t.Qr.col(1)), InvalidArgument);
+  EXPECT_TRUE(network_force_of(ProjectedModel(t.net, t.V)).has_nonlinear_energy());
   od.ecsw = &bad;
   bad.elements = {2, 5};
-  EXPECT_THROW(ReducedNetworkModel(t.net, t.V, Matrix(), od), InvalidArgument);
+  EXPECT_THROW(ProjectedModel(t.net, t.V, Matrix(), od), InvalidArgument);
 }
 
 }  // namespace

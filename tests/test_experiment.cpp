@@ -26,6 +26,7 @@
 #include "experiments/runner/method.hpp"
 #include "experiments/runner/model_kind.hpp"
 #include "experiments/runner/toml_reader.hpp"
+#include "models/mass_spring_chain.hpp"
 #include "reduction/lti_operator.hpp"
 #include "src/core/errors.hpp"
 #include "src/io/results.hpp"

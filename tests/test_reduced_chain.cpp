@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// The projected nonlinear chain: with V = W = I it is the full chain (force and trajectories on
-// every integrator); its reduced Jacobians against finite differences; the exact tensor against
+// The projected nonlinear chain (reduction/projected_model.hpp with the cubic stencil force of
+// reduction/cubic_stencil_force.hpp): with V = W = I it is the full chain (force and trajectories
+// on every integrator); its reduced Jacobians against finite differences; the exact tensor against
 // the full evaluation; DEIM against its defining formula, exact on range(U), with precomputed
 // sizes independent of N; the uniform mass; invariance of the Galerkin trajectory under a change
 // of basis of range(V); the folded implicit midpoint against the plain Newton path; bad input
@@ -19,7 +20,7 @@
 
 #include "models/mass_spring_chain.hpp"
 #include "reduction/deim.hpp"
-#include "reduction/reduced_chain.hpp"
+#include "reduction/projected_model.hpp"
 #include "src/core/errors.hpp"
 #include "src/integrators/integrate.hpp"
 #include "src/signals/signal.hpp"
@@ -35,7 +36,7 @@ using testing::Compare;
 using testing::matrices_near;
 using testing::scalars_near;
 
-static_assert(SecondOrderModel<ReducedChainModel>);
+static_assert(SecondOrderModel<ProjectedModel>);
 
 // The reduced force with V = W = I performs the chain's arithmetic up to the order of a few
 // operations (the tensor expands (a - b)^3 into monomials): rounding of O(1) values.
@@ -64,11 +65,26 @@ Matrix random_orthonormal(Index n, Index c, std::mt19937& gen) {
   return qr.householderQ() * Matrix::Identity(n, c);
 }
 
-ReducedChainOptions options_for(NonlinearTreatment t, const DeimResult* d = nullptr) {
-  ReducedChainOptions o;
+ProjectionOptions options_for(NonlinearTreatment t, const DeimResult* d = nullptr) {
+  ProjectionOptions o;
   o.nonlinear = t;
   o.deim = d;
   return o;
+}
+
+/// The chain projected with its stencil force, as the chain kind projects it
+/// (experiments/runner/models/chain.cpp).
+ProjectedModel reduced_chain(const MassSpringChain& chain, const Matrix& V, const Matrix& W,
+                             const ProjectionOptions& o) {
+  return ProjectedModel(chain.linear_system(), CubicPathStencil{chain.n(), chain.parameters().k_n},
+                        V, W, o);
+}
+
+/// The stencil force's own figures (nonlinear_storage).
+const CubicStencilForce& stencil_of(const ProjectedModel& model) {
+  const CubicStencilForce* s = model.held<CubicStencilForce>();
+  if (!s) throw InvalidArgument("the projected model has no cubic stencil force");
+  return *s;
 }
 
 struct Trajectory {
@@ -103,7 +119,7 @@ Trajectory run(const Model& model, Scheme scheme, const Vector& q0, const Vector
 }
 
 /// Central differences of the reduced nonlinear force.
-Matrix finite_difference_jacobian(const ReducedChainModel& model, const Vector& q) {
+Matrix finite_difference_jacobian(const ProjectedModel& model, const Vector& q) {
   return testing::central_difference_jacobian(
       [&](const Vector& x, Vector& g) { model.nonlinear_force(x, g); }, q);
 }
@@ -135,7 +151,7 @@ TEST(ReducedChain, IdentityBasisReproducesTheFullChain) {
   for (Scheme s : kSchemes)
     full.push_back(run(chain, s, q0, v0, [](const Vector& x) { return x; }));
   for (NonlinearTreatment t : kTreatments) {
-    const ReducedChainModel model(chain, I, Matrix(), options_for(t, &d));
+    const ProjectedModel model = reduced_chain(chain, I, Matrix(), options_for(t, &d));
     ASSERT_EQ(model.n(), N);
     EXPECT_FALSE(model.is_linear());
     Vector F;
@@ -169,13 +185,13 @@ TEST(ReducedChain, JacobianMatchesFiniteDifferences) {
   for (const Matrix& W : {Matrix(), W_pg}) {
     const char* kind = W.size() == 0 ? "Galerkin" : "Petrov-Galerkin";
     for (NonlinearTreatment t : kTreatments) {
-      const ReducedChainModel model(chain, V, W, options_for(t, &d));
+      const ProjectedModel model = reduced_chain(chain, V, W, options_for(t, &d));
       const Matrix J = model.nonlinear_jacobian(q);
       EXPECT_TRUE(matrices_near(J, finite_difference_jacobian(model, q), kFiniteDifferenceTol,
                                 Compare::relative))
           << to_string(t) << ", " << kind;
       // The iteration matrix is S = a M_r + b D_r + c (K_r + J): S x = rhs after the solve.
-      ReducedChainModel::Workspace ws(model);
+      ProjectedModel::Workspace ws(model);
       const double a = 1.0, b = 0.1, c = 0.01;
       ws.factorize_iteration(a, b, c, q);
       const Matrix S = a * model.M_r() + b * model.D_r() + c * (model.K_r() + J);
@@ -195,9 +211,10 @@ TEST(ReducedChain, TensorEqualsFullEvaluation) {
   const Matrix V = random_orthonormal(N, r, gen);
   const Matrix W_pg = random_orthonormal(N, r, gen) + V;  // not orthonormal, W^T V nonsingular
   for (const Matrix& W : {Matrix(), W_pg}) {
-    const ReducedChainModel full(chain, V, W, options_for(NonlinearTreatment::full));
-    const ReducedChainModel tensor(chain, V, W, options_for(NonlinearTreatment::tensor));
-    EXPECT_EQ(tensor.nonlinear_storage(), r * (r * (r + 1) * (r + 2) / 6));
+    const ProjectedModel full = reduced_chain(chain, V, W, options_for(NonlinearTreatment::full));
+    const ProjectedModel tensor =
+        reduced_chain(chain, V, W, options_for(NonlinearTreatment::tensor));
+    EXPECT_EQ(stencil_of(tensor).nonlinear_storage(), r * (r * (r + 1) * (r + 2) / 6));
     for (int trial = 0; trial < 5; ++trial) {
       const Vector q = 2.0 * testing::random_normal(r, 1, gen);
       Vector g_full, g_tensor;
@@ -219,10 +236,12 @@ TEST(ReducedChain, DeimWithAllRowsReproducesFull) {
   std::mt19937 gen(19);
   const Matrix V = random_orthonormal(N, r, gen);
   const Matrix U = random_orthonormal(N, N, gen);
-  const ReducedChainModel full(chain, V, Matrix(), options_for(NonlinearTreatment::full));
+  const ProjectedModel full =
+      reduced_chain(chain, V, Matrix(), options_for(NonlinearTreatment::full));
   for (DeimMethod method : {DeimMethod::deim, DeimMethod::qdeim}) {
     const DeimResult d = deim(U, method);
-    const ReducedChainModel model(chain, V, Matrix(), options_for(NonlinearTreatment::deim, &d));
+    const ProjectedModel model =
+        reduced_chain(chain, V, Matrix(), options_for(NonlinearTreatment::deim, &d));
     EXPECT_EQ(model.deim_samples(), N);
     const Vector q = 2.0 * testing::random_normal(r, 1, gen);
     Vector g, g_full;
@@ -252,8 +271,9 @@ TEST(ReducedChain, DeimFollowsItsDefinitionAndIsExactOnRangeU) {
   Eigen::HouseholderQR<Matrix> qr(X);
   const Matrix U = qr.householderQ() * Matrix::Identity(N, k);
   const DeimResult d = deim(U, DeimMethod::qdeim);
-  const ReducedChainModel model(chain, V, W, options_for(NonlinearTreatment::deim, &d));
-  EXPECT_EQ(model.nonlinear_storage(), 3 * k * r);
+  const ProjectedModel model =
+      reduced_chain(chain, V, W, options_for(NonlinearTreatment::deim, &d));
+  EXPECT_EQ(stencil_of(model).nonlinear_storage(), 3 * k * r);
   // Exact for a force in range(U).
   for (Index i = 0; i < k; ++i) {
     Vector g;
@@ -283,13 +303,16 @@ TEST(ReducedChain, HyperReducedStorageDoesNotGrowWithN) {
   std::mt19937 gen(29);
   const Matrix V = random_orthonormal(N, r, gen);
   const DeimResult d = deim(random_orthonormal(N, m, gen), DeimMethod::qdeim);
-  const ReducedChainModel deim_model(chain, V, Matrix(), options_for(NonlinearTreatment::deim, &d));
+  const ProjectedModel deim_model =
+      reduced_chain(chain, V, Matrix(), options_for(NonlinearTreatment::deim, &d));
   EXPECT_EQ(deim_model.deim_samples(), m);
-  EXPECT_EQ(deim_model.nonlinear_storage(), 3 * m * r);
-  const ReducedChainModel tensor_model(chain, V, Matrix(), options_for(NonlinearTreatment::tensor));
-  EXPECT_EQ(tensor_model.nonlinear_storage(), r * (r * (r + 1) * (r + 2) / 6));
-  const ReducedChainModel full_model(chain, V, Matrix(), options_for(NonlinearTreatment::full));
-  EXPECT_EQ(full_model.nonlinear_storage(), N * r);
+  EXPECT_EQ(stencil_of(deim_model).nonlinear_storage(), 3 * m * r);
+  const ProjectedModel tensor_model =
+      reduced_chain(chain, V, Matrix(), options_for(NonlinearTreatment::tensor));
+  EXPECT_EQ(stencil_of(tensor_model).nonlinear_storage(), r * (r * (r + 1) * (r + 2) / 6));
+  const ProjectedModel full_model =
+      reduced_chain(chain, V, Matrix(), options_for(NonlinearTreatment::full));
+  EXPECT_EQ(stencil_of(full_model).nonlinear_storage(), N * r);
   // And they still evaluate the right thing at this size (scaled to engage the cubic).
   const Vector q = 50.0 * testing::random_normal(r, 1, gen);
   Vector g_full, g_tensor, g_deim;
@@ -310,15 +333,17 @@ TEST(ReducedChain, UniformMassOnlyForOrthonormalGalerkin) {
   const MassSpringChain chain(p);
   std::mt19937 gen(31);
   const Matrix V = random_orthonormal(N, r, gen);
-  const ReducedChainModel orthonormal(chain, V, Matrix(), options_for(NonlinearTreatment::full));
+  const ProjectedModel orthonormal =
+      reduced_chain(chain, V, Matrix(), options_for(NonlinearTreatment::full));
   ASSERT_TRUE(orthonormal.uniform_mass().has_value());
   EXPECT_TRUE(scalars_near(*orthonormal.uniform_mass(), 2.0, 1e-14, Compare::relative));
   EXPECT_TRUE(matrices_near(orthonormal.M_r(), Matrix(2.0 * Matrix::Identity(r, r)), 1e-14));
   const Matrix A = Matrix::Identity(r, r) + 0.3 * testing::random_normal(r, r, gen);
-  const ReducedChainModel skewed(chain, V * A, Matrix(), options_for(NonlinearTreatment::full));
+  const ProjectedModel skewed =
+      reduced_chain(chain, V * A, Matrix(), options_for(NonlinearTreatment::full));
   EXPECT_FALSE(skewed.uniform_mass().has_value());
-  const ReducedChainModel petrov(chain, V, random_orthonormal(N, r, gen) + V,
-                                 options_for(NonlinearTreatment::full));
+  const ProjectedModel petrov = reduced_chain(chain, V, random_orthonormal(N, r, gen) + V,
+                                              options_for(NonlinearTreatment::full));
   EXPECT_FALSE(petrov.uniform_mass().has_value());
 }
 
@@ -336,8 +361,8 @@ TEST(ReducedChain, GalerkinTrajectoryIsInvariantUnderChangeOfBasis) {
   const DeimResult d = deim(random_orthonormal(N, m, gen), DeimMethod::qdeim);
   const Vector q0 = V * testing::random_normal(r, 1, gen), v0 = Vector::Zero(N);
   for (NonlinearTreatment t : kTreatments) {
-    const ReducedChainModel a(chain, V, Matrix(), options_for(t, &d));
-    const ReducedChainModel b(chain, V * A, Matrix(), options_for(t, &d));
+    const ProjectedModel a = reduced_chain(chain, V, Matrix(), options_for(t, &d));
+    const ProjectedModel b = reduced_chain(chain, V * A, Matrix(), options_for(t, &d));
     ASSERT_FALSE(b.uniform_mass().has_value());
     // q0 lies in range(V): project then lift is exact.
     EXPECT_TRUE(matrices_near(b.lift(b.project(q0)), q0, kExactAgreementTol, Compare::relative));
@@ -357,7 +382,7 @@ TEST(ReducedChain, GalerkinTrajectoryIsInvariantUnderChangeOfBasis) {
 /// The same model with a workspace that offers no folded midpoint correction: implicit
 /// midpoint's plain path (force, residual, solve_iteration) on the same matrices.
 struct PlainNewton {
-  const ReducedChainModel& model;
+  const ProjectedModel& model;
   Index n() const { return model.n(); }
   Index n_inputs() const { return model.n_inputs(); }
   Index n_outputs() const { return model.n_outputs(); }
@@ -380,10 +405,10 @@ struct PlainNewton {
     void solve_iteration(const Vector& r, Vector& x) { ws_.solve_iteration(r, x); }
 
    private:
-    ReducedChainModel::Workspace ws_;
+    ProjectedModel::Workspace ws_;
   };
 };
-static_assert(FoldedMidpointModel<ReducedChainModel>);
+static_assert(FoldedMidpointModel<ProjectedModel>);
 static_assert(SecondOrderModel<PlainNewton> && !FoldedMidpointModel<PlainNewton>);
 
 // The folded correction is the plain one up to the order of its products: rounding of O(|x|)
@@ -411,16 +436,16 @@ TEST(ReducedChain, FoldedMidpointFollowsThePlainNewtonPath) {
   Eigen::HouseholderQR<Matrix> qr(X);
   const DeimResult d = deim(Matrix(qr.householderQ() * Matrix::Identity(N, m)), DeimMethod::qdeim);
   const auto opt = options_for(NonlinearTreatment::deim, &d);
-  const ReducedChainModel models[] = {ReducedChainModel(chain, V, Matrix(), opt),
-                                      ReducedChainModel(chain, V * A, Matrix(), opt),
-                                      ReducedChainModel(chain, V, W, opt)};
+  const ProjectedModel models[] = {reduced_chain(chain, V, Matrix(), opt),
+                                   reduced_chain(chain, V * A, Matrix(), opt),
+                                   reduced_chain(chain, V, W, opt)};
   ASSERT_TRUE(models[0].uniform_mass().has_value());
   ASSERT_FALSE(models[1].uniform_mass().has_value());
   const auto u = make_sine_signal(1, 1.0, 0.3);
   const Vector q0f = V * testing::random_normal(r, 1, gen);
   for (std::size_t i = 0; i < std::size(models); ++i)
     for (bool reuse : {false, true}) {
-      const ReducedChainModel& model = models[i];
+      const ProjectedModel& model = models[i];
       IntegratorOptions o;
       o.scheme = Scheme::implicit_midpoint;
       o.dt = 0.1;
@@ -460,7 +485,8 @@ TEST(ReducedChain, LinearChainNeedsNoNonlinearTerm) {
   const MassSpringChain chain(testing::test_chain_parameters(N, 0.0));
   std::mt19937 gen(41);
   const Matrix V = random_orthonormal(N, r, gen);
-  const ReducedChainModel model(chain, V, Matrix(), options_for(NonlinearTreatment::tensor));
+  const ProjectedModel model =
+      reduced_chain(chain, V, Matrix(), options_for(NonlinearTreatment::tensor));
   EXPECT_TRUE(model.is_linear());
   const Vector q = testing::random_normal(r, 1, gen);
   Vector g;
@@ -483,10 +509,11 @@ TEST(ReducedChain, BadInputIsRejectedNamingTheValue) {
   std::mt19937 gen(43);
   const Matrix V = random_orthonormal(N, 3, gen);
   const DeimResult d = deim(random_orthonormal(N, 5, gen), DeimMethod::qdeim);
-  auto message = [&](const Matrix& Vb, const Matrix& Wb, const ReducedChainOptions& o) {
-    return testing::invalid_argument_message([&] { ReducedChainModel model(chain, Vb, Wb, o); });
+  auto message = [&](const Matrix& Vb, const Matrix& Wb, const ProjectionOptions& o) {
+    return testing::invalid_argument_message(
+        [&] { ProjectedModel model = reduced_chain(chain, Vb, Wb, o); });
   };
-  const ReducedChainOptions full = options_for(NonlinearTreatment::full);
+  const ProjectionOptions full = options_for(NonlinearTreatment::full);
   auto expect_contains = [](const std::string& msg, const std::string& part) {
     EXPECT_NE(msg.find(part), std::string::npos) << "expected '" << part << "' in: " << msg;
   };
@@ -522,13 +549,13 @@ TEST(ReducedChain, BadInputIsRejectedNamingTheValue) {
   // Tensor above the default 2 GiB: r = 200 needs 8 * 200 * C(202, 3) = 2165440000 bytes.
   const MassSpringChain big(testing::test_chain_parameters(200));
   const std::string too_big = testing::invalid_argument_message([&] {
-    ReducedChainModel model(big, Matrix::Identity(200, 200), Matrix(),
-                            options_for(NonlinearTreatment::tensor));
+    ProjectedModel model = reduced_chain(big, Matrix::Identity(200, 200), Matrix(),
+                                         options_for(NonlinearTreatment::tensor));
   });
   expect_contains(too_big, "r = 200");
   expect_contains(too_big, "2165440000 bytes");
   // And above a given limit: r = 5 needs 1400 bytes.
-  ReducedChainOptions small_limit = options_for(NonlinearTreatment::tensor);
+  ProjectionOptions small_limit = options_for(NonlinearTreatment::tensor);
   small_limit.tensor_memory_limit = 1000;
   expect_contains(message(Matrix::Identity(N, 5), Matrix(), small_limit), "1400 bytes");
   EXPECT_EQ(message(Matrix::Identity(N, 4), Matrix(), small_limit), "no error");  // 960 bytes
@@ -536,7 +563,7 @@ TEST(ReducedChain, BadInputIsRejectedNamingTheValue) {
   for (NonlinearTreatment t : kTreatments) EXPECT_EQ(parse_nonlinear_treatment(to_string(t)), t);
   expect_contains(testing::invalid_argument_message([] { parse_nonlinear_treatment("hyper"); }),
                   "hyper");
-  const ReducedChainModel model(chain, V, Matrix(), full);
+  const ProjectedModel model = reduced_chain(chain, V, Matrix(), full);
   expect_contains(testing::invalid_argument_message([&] { model.project(Vector::Ones(5)); }),
                   "size 5");
 }

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// The projected network (reduction/reduced_network.hpp): the chain written as a network gives
-// the chain's reduced force, Jacobian and DEIM points; node and element DEIM are exact when the
+// The projected network (reduction/projected_model.hpp with the network force of
+// reduction/network_force.hpp): the chain written as a network gives the chain's reduced force
+// (its cubic stencil force), Jacobian and DEIM points; node and element DEIM are exact when the
 // force lies in range(U); the online evaluation reads a number of element rows independent of n;
 // its Jacobian against finite differences.
 #include <gtest/gtest.h>
@@ -12,8 +13,7 @@
 #include "models/mass_spring_chain.hpp"
 #include "reduction/deim.hpp"
 #include "reduction/pod.hpp"
-#include "reduction/reduced_chain.hpp"
-#include "reduction/reduced_network.hpp"
+#include "reduction/projected_model.hpp"
 #include "src/integrators/integrate.hpp"
 #include "src/signals/signal.hpp"
 #include "support/chains.hpp"
@@ -27,7 +27,7 @@ namespace {
 using testing::Compare;
 using testing::matrices_near;
 
-static_assert(SecondOrderModel<ReducedNetworkModel>);
+static_assert(SecondOrderModel<ProjectedModel>);
 
 // Two evaluations of the same reduced cubic in a different summation order: rounding of O(1)
 // values with mild cancellation.
@@ -36,6 +36,13 @@ constexpr double kSameForceTol = 1e-12;
 constexpr double kDeimExactTol = 1e-10;
 // Central differences with h = 1e-6: truncation ~1e-12, rounding ~1e-10.
 constexpr double kFiniteDifferenceTol = 1e-6;
+
+/// The network force's own figures (sampled_elements).
+const NetworkForce& network_force_of(const ProjectedModel& model) {
+  const NetworkForce* f = model.held<NetworkForce>();
+  if (!f) throw InvalidArgument("the projected model has no network force");
+  return *f;
+}
 
 /// Position snapshots and, for each, the nodal force of the chain and of its network form.
 struct Snapshots {
@@ -98,13 +105,17 @@ TEST(ReducedNetwork, ChainAsNetworkGivesTheReducedChain) {
   std::mt19937 gen(4);
   const Vector q = 0.3 * testing::random_normal(8, 1, gen);
 
-  ReducedChainOptions co;
+  const CubicPathStencil stencil{chain.n(), chain.parameters().k_n};
+  ProjectionOptions co;
   co.nonlinear = NonlinearTreatment::deim;
   co.deim = &d;
-  const ReducedChainModel rc(chain, V, Matrix(), co);
-  ReducedNetworkOptions no;
+  const ProjectedModel rc(chain.linear_system(), stencil, V, Matrix(), co);
+  ASSERT_NE(rc.held<CubicStencilForce>(), nullptr);
+  ProjectionOptions no;
+  no.nonlinear = NonlinearTreatment::deim;
   no.deim = &d;
-  const ReducedNetworkModel rn(net, V, Matrix(), no);
+  const ProjectedModel rn(net, V, Matrix(), no);
+  ASSERT_NE(rn.held<NetworkForce>(), nullptr);
   Vector gc, gn;
   rc.nonlinear_force(q, gc);
   rn.nonlinear_force(q, gn);
@@ -120,8 +131,8 @@ TEST(ReducedNetwork, ChainAsNetworkGivesTheReducedChain) {
   rc.force(q, v, u, Fc);
   rn.force(q, v, u, Fn);
   EXPECT_TRUE(matrices_near(Fn, Fc, kSameForceTol, Compare::relative));
-  ReducedChainModel::Workspace wc(rc);
-  ReducedNetworkModel::Workspace wn(rn);
+  ProjectedModel::Workspace wc(rc);
+  ProjectedModel::Workspace wn(rn);
   wc.factorize_iteration(1.0, 0.025, 6.25e-4, q);
   wn.factorize_iteration(1.0, 0.025, 6.25e-4, q);
   const Vector rhs = testing::random_normal(8, 1, gen);
@@ -130,11 +141,11 @@ TEST(ReducedNetwork, ChainAsNetworkGivesTheReducedChain) {
   wn.solve_iteration(rhs, xn);
   EXPECT_TRUE(matrices_near(xn, xc, kSameForceTol, Compare::relative));
   // Node p needs the springs p and p + 1: at most 2 m elements, whatever N.
-  EXPECT_LE(rn.sampled_elements(), 2 * rn.deim_samples());
+  EXPECT_LE(network_force_of(rn).sampled_elements(), 2 * rn.deim_samples());
 
   co.nonlinear = NonlinearTreatment::full;
-  const ReducedChainModel fc(chain, V, Matrix(), co);
-  const ReducedNetworkModel fn(net, V);
+  const ProjectedModel fc(chain.linear_system(), stencil, V, Matrix(), co);
+  const ProjectedModel fn(net, V);
   fc.nonlinear_force(q, gc);
   fn.nonlinear_force(q, gn);
   EXPECT_TRUE(matrices_near(gn, gc, kSameForceTol, Compare::relative));
@@ -183,7 +194,7 @@ TEST(ReducedNetwork, DeimIsExactOnTheWholeSpace) {
     return Matrix(qr.householderQ() * Matrix::Identity(net.n(), 6));
   }();
   const Vector q = 0.4 * testing::random_normal(6, 1, gen);
-  const ReducedNetworkModel full(net, V);
+  const ProjectedModel full(net, V);
   Vector g_full, g;
   full.nonlinear_force(q, g_full);
   // The exact reduced force, independently: W^T G^T phi(G V q).
@@ -193,10 +204,11 @@ TEST(ReducedNetwork, DeimIsExactOnTheWholeSpace) {
   for (DeimSampling sampling : {DeimSampling::nodes, DeimSampling::elements}) {
     const Index rows = sampling == DeimSampling::nodes ? net.n() : net.n_elements();
     const DeimResult d = deim(Matrix::Identity(rows, rows), DeimMethod::qdeim);
-    ReducedNetworkOptions o;
+    ProjectionOptions o;
+    o.nonlinear = NonlinearTreatment::deim;
     o.deim = &d;
     o.sampling = sampling;
-    const ReducedNetworkModel model(net, V, Matrix(), o);
+    const ProjectedModel model(net, V, Matrix(), o);
     model.nonlinear_force(q, g);
     EXPECT_TRUE(matrices_near(g, g_full, kDeimExactTol, Compare::relative)) << to_string(sampling);
     EXPECT_TRUE(matrices_near(model.nonlinear_jacobian(q), full.nonlinear_jacobian(q),
@@ -216,11 +228,12 @@ TEST(ReducedNetwork, JacobianMatchesFiniteDifferences) {
     return deim(Matrix(qr.householderQ() * Matrix::Identity(net.n_elements(), 9)),
                 DeimMethod::deim);
   }();
-  ReducedNetworkOptions o;
+  ProjectionOptions o;
+  o.nonlinear = NonlinearTreatment::deim;
   o.deim = &d;
   o.sampling = DeimSampling::elements;
-  const ReducedNetworkModel model(net, V, W, o);
-  EXPECT_EQ(model.sampled_elements(), 9);
+  const ProjectedModel model(net, V, W, o);
+  EXPECT_EQ(network_force_of(model).sampled_elements(), 9);
   const Matrix J = model.nonlinear_jacobian(q);
   const Matrix Jfd = testing::central_difference_jacobian(
       [&](const Vector& x, Vector& g) { model.nonlinear_force(x, g); }, q);
@@ -235,10 +248,11 @@ TEST(ReducedNetwork, JacobianMatchesFiniteDifferences) {
 TEST(ReducedNetwork, BadInputIsNamed) {
   const NonlinearNetwork net = grid_network(3, 3);
   const DeimResult d = deim(Matrix::Identity(4, 4), DeimMethod::qdeim);
-  ReducedNetworkOptions o;
+  ProjectionOptions o;
+  o.nonlinear = NonlinearTreatment::deim;
   o.deim = &d;
-  EXPECT_THROW(ReducedNetworkModel(net, Matrix::Identity(9, 2), Matrix(), o), InvalidArgument);
-  EXPECT_THROW(ReducedNetworkModel(net, Matrix::Identity(8, 2)), InvalidArgument);
+  EXPECT_THROW(ProjectedModel(net, Matrix::Identity(9, 2), Matrix(), o), InvalidArgument);
+  EXPECT_THROW(ProjectedModel(net, Matrix::Identity(8, 2)), InvalidArgument);
 }
 
 }  // namespace

@@ -98,7 +98,6 @@
 #include "reduction/deim.hpp"
 #include "reduction/pod.hpp"
 #include "reduction/projected_model.hpp"
-#include "reduction/reduced_chain.hpp"
 #include "src/core/errors.hpp"
 #include "src/core/timing.hpp"
 #include "src/integrators/integrate.hpp"
@@ -173,8 +172,8 @@ struct TrainingBases {
 
 /// A reduced model of one (N, r) with its workspace and warm state.
 struct ReducedCase {
-  std::unique_ptr<ReducedChainModel> model;  // the workspace keeps a reference: fixed address
-  std::unique_ptr<ReducedChainModel::Workspace> ws;
+  std::unique_ptr<ProjectedModel> model;  // the workspace keeps a reference: fixed address
+  std::unique_ptr<ProjectedModel::Workspace> ws;
   Vector q0, v0;  // warm state at ChainFixture::t0()
   Index m = 0;
   double deim_s = 0, model_s = 0, warmup_output_error = 0;
@@ -300,11 +299,13 @@ class ChainFixture {
     const DeimResult d = deim(b.U.leftCols(c->m), DeimMethod::qdeim);
     c->deim_s = seconds_since(start);
     start = Clock::now();
-    ReducedChainOptions opt;
+    ProjectionOptions opt;
     opt.nonlinear = NonlinearTreatment::deim;
     opt.deim = &d;
-    c->model = std::make_unique<ReducedChainModel>(*chain_, b.V.leftCols(r), Matrix(), opt);
-    c->ws = std::make_unique<ReducedChainModel::Workspace>(*c->model);
+    c->model = std::make_unique<ProjectedModel>(chain_->linear_system(),
+                                                CubicPathStencil{N(), chain_->parameters().k_n},
+                                                Matrix(b.V.leftCols(r)), Matrix(), opt);
+    c->ws = std::make_unique<ProjectedModel::Workspace>(*c->model);
     c->model_s = seconds_since(start);
     // Warm-up from rest under the test input, its output compared with the full one.
     c->q0 = Vector::Zero(r);
@@ -458,18 +459,19 @@ class FusedMidpointFloor {
  public:
   /// folded: the correction as [S^{-1} S0, h S^{-1} G] [x; g_P] + d with d once per step
   /// (reduction/reduced_workspace.hpp), else as force and solve.
-  FusedMidpointFloor(const ReducedChainModel& model, const IntegratorOptions& opt, bool folded)
+  FusedMidpointFloor(const ProjectedModel& model, const CubicStencilForce& stencil,
+                     const IntegratorOptions& opt, bool folded)
       : folded_(folded),
         r_(model.n()),
-        m_(model.deim_samples()),
-        k_n_(model.cubic_coefficient()),
+        m_(stencil.deim_samples()),
+        k_n_(stencil.cubic_coefficient()),
         h_(opt.dt),
         opt_(opt),
-        E_(model.deim_elongations()),
-        G_(model.deim_interpolation()),
+        E_(stencil.deim_elongations()),
+        G_(stencil.deim_interpolation()),
         B_(model.B_r()) {
     require(m_ > 0 && model.uniform_mass(),
-            "fused floor: needs the DEIM chain model with M_r = mu I");
+            "fused floor: needs the cubic stencil's DEIM model with M_r = mu I");
     mu_ = *model.uniform_mass();
     A_.resize(r_, 2 * r_ + m_);
     A_ << model.D_r(), model.K_r(), G_;
@@ -663,12 +665,13 @@ void BM_default_fused_floor(benchmark::State& state, bool folded) {
   const Index N = state.range(0);
   try {
     DefaultExperiment& fx = DefaultExperiment::get(N);
-    const ReducedChainModel* chain = fx.model().held<ReducedChainModel>();
-    require(chain != nullptr, "the default experiment's reduced model is not a reduced chain");
+    const CubicStencilForce* stencil = fx.model().held<CubicStencilForce>();
+    require(stencil != nullptr,
+            "the default experiment's reduced model has no cubic stencil force (the chain's)");
     const IntegratorOptions& opt = fx.integrator();
     const Index steps = step_count(opt);
-    FusedMidpointFloor floor(*chain, opt, folded);
-    Vector q(chain->n()), v(chain->n());
+    FusedMidpointFloor floor(fx.model(), *stencil, opt, folded);
+    Vector q(fx.model().n()), v(fx.model().n());
     double seconds = 0, cpu = 0;
     Index newton = 0;
     for (auto _ : state) {

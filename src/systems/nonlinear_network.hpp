@@ -19,7 +19,7 @@
 //
 // Restricted evaluation (pyMOR's Operator.restricted(dofs)): "these rows of G^T phi(G q), from
 // these entries of q", and "these elements phi((G q)_e)" (UDEIM's unassembled rows): what a
-// hyper-reduced model (reduction/reduced_network.hpp) needs of the network, never its stencil.
+// hyper-reduced model (reduction/network_force.hpp) needs of the network, never its stencil.
 #pragma once
 
 #include <memory>

@@ -66,26 +66,11 @@ class ChainFullModel final : public FullModel, public NetworkOperators {
                          const ProjectionOptions& o) const override {
     // Node sampling (and the full and tensor treatments) on the chain's own stencil kernels;
     // element sampling and ECSW on its network form.
-    if (o.nonlinear == NonlinearTreatment::deim && o.sampling == DeimSampling::elements &&
-        !chain_.is_linear()) {
-      ReducedNetworkOptions ro;
-      ro.deim = o.deim;
-      ro.sampling = o.sampling;
-      return ProjectedModel(std::make_unique<ReducedNetworkModel>(network(), V, W, ro));
-    }
-    if (o.nonlinear == NonlinearTreatment::ecsw) {  // weighted springs, on the network form too
-      ReducedNetworkOptions ro;
-      if (!chain_.is_linear()) {
-        require(o.ecsw != nullptr, "reduction.nonlinear = \"ecsw\": no ECSW weights were trained");
-        ro.ecsw = o.ecsw;
-      }
-      return ProjectedModel(std::make_unique<ReducedNetworkModel>(network(), V, W, ro));
-    }
-    ReducedChainOptions ro;
-    ro.nonlinear = o.nonlinear;
-    ro.deim = o.deim;
-    ro.tensor_memory_limit = o.tensor_memory_limit;
-    return ProjectedModel(std::make_unique<ReducedChainModel>(chain_, V, W, ro));
+    const bool elements = o.nonlinear == NonlinearTreatment::deim &&
+                          o.sampling == DeimSampling::elements && !chain_.is_linear();
+    if (elements || o.nonlinear == NonlinearTreatment::ecsw)
+      return NetworkOperators::project(V, W, o);
+    return ProjectedModel(linear_, CubicPathStencil{chain_.n(), chain_.parameters().k_n}, V, W, o);
   }
   EmpiricalBalancingResult empirical_balancing(const EmpiricalBalancingOptions& o) const override {
     // The chain's own stencil and tridiagonal solves: its network form is exact too, but its

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // The full model of the kinds that are nonlinear networks (src/systems/nonlinear_network.hpp):
 // "network" (from files) and "lattice". Simulated by the fixed-step integrators on the network
-// and its sparse workspace; projected (pod, DEIM) through reduction/reduced_network.hpp.
+// and its sparse workspace; projected (pod, DEIM, ECSW) onto reduction/projected_model.hpp with
+// the network force evaluator (reduction/network_force.hpp).
 #pragma once
 
 #include <memory>
