@@ -105,7 +105,8 @@ class CubicStencilForce {
   bool stacked_nonlinearity() const {
     return treatment_ == NonlinearTreatment::deim && k_n_ != 0.0;
   }
-  void stacked_law(const Eigen::Ref<const Vector>& e, Eigen::Ref<Vector> g_P) const {
+  [[gnu::always_inline]] void stacked_law(const Eigen::Ref<const Vector>& e,
+                                          Eigen::Ref<Vector> g_P) const {
     const Index m = deim_samples();
     g_P = k_n_ * (e.head(m).array().cube() + e.tail(m).array().cube()).matrix();
   }
