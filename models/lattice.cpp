@@ -51,7 +51,7 @@ NonlinearNetwork lattice_network(const LatticeParameters& p) {
   s.M.setIdentity();
   s.M *= p.m;
   s.K = p.k_l * L;
-  if (p.damping == ChainDamping::chain) {
+  if (p.damping == SpringDamping::dampers) {
     s.D = p.d * L;
   } else {
     s.D = p.alpha * s.M + p.beta * s.K;

@@ -28,9 +28,9 @@ struct LatticeParameters {
   Index ny = 0;      ///< 0: ny = nx
   double m = 1.0;    ///< mass of each node, > 0
   double k_l = 1.0;  ///< linear spring stiffness, >= 0
-  double d = 1.0;    ///< damper coefficient (ChainDamping::chain), >= 0
+  double d = 1.0;    ///< damper coefficient (SpringDamping::dampers), >= 0
   double k_n = 2.0;  ///< cubic spring coefficient, >= 0
-  ChainDamping damping = ChainDamping::chain;
+  SpringDamping damping = SpringDamping::dampers;
   double alpha = 0.0, beta = 0.0;    ///< Rayleigh coefficients, >= 0
   std::vector<LatticeNode> inputs;   ///< forced nodes; empty: {(nx, ny)}
   std::vector<LatticeNode> outputs;  ///< observed nodes; empty: {(nx, ny)}

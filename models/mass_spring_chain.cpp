@@ -48,7 +48,7 @@ MassSpringChain::MassSpringChain(const ChainParameters& params) : params_(params
   if (out_.empty()) out_.push_back(n_ - 1);
   k_diag_ = 2.0 * params_.k_l;
   k_off_ = -params_.k_l;
-  if (params_.damping == ChainDamping::chain) {
+  if (params_.damping == SpringDamping::dampers) {
     d_diag_ = 2.0 * params_.d;
     d_off_ = -params_.d;
   } else {

@@ -40,8 +40,9 @@
 
 namespace mor {
 
-enum class ChainDamping {
-  chain,     ///< D = d (-T): dampers in parallel with the springs (the benchmark)
+/// The damping of a spring model (the chain, the lattice): damping = "chain" or "rayleigh".
+enum class SpringDamping {
+  dampers,   ///< dampers in parallel with the springs, D = d (-T) on the chain (the benchmark)
   rayleigh,  ///< D = alpha M + beta K: a well-damped variant
 };
 enum class OutputQuantity { position, velocity };
@@ -55,9 +56,9 @@ struct ChainParameters {
   Index N = 1000;    ///< number of masses, >= 1
   double m = 1.0;    ///< mass of each body, > 0
   double k_l = 1.0;  ///< linear spring stiffness, >= 0
-  double d = 1.0;    ///< damper coefficient (ChainDamping::chain), >= 0
+  double d = 1.0;    ///< damper coefficient (SpringDamping::dampers), >= 0
   double k_n = 2.0;  ///< cubic spring coefficient, >= 0 (hardening)
-  ChainDamping damping = ChainDamping::chain;
+  SpringDamping damping = SpringDamping::dampers;
   double alpha = 0.0;  ///< Rayleigh mass coefficient, >= 0
   double beta = 0.0;   ///< Rayleigh stiffness coefficient, >= 0
   /// 1-based indices of the masses the inputs act on (force); empty means {N}.

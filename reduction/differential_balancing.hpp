@@ -71,7 +71,7 @@ struct JacobianFamily {
   Matrix coefficients;          ///< m x 4: a2, a3, a4, a5 of every element (chain: 0, k_n, 0, 0)
   Index n_coordinates() const { return M_inv.rows(); }
 };
-/// The family of a network (the chain through its network form, MassSpringChain::network()).
+/// The family of a network (the chain through its network form).
 /// Dense, O(m N^2) storage: meant for N up to a few tens.
 JacobianFamily jacobian_family(const NonlinearNetwork& network);
 

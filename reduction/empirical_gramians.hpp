@@ -74,7 +74,7 @@ struct EmpiricalGramianOptions {
 
 /// Z_c (2N x 2 K m n_t) with W_C = Z_c Z_c^T (see the file comment) of the network
 /// M q'' + D q' + K q + G^T phi(G q) = B u (M need not be m I; the chain through its network
-/// form, MassSpringChain::network()). 2 K m simulations.
+/// form). 2 K m simulations.
 /// @throws InvalidArgument for empty, non-positive or non-finite amplitudes or bad integrator
 ///         options; NumericalError naming the input, amplitude and sign if a simulation becomes
 ///         non-finite or its Newton iteration fails (a smaller dt or amplitude is the remedy).

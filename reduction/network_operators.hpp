@@ -30,7 +30,7 @@ class NetworkOperators {
   /// The network projected on q = V q_r with the residual orthogonal to range(W) (W empty:
   /// Galerkin), its force treated as o says (NonlinearTreatment::tensor needs a model that
   /// offers an exact reduced tensor; the network's own projection refuses it unless phi = 0).
-  /// @throws InvalidArgument as ReducedNetworkModel's construction, or for a treatment the
+  /// @throws InvalidArgument as ProjectedModel's construction, or for a treatment the
   ///         network does not offer.
   virtual ProjectedModel project(const Matrix& V, const Matrix& W,
                                  const ProjectionOptions& o) const;

@@ -64,12 +64,12 @@ DenseLtiOperator reduced_operator(const BtResult& res) {
   return DenseLtiOperator(res.Er, res.Ar, res.Br, res.Cr, res.Dr);
 }
 
-MassSpringChain linear_chain(Index N, ChainDamping damping) {
+MassSpringChain linear_chain(Index N, SpringDamping damping) {
   ChainParameters p;
   p.N = N;
   p.k_n = 0.0;
   p.damping = damping;
-  if (damping == ChainDamping::rayleigh) {
+  if (damping == SpringDamping::rayleigh) {
     p.alpha = 0.2;
     p.beta = 0.2;
   }
@@ -168,7 +168,7 @@ SlicotReduced slicot_balanced_truncation(const Matrix& A, const Matrix& B, const
 // reduced model; transfer functions are invariant under the state-space basis, so they must
 // agree with ours.
 TEST(BalancedTruncation, AgreesWithSlicotAb09ad) {
-  const auto chain = linear_chain(40, ChainDamping::rayleigh);
+  const auto chain = linear_chain(40, SpringDamping::rayleigh);
   SecondOrderSystem so = chain.linear_system();
   const DescriptorSystem ds = to_descriptor(so);
   const Matrix Einv = Matrix(ds.E).inverse();
@@ -227,7 +227,7 @@ TEST(BalancedTruncation, LowRankBtOfASymmetricPencilAgreesWithSlicot) {
 }
 
 TEST(BalancedTruncation, LowRankAndDenseGramiansGiveTheSameReducedModel) {
-  const auto chain = linear_chain(150, ChainDamping::rayleigh);
+  const auto chain = linear_chain(150, SpringDamping::rayleigh);
   SecondOrderSystem so = chain.linear_system();
   SecondOrderLtiOperator sys(so);
   BtOptions dense = order(12), low = order(12);
@@ -249,7 +249,7 @@ TEST(BalancedTruncation, LowRankAndDenseGramiansGiveTheSameReducedModel) {
 TEST(BalancedTruncation, LowRankBtOfALargerChainKeepsItsBiorthogonality) {
   // n = 8400 states: the tall products of the projection step run on two threads
   // (2 kMinRowsPerThread rows and more); the bases and Ar are checked by plain products here.
-  const auto chain = linear_chain(4200, ChainDamping::rayleigh);
+  const auto chain = linear_chain(4200, SpringDamping::rayleigh);
   SecondOrderSystem so = chain.linear_system();
   SecondOrderLtiOperator sys(so);
   ASSERT_GE(sys.n(), 2 * detail::kMinRowsPerThread);
@@ -280,7 +280,7 @@ TEST(BalancedTruncation, BadInputIsRejected) {
 }
 
 TEST(BalancedTruncation, UnconvergedAdiIsAnErrorUnlessAllowed) {
-  const auto chain = linear_chain(200, ChainDamping::chain);  // lightly damped: slow ADI
+  const auto chain = linear_chain(200, SpringDamping::dampers);  // lightly damped: slow ADI
   SecondOrderSystem so = chain.linear_system();
   SecondOrderLtiOperator sys(so);
   BtOptions o = order(2, BtProjection::balancing_free);
@@ -333,7 +333,7 @@ class StopInProjection final : public LtiOperator {
 TEST(BalancedTruncation, TheProjectionStepStopsOnAStopRequest) {
   // Before the stop flag was polled there, SIGINT during the projection step of BT with large
   // Gramian ranks waited for the whole step (8 s at N = 10^4 with ranks of 2 300).
-  const auto chain = linear_chain(150, ChainDamping::rayleigh);
+  const auto chain = linear_chain(150, SpringDamping::rayleigh);
   SecondOrderSystem so = chain.linear_system();
   SecondOrderLtiOperator sys(so);
   StopInProjection stopping(sys);
@@ -360,7 +360,7 @@ DenseLtiOperator first_order(const DenseSecondOrderSystem& s) {
 }
 
 TEST(SecondOrderBalancedTruncation, FullOrderReproducesTheTransferFunction) {
-  const auto chain = linear_chain(20, ChainDamping::rayleigh);
+  const auto chain = linear_chain(20, SpringDamping::rayleigh);
   SecondOrderSystem so = chain.linear_system();
   SecondOrderLtiOperator full(so);
   for (auto variant : {SecondOrderBtVariant::p, SecondOrderBtVariant::v, SecondOrderBtVariant::pv,
@@ -376,7 +376,7 @@ TEST(SecondOrderBalancedTruncation, FullOrderReproducesTheTransferFunction) {
 }
 
 TEST(SecondOrderBalancedTruncation, ErrorDecreasesWithOrderAndGalerkinStaysStable) {
-  const auto chain = linear_chain(120, ChainDamping::rayleigh);
+  const auto chain = linear_chain(120, SpringDamping::rayleigh);
   SecondOrderSystem so = chain.linear_system();
   SecondOrderLtiOperator full(so);
   const double h2_full = h2_norm_dense(full);
@@ -405,7 +405,7 @@ TEST(SecondOrderBalancedTruncation, ErrorDecreasesWithOrderAndGalerkinStaysStabl
 }
 
 TEST(SecondOrderBalancedTruncation, ReducedModelRunsOnTheSecondOrderIntegratorInterface) {
-  const auto chain = linear_chain(30, ChainDamping::rayleigh);
+  const auto chain = linear_chain(30, SpringDamping::rayleigh);
   SecondOrderSystem so = chain.linear_system();
   SecondOrderBtOptions o;
   o.selection.order = 6;

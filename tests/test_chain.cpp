@@ -142,7 +142,7 @@ TEST(Chain, PotentialIsTheForcePotential) {
 
 TEST(Chain, RayleighDampingAndChosenPorts) {
   ChainParameters p = testing::test_chain_parameters(8);
-  p.damping = ChainDamping::rayleigh;
+  p.damping = SpringDamping::rayleigh;
   p.alpha = 0.05;
   p.beta = 0.3;
   p.inputs = {1, 4};

@@ -268,13 +268,13 @@ struct DenseChain {
   Matrix E, A, B, C;
 };
 
-DenseChain dense_chain(Index N, ChainDamping damping, double mass = 1.0) {
+DenseChain dense_chain(Index N, SpringDamping damping, double mass = 1.0) {
   ChainParameters p;
   p.N = N;
   p.k_n = 0.0;
   p.m = mass;
   p.damping = damping;
-  if (damping == ChainDamping::rayleigh) {
+  if (damping == SpringDamping::rayleigh) {
     p.alpha = 0.2;
     p.beta = 0.2;
   }
@@ -284,7 +284,7 @@ DenseChain dense_chain(Index N, ChainDamping damping, double mass = 1.0) {
 }
 
 TEST(DenseGramian, GeneralizedEquationsOfTheChain) {
-  for (ChainDamping damping : {ChainDamping::chain, ChainDamping::rayleigh}) {
+  for (SpringDamping damping : {SpringDamping::dampers, SpringDamping::rayleigh}) {
     const DenseChain s = dense_chain(30, damping, /*mass=*/1.7);
     const Index n = s.A.rows();
     for (GramianKind kind : {GramianKind::controllability, GramianKind::observability}) {
@@ -448,8 +448,8 @@ class ChainHsv : public ::testing::TestWithParam<DenseLyapunovSolver> {};
 TEST_P(ChainHsv, HankelSingularValuesOfTheChainMatchSlicotAB09AD) {
   const DenseLyapunovSolver solver = GetParam();
   const double abs_tol = solver == DenseLyapunovSolver::schur ? kHsvAbsTol : kSignHsvAbsTol;
-  for (ChainDamping damping : {ChainDamping::chain, ChainDamping::rayleigh}) {
-    const std::string name = damping == ChainDamping::chain ? "chain" : "rayleigh";
+  for (SpringDamping damping : {SpringDamping::dampers, SpringDamping::rayleigh}) {
+    const std::string name = damping == SpringDamping::dampers ? "chain" : "rayleigh";
     const DenseChain s = dense_chain(200, damping);
     const Index n = s.A.rows();
     ASSERT_EQ(n, 400);

@@ -67,7 +67,7 @@ MassSpringChain linear_chain() {
   p.N = kN;
   p.m = kMass;
   p.k_n = 0.0;
-  p.damping = ChainDamping::rayleigh;
+  p.damping = SpringDamping::rayleigh;
   p.alpha = 0.2;
   p.beta = 0.2;
   return MassSpringChain(p);

@@ -333,7 +333,7 @@ TEST(Integrate, NextCorrectionBoundHoldsOnBothChainPaths) {
       p.N = N;
       p.k_n = 4.0;
       if (rayleigh) {
-        p.damping = ChainDamping::rayleigh;
+        p.damping = SpringDamping::rayleigh;
         p.alpha = 0.1;
         p.beta = 0.02;
       }

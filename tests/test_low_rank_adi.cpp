@@ -60,7 +60,7 @@ SecondOrderSystem chain(Index N, bool rayleigh) {
   p.N = N;
   p.k_n = 0.0;
   if (rayleigh) {
-    p.damping = ChainDamping::rayleigh;
+    p.damping = SpringDamping::rayleigh;
     p.alpha = 0.2;
     p.beta = 0.2;
   }

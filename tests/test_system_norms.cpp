@@ -137,12 +137,12 @@ DenseSystem dense_chain(const MassSpringChain& chain) {
 
 /// The linear chain, lightly damped (sharp resonances) for the H-infinity tests or damped as
 /// in the experiments (d = 1, or alpha = beta = 0.2 as in experiments/bt_chain.toml) for LR-ADI.
-ChainParameters linear_chain(Index N, ChainDamping damping, bool light) {
+ChainParameters linear_chain(Index N, SpringDamping damping, bool light) {
   ChainParameters p;
   p.N = N;
   p.k_n = 0.0;
   p.damping = damping;
-  if (damping == ChainDamping::rayleigh) {
+  if (damping == SpringDamping::rayleigh) {
     p.alpha = light ? 0.02 : 0.2;
     p.beta = light ? 0.05 : 0.2;
   } else {
@@ -414,7 +414,7 @@ TEST(Subspace, ChainFullAndErrorMatchTheLevelSet) {
   // The lightly damped chain (n = 200) through its structured operator, started as the runner
   // starts it: from a BT model's peak and least damped poles. References: the level set on the
   // dense full and error systems.
-  const MassSpringChain chain(linear_chain(100, ChainDamping::rayleigh, true));
+  const MassSpringChain chain(linear_chain(100, SpringDamping::rayleigh, true));
   const SecondOrderSystem so = chain.linear_system();
   SecondOrderLtiOperator op(so);
   BtOptions bt;
@@ -532,7 +532,7 @@ TEST(FrequencyAnalysis, AdaptiveCurvePutsItsPointsAtTheResonancesAndUsesTwoThrea
   // two threads (the structured operator offers solver copies), matches single-threaded
   // evaluations at its own frequencies, and its largest value comes within 5% of the norm,
   // which 40 fixed points miss by more.
-  const MassSpringChain chain(linear_chain(50, ChainDamping::rayleigh, true));
+  const MassSpringChain chain(linear_chain(50, SpringDamping::rayleigh, true));
   const SecondOrderSystem so = chain.linear_system();
   SecondOrderLtiOperator op(so);
   const SampledResponse s = adaptive_response(op, 1e-3, 10.0, 40);
@@ -554,7 +554,7 @@ TEST(FrequencyAnalysis, AdaptiveCurvePutsItsPointsAtTheResonancesAndUsesTwoThrea
 // The mass-spring chain: dense, sweep and low-rank paths
 
 TEST(Chain, SweepIsALowerBoundThatMatchesTheLevelSet) {
-  const MassSpringChain chain(linear_chain(10, ChainDamping::chain, true));
+  const MassSpringChain chain(linear_chain(10, SpringDamping::dampers, true));
   const DenseSystem s = dense_chain(chain);
   const HinfResult ls = level_set(s);
   DenseLtiOperator op = dense_operator(s);
@@ -566,7 +566,7 @@ TEST(Chain, SweepIsALowerBoundThatMatchesTheLevelSet) {
 }
 
 TEST(Chain, SecondOrderOperatorSweepMatchesTheDenseLevelSet) {
-  const MassSpringChain chain(linear_chain(100, ChainDamping::rayleigh, true));
+  const MassSpringChain chain(linear_chain(100, SpringDamping::rayleigh, true));
   const SecondOrderSystem so = chain.linear_system();
   SecondOrderLtiOperator op(so);
   const DenseSystem s = dense_chain(chain);
@@ -585,7 +585,7 @@ TEST(Chain, SecondOrderOperatorSweepMatchesTheDenseLevelSet) {
 TEST(Chain, HintsFindAPeakNarrowerThanTheGrid) {
   // Stiffness-proportional damping leaves the lowest mode with zeta ~ 3e-4: its peak is 20 times
   // narrower than the grid spacing, and the plain sweep sees only its flank.
-  ChainParameters p = linear_chain(50, ChainDamping::rayleigh, true);
+  ChainParameters p = linear_chain(50, SpringDamping::rayleigh, true);
   p.alpha = 0.0;
   p.beta = 0.01;
   const MassSpringChain chain(p);
@@ -614,8 +614,8 @@ TEST(Chain, HintsFindAPeakNarrowerThanTheGrid) {
 }
 
 TEST(Chain, LowRankH2MatchesDenseH2) {
-  for (const ChainDamping damping : {ChainDamping::chain, ChainDamping::rayleigh}) {
-    SCOPED_TRACE(damping == ChainDamping::chain ? "chain damping" : "Rayleigh damping");
+  for (const SpringDamping damping : {SpringDamping::dampers, SpringDamping::rayleigh}) {
+    SCOPED_TRACE(damping == SpringDamping::dampers ? "chain damping" : "Rayleigh damping");
     const MassSpringChain chain(linear_chain(50, damping, false));
     const SecondOrderSystem so = chain.linear_system();
     SecondOrderLtiOperator op(so);

@@ -55,7 +55,7 @@ SecondOrderSystem rayleigh_chain(Index N) {
   ChainParameters p;
   p.N = N;
   p.k_n = 0.0;
-  p.damping = ChainDamping::rayleigh;
+  p.damping = SpringDamping::rayleigh;
   p.alpha = 0.2;
   p.beta = 0.2;
   return MassSpringChain(p).linear_system();

@@ -187,7 +187,7 @@ class ChainFixture {
     ChainParameters p;  // m = k_l = d = 1, chain dampers, input and output at mass N
     p.N = N;
     p.k_n = 2.0;
-    p.damping = ChainDamping::chain;
+    p.damping = SpringDamping::dampers;
     chain_ = std::make_unique<MassSpringChain>(p);
     ws_ = std::make_unique<MassSpringChain::Workspace>(*chain_, SparseBackend::cholmod);
     input_ = make_sine_signal(chain_->n_inputs(), kTestAmplitude, kTestFrequencyHz);

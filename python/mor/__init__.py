@@ -165,7 +165,7 @@ def simulate(model, u, t_end, dt, integrator="implicit_midpoint", t0=0.0, stride
     """Simulates the model from rest: returns t (k,) and y (k, p) at t0 and every stride-th step,
     and with snapshots=True also x (k, n_x), the state at the same times: x of a first-order
     model, [q, v] (positions, then velocities) of a second-order one, the reduced coordinates
-    [q_r, v_r] of a projected chain (rom.V @ q_r lifts them).
+    [q_r, v_r] of a projected nonlinear model (rom.V @ q_r lifts them).
 
     u is
     - a mor.Signal (mor.Sine(...), mor.signal("chirp", ...), ...): it drives every input, as an
@@ -313,7 +313,7 @@ def _basis(name, doc):
             return self.V  # pod of a linear model: a Galerkin projection, W = V
         if recorded is not None or not self.is_reduced or self.is_linear:
             return recorded
-        return self.matrix(name)  # a projected chain keeps its bases
+        return self.matrix(name)  # a projected nonlinear model keeps its bases
 
     return property(get, doc=doc)
 

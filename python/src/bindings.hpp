@@ -55,7 +55,8 @@ struct Model {
   /// A reduced model of a linear method: its dense matrices (first or second order).
   std::shared_ptr<const DenseFirstOrder> dense_first;
   std::shared_ptr<const DenseSecondOrderSystem> dense_second;
-  /// A projected chain (pod, empirical_bt, ...): the reduction and the full chain it refers to.
+  /// A projected nonlinear model (pod, empirical_bt, ...): the reduction and the full model it
+  /// refers to.
   std::shared_ptr<experiments::ProjectionReduction> projected_rom;
   std::shared_ptr<FullModel> projected_full;
   std::optional<ReductionRecord> reduction;

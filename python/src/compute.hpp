@@ -27,8 +27,9 @@ Vector sigma(const Model& m, const Vector& omega);
 ComplexMatrix transfer(const Model& m, Complex s);
 /// (t, y) of a run from rest: t (k), y (k x p) at t0 and every stride-th step; with snapshots
 /// (t, y, x), x (k x n_x) the state at the same times: x of a first-order model, [q v] of a
-/// second-order one, the reduced coordinates [q_r v_r] of a projected chain. The run's guards
-/// (experiments::check_run: at most max_steps steps, the memory budget) before anything is built.
+/// second-order one, the reduced coordinates [q_r v_r] of a projected nonlinear model. The run's
+/// guards (experiments::check_run: at most max_steps steps, the memory budget) before anything is
+/// built.
 py::tuple simulate(const std::shared_ptr<Model>& model, py::object u, double t_end, double dt,
                    const std::string& integrator, double t0, Index stride, bool snapshots,
                    Index max_steps);

@@ -43,7 +43,7 @@ std::shared_ptr<const ModelSpec> memory_spec(std::shared_ptr<const LinearSystem>
 }
 
 std::shared_ptr<const LinearSystem> Model::linear_system() const {
-  require(!projected_rom, "a projected chain (reduction.method = \"",
+  require(!projected_rom, "a projected nonlinear model (reduction.method = \"",
           reduction ? reduction->method : "", "\") is not a linear system");
   if (!system) {
     // Compressed storage, so that model.A can be a view of it (kinds may build it otherwise).
@@ -77,7 +77,7 @@ std::unique_ptr<LtiOperator> Model::lti_operator(std::shared_ptr<FullModel>& ful
   if (dense_first)
     return std::make_unique<DenseLtiOperator>(dense_first->E, dense_first->A, dense_first->B,
                                               dense_first->C, dense_first->D);
-  require(!projected_rom, "a projected chain (reduction.method = \"",
+  require(!projected_rom, "a projected nonlinear model (reduction.method = \"",
           reduction ? reduction->method : "", "\") has no transfer function: simulate it");
   // The operator of the model the program builds (the chain's is matrix-free), from the default
   // sparse solver of [simulation].

@@ -216,7 +216,7 @@ py::object matrix(py::object self, const std::string& name) {
   }
   throw py::attribute_error(detail::concat(
       "this ",
-      m.projected_rom ? "projected chain" : (m.first_order() ? "first-order" : "second-order"),
+      m.projected_rom ? "projected nonlinear" : (m.first_order() ? "first-order" : "second-order"),
       " model has no matrix ", name));
 }
 

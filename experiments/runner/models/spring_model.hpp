@@ -12,8 +12,8 @@
 
 namespace mor::experiments {
 
-inline constexpr Choice<ChainDamping> kSpringDampings[] = {{"chain", ChainDamping::chain},
-                                                           {"rayleigh", ChainDamping::rayleigh}};
+inline constexpr Choice<SpringDamping> kSpringDampings[] = {{"chain", SpringDamping::dampers},
+                                                            {"rayleigh", SpringDamping::rayleigh}};
 inline constexpr Choice<OutputQuantity> kOutputQuantities[] = {
     {"position", OutputQuantity::position}, {"velocity", OutputQuantity::velocity}};
 
@@ -22,7 +22,7 @@ inline constexpr Choice<OutputQuantity> kOutputQuantities[] = {
 /// validate(p), its message prefixed with the file. @throws InvalidArgument.
 template <class P>
 void check_spring_model(const TableReader& r, const std::string& source, const P& p) {
-  require(p.damping == ChainDamping::rayleigh || (p.alpha == 0.0 && p.beta == 0.0),
+  require(p.damping == SpringDamping::rayleigh || (p.alpha == 0.0 && p.beta == 0.0),
           r.where(p.alpha != 0.0 ? "alpha" : "beta"),
           ": model: alpha and beta need damping = \"rayleigh\" (got damping = \"chain\")");
   try {
