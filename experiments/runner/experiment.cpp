@@ -245,8 +245,8 @@ std::vector<double> finish_linear_family(const Run& run, LinearFamilyRun& lin,
                                          const std::vector<double>& y_full) {
   const ExperimentConfig& c = run.c;
   run.stage("reduced simulation");
-  const std::string label =
-      concat("r = ", lin.reduced.r, ", spectral abscissa ", lin.reduced.spectral_abscissa);
+  const std::string label = concat("r = ", lin.reduced.summary.r, ", spectral abscissa ",
+                                   lin.reduced.summary.spectral_abscissa.value_or(std::nan("")));
   ReducedTrajectory traj;
   const Index steps = run.steps, stride = c.integrator.observe_stride;
   const bool own = run.model.simulate_reduced_linear(
@@ -260,7 +260,7 @@ std::vector<double> finish_linear_family(const Run& run, LinearFamilyRun& lin,
     traj = simulate_reduced(reduced_model, lin.reduced.second_order.D_ff, run.input, c.integrator,
                             0, run.options, label);
   }
-  record_reduced_run(run.out, traj, run.model.n_outputs(), lin.reduced.r);
+  record_reduced_run(run.out, traj, run.model.n_outputs(), lin.reduced.summary.r);
   run.summary.reduced_stats = traj.stats;
   // The further orders of one nested basis (pod's compare_orders), run the same way.
   std::vector<ReducedTrajectory> others;
@@ -283,7 +283,7 @@ std::vector<double> finish_linear_family(const Run& run, LinearFamilyRun& lin,
                            steps,
                            {},
                            nullptr};
-  runs.orders.push_back({lin.reduced.r, 0, &traj.y, traj.stats.seconds});
+  runs.orders.push_back({lin.reduced.summary.r, 0, &traj.y, traj.stats.seconds});
   for (std::size_t i = 0; i < others.size(); ++i)
     runs.orders.push_back({lin.reduced.others[i].first, 0, &others[i].y, others[i].stats.seconds});
   run.summary.figures = analyse_simulated_step(c, runs, run.out);

@@ -69,8 +69,9 @@ std::vector<std::pair<std::string, double>> analyse_linear_step(const Experiment
                                                                 ReducedModel& reduced,
                                                                 io::RecordSink& out) {
   out.create_group(layout::kAnalysis);
-  out.set_attribute(layout::kAnalysis, "reduced_stable",
-                    static_cast<std::int64_t>(reduced.spectral_abscissa < 0.0));
+  out.set_attribute(
+      layout::kAnalysis, "reduced_stable",
+      static_cast<std::int64_t>(reduced.summary.spectral_abscissa.value_or(std::nan("")) < 0.0));
   if (c.analysis == nullptr) return {};
   const NormOptions norms = c.reduction->norm_options();
   LinearComparison linear{full, reduced, norms};

@@ -451,7 +451,7 @@ ReducedModel reduce_linear_by_pod(const ExperimentConfig& c, const PodReductionO
 
   // 3. The Galerkin projection of the system's matrices.
   const auto t = Clock::now();
-  reduced.r = basis.r;
+  summary.r = basis.r;
   const Matrix V = basis.V.leftCols(basis.r);
   if (second_order != nullptr) {
     reduced.second_order = galerkin_second_order(*second_order, V);
@@ -464,8 +464,8 @@ ReducedModel reduce_linear_by_pod(const ExperimentConfig& c, const PodReductionO
     reduced.first_order = std::make_unique<DenseLtiOperator>(
         std::move(r.E), std::move(r.A), std::move(r.B), std::move(r.C), std::move(r.D));
   }
-  reduced.spectral_abscissa = reduced.first_order->poles().real().maxCoeff();
-  const std::vector<Index> orders = orders_to_build(reduced.r, red.training.compare_orders);
+  summary.spectral_abscissa = reduced.first_order->poles().real().maxCoeff();
+  const std::vector<Index> orders = orders_to_build(summary.r, red.training.compare_orders);
   for (std::size_t i = 1; i < orders.size(); ++i) {
     const Matrix Vo = basis.V.leftCols(orders[i]);
     if (second_order != nullptr) {
@@ -478,8 +478,6 @@ ReducedModel reduce_linear_by_pod(const ExperimentConfig& c, const PodReductionO
   summary.stages.emplace_back("projection_s", seconds_since(t));
   summary.seconds = seconds_since(t_start);
 
-  summary.r = reduced.r;
-  summary.spectral_abscissa = reduced.spectral_abscissa;
   out.set_attribute(grp, "projection", std::string("galerkin"));
   out.set_attribute(grp, "training_runs", static_cast<std::int64_t>(c.training.size()));
   out.set_attribute(grp, "training_files",

@@ -76,8 +76,6 @@ void write_reduction(io::RecordSink& out, const ReductionSummary& s);
 struct ReducedModel {
   DenseSecondOrderSystem second_order;
   std::unique_ptr<DenseLtiOperator> first_order;
-  Index r = 0;
-  double spectral_abscissa = 0;  ///< max Re lambda (< 0: stable)
   /// The method's a priori bound on ||G - G_r||_Hinf (BT: 2 sum_{i>r} sigma_i) if every
   /// discarded sigma_i entered it, for the analysis; < 0: none.
   double error_bound = -1;

@@ -76,10 +76,9 @@ class BtMethod final : public ReductionMethod {
     ReducedModel model;
     ReductionSummary& s = model.summary = ReductionSummary(std::string(name()));
     s.seconds = seconds_since(t0);
-    model.r = s.r = res.r;
+    s.r = res.r;
     model.second_order = from_first_order(res.Er, res.Ar, res.Br, res.Cr, res.Dr);
     model.first_order = std::make_unique<DenseLtiOperator>(res.Er, res.Ar, res.Br, res.Cr, res.Dr);
-    model.spectral_abscissa = res.spectral_abscissa;
     s.spectral_abscissa = res.spectral_abscissa;
     s.error_bound = res.error_bound;
     s.bound_is_complete = res.bound_is_complete;

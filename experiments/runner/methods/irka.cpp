@@ -252,7 +252,6 @@ class IrkaMethod final : public ReductionMethod {
     ReducedModel model;
     model.second_order = from_first_order(res.Er, res.Ar, res.Br, res.Cr, res.Dr);
     model.first_order = std::make_unique<DenseLtiOperator>(res.Er, res.Ar, res.Br, res.Cr, res.Dr);
-    model.spectral_abscissa = res.spectral_abscissa;
     ReductionSummary& s = record_common(model, res, seconds_since(t0));
     s.stages = {{"h2_norm_full_s", h2_seconds},
                 {"comparison_s", comparison_seconds},
@@ -298,7 +297,6 @@ class IrkaMethod final : public ReductionMethod {
     ReducedModel model;
     model.second_order = res.reduced;
     model.first_order.reset(new DenseLtiOperator(to_first_order(res.reduced)));
-    model.spectral_abscissa = res.spectral_abscissa;
     ReductionSummary& s = record_common(model, res, seconds_since(t0));
     s.stages = {{"initial_shifts_s", res.initial_seconds},
                 {"iterations_s", res.seconds - res.initial_seconds}};
@@ -318,7 +316,7 @@ class IrkaMethod final : public ReductionMethod {
   template <class Result>
   ReductionSummary& record_common(ReducedModel& model, const Result& res, double seconds) const {
     ReductionSummary& s = model.summary = ReductionSummary(std::string(name()));
-    model.r = s.r = res.r;
+    s.r = res.r;
     s.seconds = seconds;
     s.spectral_abscissa = res.spectral_abscissa;
     s.statuses.push_back({"", std::string(to_string(res.status)), res.message});

@@ -94,10 +94,9 @@ class ModalMethod final : public ReductionMethod {
   template <class Result>
   void record(const Result& res, double abscissa, ReducedModel& reduced) const {
     ReductionSummary& s = reduced.summary = ReductionSummary(std::string(name()));
-    reduced.r = s.r = res.r;
+    s.r = res.r;
     s.seconds = res.seconds;
     s.stages = {{"modes_s", res.seconds}};
-    reduced.spectral_abscissa = abscissa;
     s.spectral_abscissa = abscissa;
     const std::string& grp = layout::kReduction;
     KeyRecorder rec(s.details, grp);

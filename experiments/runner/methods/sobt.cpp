@@ -86,11 +86,10 @@ class SobtMethod final : public ReductionMethod {
     ReducedModel model;
     ReductionSummary& s = model.summary = ReductionSummary(std::string(name()));
     s.seconds = seconds_since(t0);
-    model.r = s.r = res.r;
+    s.r = res.r;
     model.second_order = res.reduced;
     // Direct initialization from the prvalue: operators are neither copyable nor movable.
     model.first_order.reset(new DenseLtiOperator(to_first_order(res.reduced)));
-    model.spectral_abscissa = res.spectral_abscissa;
     s.spectral_abscissa = res.spectral_abscissa;
     s.stages = {{"gramians_s", res.gramians.seconds}, {"projection_s", res.seconds_projection}};
     s.spectra.emplace_back(layout::kReductionHsv, res.hsv);
