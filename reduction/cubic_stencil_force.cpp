@@ -108,12 +108,25 @@ CubicStencilForce::CubicStencilForce(const CubicPathStencil& s, const Matrix& V,
     E_.resize(2 * m, r_);
     E_ << EL_, ER_;
   }
+  assemble_product(D_r, K_r, B_r);
+}
+
+void CubicStencilForce::assemble_product(const Matrix& D_r, const Matrix& K_r, const Matrix& B_r) {
   const bool deim = stacked_nonlinearity();
   DKG_.resize(r_, 2 * r_ + nu_ + (deim ? G_.cols() : 0));
   DKG_.leftCols(r_) = -D_r;
   DKG_.middleCols(r_, r_) = -K_r;
   DKG_.middleCols(2 * r_, nu_) = B_r;
   if (deim) DKG_.rightCols(G_.cols()) = -G_;
+}
+
+CubicStencilForce CubicStencilForce::reparametrised(double s, const Matrix& D_r, const Matrix& K_r,
+                                                    const Matrix& B_r) const {
+  CubicStencilForce f = *this;
+  f.k_n_ = s * k_n_;
+  if (f.treatment_ == NonlinearTreatment::tensor) f.T_ *= s;  // k_n is folded into T
+  f.assemble_product(D_r, K_r, B_r);
+  return f;
 }
 
 Index CubicStencilForce::nonlinear_storage() const {

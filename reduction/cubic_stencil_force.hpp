@@ -72,6 +72,10 @@ class CubicStencilForce {
                     const Matrix& B_r);
 
   bool is_linear() const { return k_n_ == 0.0; }
+  /// The same force with k_n scaled by s and the linear part D_r, K_r, B_r in its product (the
+  /// projected model's reparametrised()): O(r^2 + r m), the tensor's O(r^4 / 6).
+  CubicStencilForce reparametrised(double s, const Matrix& D_r, const Matrix& K_r,
+                                   const Matrix& B_r) const;
   /// F = B_r u - D_r v - K_r q - g_r(q) (see ProjectedModel::force); V, W the model's bases
   /// (read by the full treatment only).
   template <class Q, class Vq>
@@ -112,6 +116,9 @@ class CubicStencilForce {
   }
 
  private:
+  /// DKG_ from the linear part (and G_ when the force is stacked).
+  void assemble_product(const Matrix& D_r, const Matrix& K_r, const Matrix& B_r);
+
   NonlinearTreatment treatment_;
   Index N_, r_, nu_;
   double k_n_;

@@ -92,10 +92,21 @@ NetworkForce::NetworkForce(const NonlinearNetwork& net, const Matrix& V, const M
       }
     }
   }
+  assemble_product(D_r, K_r);
+}
+
+void NetworkForce::assemble_product(const Matrix& D_r, const Matrix& K_r) {
   DKP_.resize(r_, 2 * r_ + P_.cols());
   DKP_.leftCols(r_) = D_r;
   DKP_.middleCols(r_, r_) = K_r;
   if (P_.cols() > 0) DKP_.rightCols(P_.cols()) = P_;
+}
+
+NetworkForce NetworkForce::reparametrised(double s, const Matrix& D_r, const Matrix& K_r) const {
+  NetworkForce f = *this;
+  f.C_ *= s;  // element_law is linear in its coefficients
+  f.assemble_product(D_r, K_r);
+  return f;
 }
 
 void NetworkForce::nonlinear_force(const Eigen::Ref<const Vector>& q, Vector& g_r) const {

@@ -53,6 +53,9 @@ class NetworkForce {
                const ProjectionOptions& o, const Matrix& D_r, const Matrix& K_r);
 
   bool is_linear() const { return linear_; }
+  /// The same force with every element law scaled by s (phi -> s phi) and D_r, K_r in its
+  /// product (the projected model's reparametrised()): O(r^2 + k r).
+  NetworkForce reparametrised(double s, const Matrix& D_r, const Matrix& K_r) const;
   /// F = B_r u - D_r v - K_r q - g_r(q) (see ProjectedModel::force).
   template <class Q, class Vq>
   void force(const Eigen::MatrixBase<Q>& q, const Eigen::MatrixBase<Vq>& v, const Vector& u,
@@ -75,6 +78,8 @@ class NetworkForce {
   double nonlinear_energy(const Eigen::Ref<const Vector>& q_r) const;
 
  private:
+  void assemble_product(const Matrix& D_r, const Matrix& K_r);  // DKP_
+
   Index r_ = 0;
   bool linear_ = true;
   Matrix E_;    // k x r: rows of G V of the elements evaluated online

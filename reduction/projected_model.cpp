@@ -3,6 +3,9 @@
 // the nonlinear treatments (reduction/nonlinear_treatment.hpp).
 #include "reduction/projected_model.hpp"
 
+#include <cmath>
+#include <utility>
+
 #include "reduction/galerkin.hpp"
 #include "src/core/errors.hpp"
 #include "src/core/finite.hpp"
@@ -67,16 +70,16 @@ void ProjectedModel::project_linear_part(const SecondOrderSystem& linear, const 
                                          const Matrix& W) {
   r_ = V.cols();
   galerkin_ = W.size() == 0;
-  V_ = V;
-  if (!galerkin_) W_ = W;
+  V_ = std::make_shared<const Matrix>(V);
+  if (!galerkin_) W_ = std::make_shared<const Matrix>(W);
   const Matrix& Wt = this->W();
-  WtV_lu_.compute(Wt.transpose() * V_);
+  WtV_lu_.compute(Wt.transpose() * *V_);
   const double rcond = lu_reciprocal_condition(WtV_lu_);
   require(rcond > kReducedSingularRcond,
           "projected model: W^T V is singular (reciprocal condition number ", rcond,
           "): some direction of range(V) is orthogonal to range(W)");
 
-  r_sys_ = project_second_order(linear, V_, Wt);
+  r_sys_ = project_second_order(linear, *V_, Wt);
   uniform_mass_ = uniform_mass_of(r_sys_.M, kUniformMassTolerance);
   observes_velocity_ = !r_sys_.Cv.isZero(0.0);
 }
@@ -87,7 +90,7 @@ ProjectedModel::ProjectedModel(const NonlinearNetwork& network, const Matrix& V,
   NetworkForce::check(network, o);
   project_linear_part(network.linear_system(), V, W);
   linear_ = network.is_linear();
-  g_.emplace<NetworkForce>(network, V_, this->W(), galerkin_, o, r_sys_.D, r_sys_.K);
+  g_.emplace<NetworkForce>(network, *V_, this->W(), galerkin_, o, r_sys_.D, r_sys_.K);
 }
 
 ProjectedModel::ProjectedModel(const SecondOrderSystem& linear, const CubicPathStencil& stencil,
@@ -98,33 +101,64 @@ ProjectedModel::ProjectedModel(const SecondOrderSystem& linear, const CubicPathS
   CubicStencilForce::check(stencil, V.cols(), o);
   project_linear_part(linear, V, W);
   linear_ = stencil.k_n == 0.0;
-  g_.emplace<CubicStencilForce>(stencil, V_, this->W(), galerkin_, o, r_sys_.D, r_sys_.K, r_sys_.B);
+  g_.emplace<CubicStencilForce>(stencil, *V_, this->W(), galerkin_, o, r_sys_.D, r_sys_.K,
+                                r_sys_.B);
 }
 
 void ProjectedModel::nonlinear_force(const Eigen::Ref<const Vector>& q_r, Vector& g_r) const {
   if (const auto* s = std::get_if<CubicStencilForce>(&g_))
-    s->nonlinear_force(q_r, V_, W(), g_r);
+    s->nonlinear_force(q_r, *V_, W(), g_r);
   else
     std::get_if<NetworkForce>(&g_)->nonlinear_force(q_r, g_r);
 }
 
 Matrix ProjectedModel::nonlinear_jacobian(const Eigen::Ref<const Vector>& q_r) const {
   if (const auto* s = std::get_if<CubicStencilForce>(&g_))
-    return s->nonlinear_jacobian(q_r, V_, W());
+    return s->nonlinear_jacobian(q_r, *V_, W());
   return std::get_if<NetworkForce>(&g_)->nonlinear_jacobian(q_r);
 }
 
 void ProjectedModel::add_nonlinear_jacobian(const Vector& q_r, double c, Matrix& S,
                                             Matrix& scratch) const {
   if (const auto* s = std::get_if<CubicStencilForce>(&g_))
-    s->add_nonlinear_jacobian(q_r, c, V_, W(), S, scratch);
+    s->add_nonlinear_jacobian(q_r, c, *V_, W(), S, scratch);
   else
     std::get_if<NetworkForce>(&g_)->add_nonlinear_jacobian(q_r, c, S, scratch);
 }
 
+ProjectedModel ProjectedModel::reparametrised(const Matrix& M_r, const Matrix& D_r,
+                                              const Matrix& K_r, double s) const {
+  const std::pair<const char*, const Matrix*> parts[] = {
+      {"M_r", &M_r}, {"D_r", &D_r}, {"K_r", &K_r}};
+  for (const auto& [name, X] : parts) {
+    require(X->rows() == r_ && X->cols() == r_, "projected model: the reparametrised ", name,
+            " is ", X->rows(), " x ", X->cols(), ", expected r x r with r = ", r_);
+    require_finite(*X, "projected model: reparametrised ", name);
+  }
+  require(std::isfinite(s), "projected model: the force's scale must be finite, got ", s);
+  ProjectedModel p;
+  p.r_ = r_;
+  p.galerkin_ = galerkin_;
+  p.linear_ = linear_;
+  p.V_ = V_;
+  p.W_ = W_;
+  p.WtV_lu_ = WtV_lu_;
+  p.r_sys_ = r_sys_;
+  p.r_sys_.M = M_r;
+  p.r_sys_.D = D_r;
+  p.r_sys_.K = K_r;
+  p.uniform_mass_ = uniform_mass_of(M_r, kUniformMassTolerance);
+  p.observes_velocity_ = observes_velocity_;
+  if (const auto* c = std::get_if<CubicStencilForce>(&g_))
+    p.g_.emplace<CubicStencilForce>(c->reparametrised(s, D_r, K_r, r_sys_.B));
+  else
+    p.g_.emplace<NetworkForce>(std::get_if<NetworkForce>(&g_)->reparametrised(s, D_r, K_r));
+  return p;
+}
+
 Vector ProjectedModel::project(const Eigen::Ref<const Vector>& q) const {
-  require(q.size() == V_.rows(), "projected model: the full state has size ", q.size(),
-          ", expected N = ", V_.rows());
+  require(q.size() == V_->rows(), "projected model: the full state has size ", q.size(),
+          ", expected N = ", V_->rows());
   const Vector Wtq = W().transpose() * q;
   return WtV_lu_.solve(Wtq);
 }

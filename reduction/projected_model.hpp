@@ -72,7 +72,7 @@ class ProjectedModel {
   void force(const Eigen::MatrixBase<Q>& q, const Eigen::MatrixBase<Vq>& v, const Vector& u,
              Vector& F) const {
     if (const auto* s = std::get_if<CubicStencilForce>(&g_))
-      s->force(q, v, u, V_, W(), F);
+      s->force(q, v, u, *V_, W(), F);
     else
       std::get_if<NetworkForce>(&g_)->force(q, v, u, r_sys_.B, F);
   }
@@ -90,6 +90,17 @@ class ProjectedModel {
   /// orthonormal V = W (mu = m); else nullopt.
   std::optional<double> uniform_mass() const { return uniform_mass_; }
   static constexpr double kUniformMassTolerance = 1e-12;
+
+  // --- Parametric models (reduction/parametric_model.hpp) --------------------------------------
+  /// This model with another reduced linear part and its nonlinear force scaled by s: M_r, D_r,
+  /// K_r (r x r, finite) replace W^T M V, W^T D V, W^T K V, and g_r becomes s g_r (B_r, Cp_r, Cv_r,
+  /// V, W, the DEIM points and bases unchanged; V and W shared, not copied). What a parametric
+  /// model with M, D, K affine in its parameters and a force linear in one coefficient evaluates
+  /// at a parameter: cost O(r^2 + r k) (k the force's sampled rows), independent of N except
+  /// for the full treatment (which copies its N-sized data).
+  /// @throws InvalidArgument naming the matrix for a wrong size or a non-finite entry, or s.
+  ProjectedModel reparametrised(const Matrix& M_r, const Matrix& D_r, const Matrix& K_r,
+                                double s) const;
 
   // --- The reduced nonlinearity (public for tests and diagnostics) ---------------------------
   /// g_r(q_r); q_r: size r.
@@ -127,9 +138,9 @@ class ProjectedModel {
   }
 
   // --- States -----------------------------------------------------------------------------------
-  Index full_size() const { return V_.rows(); }
+  Index full_size() const { return V_->rows(); }
   /// V q_r: the full positions (or velocities) from reduced coordinates, O(N r).
-  Vector lift(const Eigen::Ref<const Vector>& q_r) const { return V_ * q_r; }
+  Vector lift(const Eigen::Ref<const Vector>& q_r) const { return *V_ * q_r; }
   /// Reduced coordinates of a full state q (size N): (W^T V)^{-1} W^T q, the coordinates whose
   /// lift has the same Petrov-Galerkin residual W^T (V q_r - q) = 0. For W = V this is the
   /// least-squares fit argmin ||V q_r - q||_2 (V^T q for orthonormal V; V^T M q for M-orthonormal
@@ -144,9 +155,9 @@ class ProjectedModel {
   const Matrix& B_r() const { return r_sys_.B; }    ///< W^T B, r x n_inputs
   const Matrix& Cp_r() const { return r_sys_.Cp; }  ///< Cp V, n_outputs x r
   const Matrix& Cv_r() const { return r_sys_.Cv; }  ///< Cv V, n_outputs x r
-  const Matrix& V() const { return V_; }            ///< N x r trial basis
+  const Matrix& V() const { return *V_; }           ///< N x r trial basis
   /// N x r test basis (V for Galerkin).
-  const Matrix& W() const { return galerkin_ ? V_ : W_; }
+  const Matrix& W() const { return galerkin_ ? *V_ : *W_; }
 
   static constexpr const char* kWhat = "projected model";
 
@@ -174,6 +185,7 @@ class ProjectedModel {
   };
 
  private:
+  ProjectedModel() = default;  // reparametrised() fills it
   /// Checks V and W against the full size n, copies them, checks W^T V, projects linear.
   void project_linear_part(const SecondOrderSystem& linear, const Matrix& V, const Matrix& W);
   /// Sizes and finite entries of V and W for n full coordinates (before anything is formed).
@@ -182,7 +194,9 @@ class ProjectedModel {
 
   Index r_ = 0;
   bool galerkin_ = true, linear_ = true;
-  Matrix V_, W_;  // W_ empty for Galerkin
+  // V and W (W_ null for Galerkin), shared by the models reparametrised() gives: their copies do
+  // no N-sized work.
+  std::shared_ptr<const Matrix> V_, W_;
   Eigen::PartialPivLU<Matrix> WtV_lu_;
   DenseSecondOrderSystem r_sys_;  // M_r, D_r, K_r, B_r, Cp_r, Cv_r (D_ff zero)
   std::optional<double> uniform_mass_;

@@ -9,6 +9,7 @@
 #include "experiments/runner/measure.hpp"
 #include "experiments/runner/method.hpp"
 #include "experiments/runner/model_kind.hpp"
+#include "experiments/runner/parameters.hpp"
 #include "experiments/runner/sweep.hpp"
 
 namespace mor::experiments {
@@ -123,6 +124,12 @@ std::vector<KeyDoc> experiment_key_reference() {
     variant_of(from, detail::concat("method = \"", method.name, "\""));
   }
   for (const MeasureInfo& m : measures()) m.keys(rows);
+  parameter_key_rows(rows);
+  {
+    ValidationTable t;
+    KeyDocs docs(rows, "validation");
+    t.visit_keys(docs);
+  }
   return rows;
 }
 

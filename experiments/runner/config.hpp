@@ -18,6 +18,7 @@
 #include "src/core/errors.hpp"
 #include "src/integrators/integrate.hpp"
 #include "src/linalg/sparse_solver.hpp"
+#include "src/systems/parametric.hpp"
 
 namespace mor::experiments {
 
@@ -70,6 +71,13 @@ struct ExperimentConfig {
   std::shared_ptr<const ReductionMethod> reduction;
   /// [analysis]: the measures (experiments/runner/measure.hpp), read and validated; null: none.
   std::shared_ptr<const Analysis> analysis;
+  /// [parameters]: the domain of a parametric experiment (experiments/runner/parameters.hpp);
+  /// empty: the model at one point. The run's own model is then the model at the domain's
+  /// center (model_at_center), and the parametric reduced model is validated at
+  /// validation_samples unseen points ([validation]).
+  ParameterDomain parameters;
+  Index validation_samples = 20;
+  Index validation_seed = 2;
   Index snapshot_stride = 10;  ///< 0: no snapshots
   std::vector<std::string> snapshot_fields = {"p", "v"};
   int compression = 1;  ///< deflate level 0..9 of the snapshots
@@ -79,6 +87,9 @@ struct ExperimentConfig {
 
   /// Length of the integrator state of the model (N for the chain, n for a model file).
   Index model_size() const;
+  /// The model a run simulates: `model`, or for a parametric experiment the model at the
+  /// center of its domain.
+  std::shared_ptr<const ModelSpec> run_model() const;
 };
 
 /// Reads and validates an experiment file; overrides are "table.key=value" (value in TOML

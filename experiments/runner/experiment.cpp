@@ -25,6 +25,7 @@
 #include "experiments/runner/measure.hpp"
 #include "experiments/runner/method.hpp"
 #include "experiments/runner/model_kind.hpp"
+#include "experiments/runner/parametric_run.hpp"
 #include "experiments/runner/pipeline.hpp"
 #include "experiments/runner/projection_run.hpp"
 #include "experiments/runner/reduction_run.hpp"
@@ -156,7 +157,8 @@ void record_setup(const Run& run) {
   io::ResultsWriter& out = run.out;
   out.create_group(layout::kModel);
   out.set_attribute(layout::kModel, "type", std::string(c.model->kind()));
-  c.model->record(out);
+  c.run_model()->record(out);  // with [parameters], at the run's own point
+  if (!c.parameters.empty()) record_parameters(c, out);
 
   const IntegratorOptions& o = c.integrator;
   out.create_group(layout::kSimulation);
@@ -466,7 +468,7 @@ RunSummary run_experiment(const ExperimentConfig& c, const RunOptions& options) 
   RunSummary summary;
   // Stages deep inside the run (training runs, reduced runs) draw progress as the full run does.
   const ProgressScope progress_scope(options.progress);
-  const std::unique_ptr<FullModel> model = c.model->build(c.solver);
+  const std::unique_ptr<FullModel> model = c.run_model()->build(c.solver);
   const auto input = make_signal(c.input, model->n_inputs());
   summary.build_seconds = std::chrono::duration<double>(Clock::now() - t_start).count();
 
@@ -493,6 +495,11 @@ RunSummary run_experiment(const ExperimentConfig& c, const RunOptions& options) 
   if (projection) {
     finish_projection_family(run, *projection, y_full);
     y_reduced = projection->main.y;
+    if (const auto& parametric = projection->reduced.parametric) {
+      run.stage("validation");
+      summary.validation = validate_parametric(c, *parametric, *input, out, options.stop_requested);
+      summary.validation->training_points = projection->reduced.training_points.rows();
+    }
   }
   record_timings(run);
 

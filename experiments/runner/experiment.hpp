@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <functional>
 #include <iosfwd>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -63,6 +64,13 @@ struct RunSummary {
   std::string linearisation;
   /// The model's own analysis (FullModel::analyse), e.g. ("energy_balance_error", ..).
   std::vector<std::pair<std::string, double>> model_figures;
+  /// With [parameters]: the parametric reduced model at the validation points (/validation).
+  struct Validation {
+    Index training_points = 0, points = 0;
+    double max_error = 0, median_error = 0;                        ///< relative L2 output errors
+    double full_step_s = 0, reduced_step_s = 0, evaluation_s = 0;  ///< medians
+  };
+  std::optional<Validation> validation;
 };
 
 /// Builds the model, simulates it and writes the results file (under a temporary name,

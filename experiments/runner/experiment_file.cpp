@@ -25,6 +25,7 @@
 #include "experiments/runner/measure.hpp"
 #include "experiments/runner/method.hpp"
 #include "experiments/runner/model_kind.hpp"
+#include "experiments/runner/parameters.hpp"
 #include "experiments/runner/projection_run.hpp"
 #include "experiments/runner/reduction_run.hpp"
 #include "experiments/runner/results_layout.hpp"
@@ -64,7 +65,17 @@ std::string to_toml(const ExperimentConfig& c) {
   ExperimentTable e{c.name, c.description, c.output.string()};
   e.visit_keys(w);
   os << "\n[model]\ntype = " << toml_string(std::string(c.model->kind())) << "\n";
-  c.model->write_toml(os);
+  {
+    // The keys that are parameters are in [parameters] only.
+    std::ostringstream model;
+    model.precision(17);
+    c.model->write_toml(model);
+    std::istringstream lines(model.str());
+    for (std::string line; std::getline(lines, line);) {
+      const std::string key = line.substr(0, line.find(" = "));
+      if (c.parameters.index_of(key) < 0) os << line << "\n";
+    }
+  }
   os << "\n[input]\n";
   write_input(os, c.input);
   for (const InputSpec& t : c.training) {
@@ -88,6 +99,12 @@ std::string to_toml(const ExperimentConfig& c) {
   c.reduction->write_toml(os);
   os << "\n[analysis]\n";
   (c.analysis ? *c.analysis : Analysis()).write_toml(os);
+  write_parameters(os, c.parameters);
+  if (!c.parameters.empty()) {
+    os << "\n[validation]\n";
+    ValidationTable v{c.validation_samples, c.validation_seed};
+    v.visit_keys(w);
+  }
   return os.str();
 }
 
@@ -174,6 +191,11 @@ void read_simulation(TableReader& r, const std::filesystem::path& base_dir, Expe
 
 void check_reduction(const ExperimentConfig& c, const std::string& where,
                      const std::string& source) {
+  require(c.parameters.empty() || c.reduction->parametric_for(*c.model), where,
+          ": [parameters] asks for a parametric reduced model, which reduction.method = \"",
+          c.reduction->name(),
+          "\" does not build in this version; the parametric method is \"pod\" of the "
+          "mass_spring_chain and lattice kinds");
   c.reduction->check(c, where);
   require(c.reduction->family() == ReductionMethod::Family::projection || c.training.empty(),
           source,
@@ -181,13 +203,61 @@ void check_reduction(const ExperimentConfig& c, const std::string& where,
           "\"empirical_bt\" only");
 }
 
+/// [parameters] and [validation] against the model just read: each parameter a key the model's
+/// operators are affine in and not given in [model], the model valid at every vertex of the
+/// domain (its keys' bounds are then met inside: each bound is on one key).
+void read_parametric_tables(const toml::table* parameters, const toml::table* validation,
+                            const toml::table* model_table, const ModelSpec& spec,
+                            const std::string& source, const std::filesystem::path& base_dir,
+                            ExperimentConfig& c) {
+  c.parameters = read_parameters(parameters, source);
+  for (const Parameter& p : c.parameters.parameters()) {
+    const toml::node* n = parameters->get(p.name);
+    const std::string why = spec.parameter_refusal(p.name);
+    require(why.empty(), located(source, *n), ": parameters.", p.name,
+            " cannot be a parameter: ", why);
+    require(model_table == nullptr || !model_table->contains(p.name), located(source, *n), ": ",
+            p.name, " is given both in [model] (", p.name,
+            " = a value) and in [parameters] (a range): keep one");
+  }
+  const Index p = c.parameters.size();
+  require(p <= 16, source, ": [parameters] names ", p, " parameters, at most 16 are supported");
+  for (Index v = 0; v < (Index{1} << p) && p > 0; ++v) {
+    Vector mu(p);
+    for (Index j = 0; j < p; ++j) {
+      const Parameter& q = c.parameters.parameters()[static_cast<std::size_t>(j)];
+      mu[j] = ((v >> j) & 1) ? q.max : q.min;
+    }
+    try {
+      (void)spec.at(c.parameters, mu);
+    } catch (const InvalidArgument& e) {
+      throw InvalidArgument(concat(located(source, *parameters), ": the model at the corner ",
+                                   c.parameters.describe(mu), " of [parameters]: ", e.what()));
+    }
+  }
+  TableReader r(validation, "validation", source);
+  ValidationTable t;
+  KeyReader reader(r, "validation", base_dir);
+  t.visit_keys(reader);
+  r.finish();
+  if (validation != nullptr && p == 0)
+    throw InvalidArgument(concat(located(source, *validation),
+                                 ": [validation] checks a parametric reduced model at unseen "
+                                 "parameters: it needs [parameters]"));
+  require(t.parameter_samples >= 0, r.where("parameter_samples"),
+          ": validation.parameter_samples must be >= 0, got ", t.parameter_samples);
+  c.validation_samples = t.parameter_samples;
+  c.validation_seed = t.parameter_seed;
+}
+
 ExperimentConfig parse_experiment(const std::string& text, const std::string& source,
                                   const std::filesystem::path& base_dir,
                                   const std::vector<std::string>& overrides) {
   // Parsed once, and not copied: a copy of a toml++ node loses its line numbers.
   toml::table parsed = parse_toml(text, source);
-  std::vector<std::string> tables = {"experiment", "model",  "input",     "training",
-                                     "simulation", "output", "reduction", "analysis"};
+  std::vector<std::string> tables = {"experiment", "model",     "input",     "training",
+                                     "simulation", "output",    "reduction", "analysis",
+                                     "parameters", "validation"};
   for (const auto& k : model_kinds())
     if (!k.extra_table.empty() &&
         std::find(tables.begin(), tables.end(), k.extra_table) == tables.end())
@@ -278,6 +348,8 @@ ExperimentConfig parse_experiment(const std::string& text, const std::string& so
       require(std::find(c.snapshot_fields.begin(), f, *f) == f, r.where("snapshot_fields"),
               ": output.snapshot_fields names '", *f, "' twice; each field is stored once");
   }
+  read_parametric_tables(table("parameters"), table("validation"), table("model"), *spec, source,
+                         base_dir, c);
   c.model = std::move(spec);
   {
     TableReader r(table("reduction"), "reduction", source);
@@ -295,6 +367,11 @@ ExperimentConfig parse_experiment(const std::string& text, const std::string& so
   }
   c.toml = to_toml(c);
   return c;
+}
+
+std::shared_ptr<const ModelSpec> ExperimentConfig::run_model() const {
+  require(model != nullptr, source, ": no model");
+  return parameters.empty() ? model : model->at(parameters, parameters.center());
 }
 
 Index ExperimentConfig::model_size() const {

@@ -50,6 +50,12 @@ class ReductionMethod {
   virtual void write_toml(std::ostream& os) const = 0;
   /// The requested order r (0: chosen by a tolerance or an energy).
   virtual Index order() const { return 0; }
+  /// Whether the method builds a parametric reduced model of `model` over [parameters]
+  /// (src/systems/parametric.hpp, reduction/parametric_model.hpp).
+  virtual bool parametric_for(const ModelSpec& model) const {
+    (void)model;
+    return false;
+  }
   /// Checks against the rest of the experiment (model, training runs), after it is read.
   /// @throws InvalidArgument naming `where` (file and line), the key and the value.
   virtual void check(const ExperimentConfig& c, const std::string& where) const {

@@ -26,4 +26,23 @@ NonlinearNetwork ModelSpec::network() const {
                                        "\" is nonlinear and has no network form to export"));
 }
 
+std::string ModelSpec::parameter_refusal(const std::string& name) const {
+  (void)name;
+  return detail::concat("model.type = \"", kind(),
+                        "\" has no parameters (the kinds with parameters: mass_spring_chain, "
+                        "lattice)");
+}
+
+std::shared_ptr<const ModelSpec> ModelSpec::at(const ParameterDomain& domain,
+                                               const Vector& mu) const {
+  (void)mu;
+  throw InvalidArgument(detail::concat("model.type = \"", kind(), "\" has no parameters (",
+                                       domain.size(), " given)"));
+}
+
+ParametricNetwork ModelSpec::parametric_network(const ParameterDomain& domain) const {
+  throw InvalidArgument(detail::concat("model.type = \"", kind(), "\" has no parameters (",
+                                       domain.size(), " given)"));
+}
+
 }  // namespace mor::experiments

@@ -35,6 +35,7 @@
 #include "src/io/results.hpp"
 #include "src/signals/signal.hpp"
 #include "src/systems/dense_model.hpp"
+#include "src/systems/parametric.hpp"
 
 namespace mor::experiments {
 
@@ -217,6 +218,18 @@ class ModelSpec {
   /// @param solver the sparse solver asked for in [simulation].
   /// @throws InvalidArgument, IoError as the kind's construction.
   virtual std::unique_ptr<FullModel> build(SparseBackend solver) const = 0;
+
+  // --- Parameters ([parameters]: src/systems/parametric.hpp) ----------------------------------
+  /// Why the [model] key `name` cannot be a parameter of this model ("" if it can): a size key,
+  /// a key the model's equations do not contain. By default the kind has no parameters.
+  virtual std::string parameter_refusal(const std::string& name) const;
+  /// This model with the parameters of `domain` set to mu (domain's order); every name passed
+  /// parameter_refusal. @throws InvalidArgument as the kind's validation of its keys.
+  virtual std::shared_ptr<const ModelSpec> at(const ParameterDomain& domain,
+                                              const Vector& mu) const;
+  /// The model's operators as affine functions of the parameters of `domain` (the network
+  /// form). @throws InvalidArgument if the kind has no parameters.
+  virtual ParametricNetwork parametric_network(const ParameterDomain& domain) const;
 
   // Kinds that integrate themselves (Form::first_order_ode: the multibody benchmarks) own
   // [simulation]: they read its keys (and their own keys of [output] and of their extra table)

@@ -61,7 +61,8 @@ struct StateSnapshots {
 };
 
 TrainingData collect_training(const ExperimentConfig& c, const ProjectionTrainingOptions& red,
-                              const FullModel& model, StateSnapshots fields, ForceSnapshots kind,
+                              const FullModel& model, const Matrix& training_points,
+                              StateSnapshots fields, ForceSnapshots kind,
                               const std::atomic<bool>* stop) {
   const bool keep_positions = fields.keep_positions;
   const Index N = model.n();
@@ -93,17 +94,25 @@ TrainingData collect_training(const ExperimentConfig& c, const ProjectionTrainin
   auto add_velocity = [&](const auto& v) {
     if (keep_positions && (first_order || with_v)) Q.append(v);
   };
-  if (!c.training.empty()) {
-    // A model of its own (its own workspace and counts), as the experiment file describes it.
-    const std::unique_ptr<FullModel> full = c.model->build(c.solver);
+  // The models of the training runs: the model as the experiment file describes it, or with
+  // [parameters] the model at each training point (each its own workspace and counts).
+  const Index points = c.parameters.empty() ? 1 : training_points.rows();
+  for (Index j = 0; j < points && !c.training.empty(); ++j) {
+    const Vector mu = c.parameters.empty() ? Vector() : Vector(training_points.row(j).transpose());
+    const std::unique_ptr<FullModel> full =
+        (c.parameters.empty() ? c.model : c.model->at(c.parameters, mu))->build(c.solver);
+    const std::string at = c.parameters.empty() ? "" : concat(" at ", c.parameters.describe(mu));
     IntegratorOptions run = c.integrator;
     run.observe_stride = red.training_stride;
     run.stop_requested = stop;
     for (std::size_t i = 0; i < c.training.size(); ++i) {
       const auto input = make_signal(c.training[i], full->n_inputs());
       Vector q = Vector::Zero(N), v = Vector::Zero(N);
-      ProgressReporter progress(concat(c.name, ": training run ", i + 1, "/", c.training.size()),
-                                g_progress_enabled.load());
+      ProgressReporter progress(
+          concat(c.name, ": training run ",
+                 j * static_cast<Index>(c.training.size()) + static_cast<Index>(i) + 1, "/",
+                 points * static_cast<Index>(c.training.size()), at),
+          g_progress_enabled.load());
       try {
         full->simulate(
             *input, run, q, v,
@@ -113,7 +122,8 @@ TrainingData collect_training(const ExperimentConfig& c, const ProjectionTrainin
             },
             &progress);
       } catch (const NumericalError& e) {
-        throw NumericalError(concat("training run ", i, " (", input->describe(), "): ", e.what()));
+        throw NumericalError(
+            concat("training run ", i, " (", input->describe(), ")", at, ": ", e.what()));
       }
     }
   }
@@ -261,6 +271,34 @@ void write_ecsw(ReductionSummary& summary, const std::string& grp, const EcswRes
   out.write_vector(layout::kReductionEcswWeights, e.weights);
 }
 
+/// /reduction/training_parameters and /reduction/affine: the parametric model's terms.
+void record_parametric(io::RecordSink& out, const ParametricProjectedModel& p,
+                       const Matrix& training_points) {
+  out.set_attribute(layout::kReduction, "parametric", std::int64_t{1});
+  out.set_attribute(layout::kReduction, "training_points",
+                    static_cast<std::int64_t>(training_points.rows()));
+  out.write_matrix(layout::kReductionTrainingParameters, training_points);
+  out.create_group(layout::kReductionAffine);
+  // theta_i = scale * the product of the named parameters ("" for a constant term).
+  const std::vector<std::string> names = p.domain().names();
+  auto factors = [&](const AffineCoefficient& a) {
+    std::string f;
+    for (Index j : a.factors) f += (f.empty() ? "" : "*") + names[static_cast<std::size_t>(j)];
+    return f;
+  };
+  const std::pair<const char*, const AffineOperator<Matrix>*> ops[] = {
+      {"M", &p.M_r()}, {"D", &p.D_r()}, {"K", &p.K_r()}};
+  for (const auto& [name, op] : ops)
+    for (std::size_t i = 0; i < op->terms.size(); ++i) {
+      const std::string path = concat(layout::kReductionAffine, "/", name, "_", i);
+      out.write_matrix(path, op->terms[i].value);
+      out.set_attribute(path, "scale", op->terms[i].theta.scale);
+      out.set_attribute(path, "factors", factors(op->terms[i].theta));
+    }
+  out.set_attribute(layout::kReductionAffine, "force_scale", p.force_coefficient().scale);
+  out.set_attribute(layout::kReductionAffine, "force_factors", factors(p.force_coefficient()));
+}
+
 StateSnapshots snapshot_fields(const std::vector<PodSnapshotField>& fields) {
   auto has = [&](PodSnapshotField f) {
     return std::find(fields.begin(), fields.end(), f) != fields.end();
@@ -342,10 +380,13 @@ ProjectionReduction reduce_by_projection(const ExperimentConfig& c,
   const Index compare_max = red.compare_max();
 
   // 1. Training snapshots: the positions for the bases if the method asks, the forces for DEIM,
-  // the positions for ECSW.
+  // the positions for ECSW; with [parameters], of the runs at every training point.
+  if (!c.parameters.empty())
+    result.training_points =
+        c.parameters.sample(red.parametric.parameter_samples, red.parametric.parameter_seed);
   TrainingData training;
   if (positions || use_deim || use_ecsw) {
-    training = collect_training(c, red, model, fields, force_kind, stop);
+    training = collect_training(c, red, model, result.training_points, fields, force_kind, stop);
     result.training_snapshots = std::max(training.Q.cols(), training.G.cols());
     require(result.training_snapshots > 0, "reduction.method = \"", method,
             "\": the training data hold no snapshots");
@@ -399,6 +440,16 @@ ProjectionReduction reduce_by_projection(const ExperimentConfig& c,
     variant.model = std::make_unique<ProjectedModel>(network_of(model).project(Vr, Wr, opt));
     (i == 0 ? result.main : result.others.emplace_back()) = std::move(variant);
   }
+  if (!c.parameters.empty()) {
+    // One reduced model for the domain: the affine terms projected once, the model at the
+    // center (the run's own) its reference.
+    const Vector center = c.parameters.center();
+    result.parametric = std::make_shared<const ParametricProjectedModel>(
+        c.parameters, std::move(*result.main.model), center,
+        c.model->parametric_network(c.parameters));
+    result.main.model = std::make_unique<ProjectedModel>(result.parametric->at(center));
+    record_parametric(out, *result.parametric, result.training_points);
+  }
   summary.stages.emplace_back("projection_s", seconds_since(t));
   summary.seconds = seconds_since(t_start);
 
@@ -435,8 +486,9 @@ ReducedModel reduce_linear_by_pod(const ExperimentConfig& c, const PodReductionO
   ReductionSummary& summary = reduced.summary = ReductionSummary("pod");
   io::RecordSink& out = summary.details;
   // 1. Snapshots of the state x (first order) or of q (and v) (second order).
-  TrainingData training = collect_training(
-      c, red.training, model, snapshot_fields(red.pod_snapshots), ForceSnapshots::none, stop);
+  TrainingData training =
+      collect_training(c, red.training, model, Matrix(), snapshot_fields(red.pod_snapshots),
+                       ForceSnapshots::none, stop);
   require(training.Q.cols() > 0, "reduction.method = \"pod\": the training data hold no snapshots");
   summary.stages.emplace_back("snapshots_s", training.seconds);
 

@@ -26,8 +26,10 @@
 #include <vector>
 
 #include "experiments/runner/experiment.hpp"
+#include "experiments/runner/parameters.hpp"
 #include "experiments/runner/reduction_run.hpp"
 #include "reduction/deim.hpp"
+#include "reduction/parametric_model.hpp"
 #include "reduction/pod.hpp"
 #include "reduction/projected_model.hpp"
 #include "src/io/results.hpp"
@@ -48,6 +50,11 @@ struct ProjectedVariant {
 
 struct ProjectionReduction {
   ProjectedVariant main;  ///< at reduction.order (or the order the energy / tolerance gave)
+  /// With [parameters]: the parametric reduced model of main's order; main is then the model at
+  /// the center of the domain (ExperimentConfig::run_model).
+  std::shared_ptr<const ParametricProjectedModel> parametric;
+  /// With [parameters]: the training points (k x p, the domain's order).
+  Matrix training_points;
   /// The other orders of reduction.compare_orders, ascending (main's order not repeated).
   std::vector<ProjectedVariant> others;
   Index training_snapshots = 0;  ///< columns of the training snapshot matrix (0 if none)
@@ -75,6 +82,8 @@ struct ProjectionTrainingOptions {
   /// the output error against r (/error_vs_r).
   std::vector<Index> compare_orders;
   bool store_bases = false;  ///< write V and W (n x r each) to the results file
+  /// With [parameters]: the training points (experiments/runner/parameters.hpp).
+  ParametricTraining parametric;
 
   /// The largest of compare_orders (0 if none): the bases need at least that many columns.
   Index compare_max() const;

@@ -67,7 +67,8 @@ void print_results_info(const std::filesystem::path& file, std::ostream& os) {
   show_attrs("/");
   for (const std::string& group :
        {layout::kModel, layout::kSimulation, layout::kInput, layout::kReduction, layout::kReduced,
-        layout::kError, layout::kAnalysis, layout::kTimings, layout::kBenchmark, layout::kLinear}) {
+        layout::kError, layout::kAnalysis, layout::kTimings, layout::kBenchmark, layout::kLinear,
+        layout::kParameters, layout::kValidation}) {
     if (!r.exists(group)) continue;
     os << group << "\n";
     show_attrs(group);
@@ -89,8 +90,9 @@ void print_results_info(const std::filesystem::path& file, std::ostream& os) {
       os << "\n";
     }
   };
-  for (const std::string& group : {layout::kOutputs, layout::kSnapshots, layout::kReduction,
-                                   layout::kReduced, layout::kError, layout::kAnalysis})
+  for (const std::string& group :
+       {layout::kOutputs, layout::kSnapshots, layout::kReduction, layout::kReduced, layout::kError,
+        layout::kAnalysis, layout::kParameters, layout::kValidation})
     if (r.exists(group)) walk(group);
 }
 

@@ -105,6 +105,39 @@ namespace mor::experiments::layout {
     "/reduction/rksm_controllability", "group", "RKSM of the controllability Gramian")             \
   X(kReductionRksmObservability, "reduction.rksm_observability", "/reduction/rksm_observability",  \
     "group", "RKSM of the observability Gramian")                                                  \
+  X(kReductionTrainingParameters, "reduction.training_parameters",                                 \
+    "/reduction/training_parameters", "dataset",                                                   \
+    "with [parameters]: k x p, the training points (columns in /parameters/names' order)")         \
+  X(kReductionAffine, "reduction.affine", "/reduction/affine", "group",                            \
+    "with [parameters]: the reduced affine terms M_i, D_i, K_i (r x r) of M_r(mu) = sum theta_i(mu) " \
+    "M_i, with attributes scale and factors (theta_i = scale times the product of the named "      \
+    "parameters, e.g. \"beta*k_l\"), and the force coefficient's (force_scale, force_factors)")      \
+  X(kParameters, "parameters", "/parameters", "group",                                             \
+    "with [parameters]: the domain; attribute reference (the run's own point, the center)")        \
+  X(kParametersNames, "parameters.names", "/parameters/names", "dataset",                          \
+    "p: the parameter names, sorted (the column order of every k x p table)")                      \
+  X(kParametersMin, "parameters.min", "/parameters/min", "dataset", "p: the lower bounds")        \
+  X(kParametersMax, "parameters.max", "/parameters/max", "dataset", "p: the upper bounds")        \
+  X(kParametersLog, "parameters.log", "/parameters/log", "dataset",                                \
+    "p: 1 for a log scale, 0 for a linear one")                                                    \
+  X(kParametersReference, "parameters.reference", "/parameters/reference", "dataset",             \
+    "p: the point of the run's own full and reduced simulations (the domain's center)")           \
+  X(kValidation, "validation", "/validation", "group",                                             \
+    "with [parameters]: the parametric reduced model at unseen points on [input]; attributes "     \
+    "max and median of output_error, seed")                                                        \
+  X(kValidationParameterNames, "validation.parameter_names", "/validation/parameter_names",        \
+    "dataset", "p: the parameter names, sorted")                                                   \
+  X(kValidationParameters, "validation.parameters", "/validation/parameters", "dataset",           \
+    "k x p: the validation points (columns in parameter_names' order)")                            \
+  X(kValidationOutputError, "validation.output_error", "/validation/output_error", "dataset",      \
+    "k: ||y - y_r||_2 / ||y||_2 over all output samples at each point (as /error relative_l2)")    \
+  X(kValidationFullStep, "validation.full_step_s", "/validation/full_step_s", "dataset",           \
+    "k: the full model's seconds per step at each point")                                          \
+  X(kValidationReducedStep, "validation.reduced_step_s", "/validation/reduced_step_s", "dataset",  \
+    "k: the reduced model's seconds per step at each point (its evaluation at the point not "      \
+    "included)")                                                                                   \
+  X(kValidationEvaluation, "validation.evaluation_s", "/validation/evaluation_s", "dataset",       \
+    "k: seconds of the parametric reduced model's evaluation at each point")                       \
   X(kReduced, "reduced", "/reduced", "group",                                                      \
     "the reduced model's run: attributes r, integration_s (multibody: relative_output_error)")     \
   X(kReducedOutputsY, "reduced.outputs.y", "/reduced/outputs/y", "dataset",                        \

@@ -91,6 +91,23 @@ void print_run_summary(const ExperimentConfig& c, const RunSummary& s,
     print_figures(c, s, SummaryLine::error, "\n  error     ", out);
     std::fprintf(out, "\n");
   }
+  if (s.validation) {
+    const auto& v = *s.validation;
+    std::string domain;
+    for (const Parameter& p : c.parameters.parameters())
+      domain += detail::concat(domain.empty() ? "" : ", ", p.name, " in [", p.min, ", ", p.max, "]",
+                               p.log ? " (log)" : "");
+    std::fprintf(out, "  domain    %s: %lld training points; the runs above at %s\n",
+                 domain.c_str(), ll(v.training_points),
+                 c.parameters.describe(c.parameters.center()).c_str());
+    std::fprintf(out,
+                 "  validated %lld unseen points on [input]: relative output error max %.3g, "
+                 "median %.3g; per step %.3g us reduced, %.3g us full (%.3gx), evaluation at a "
+                 "point %.3g us\n",
+                 ll(v.points), v.max_error, v.median_error, 1e6 * v.reduced_step_s,
+                 1e6 * v.full_step_s, v.reduced_step_s > 0 ? v.full_step_s / v.reduced_step_s : 0.0,
+                 1e6 * v.evaluation_s);
+  }
   if (!s.model_figures.empty()) {
     std::fprintf(out, "  checks   ");
     const char* sep = " ";

@@ -32,6 +32,7 @@ void pod_keys(O& o, V& v) {
   v(Key{"compare_orders", "", "further orders from the same nested basis, for /error_vs_r"},
     o.training.compare_orders);
   v(Key{"store_bases", "", "write V (N x r) to the results file"}, o.training.store_bases);
+  parametric_training_keys(o.training.parametric, v);
 }
 
 bool has_field(const PodReductionOptions& o, PodSnapshotField f) {
@@ -45,12 +46,16 @@ constexpr const char* kNonlinearKeys[] = {"nonlinear", "deim_method", "deim_orde
 class PodMethod final : public ProjectionMethod {
  public:
   PodMethod(PodReductionOptions o, std::vector<std::string> nonlinear_keys_given,
-            bool snapshots_given)
+            std::vector<std::string> parametric_keys_given, bool snapshots_given)
       : o_(std::move(o)),
         nonlinear_keys_given_(std::move(nonlinear_keys_given)),
+        parametric_keys_given_(std::move(parametric_keys_given)),
         snapshots_given_(snapshots_given) {}
   std::string_view name() const override { return "pod"; }
   Index order() const override { return o_.order; }
+  /// A network kind with parameters (the chain, the lattice): the POD of the snapshots at every
+  /// training point, the hyper-reduction trained on their forces.
+  bool parametric_for(const ModelSpec& model) const override { return model.projectable(); }
   const ProjectionTrainingOptions& training() const override { return o_.training; }
   void write_toml(std::ostream& os) const override {
     KeyWriter w(os);
@@ -64,6 +69,17 @@ class PodMethod final : public ProjectionMethod {
   }
   void check(const ExperimentConfig& c, const std::string& where) const override {
     const ModelSpec& m = *c.model;
+    for (const auto& key : parametric_keys_given_)
+      require(!c.parameters.empty(), where, ": reduction.", key,
+              " chooses the training points of a parametric reduced model: it needs "
+              "[parameters]");
+    if (!c.parameters.empty()) {
+      require(o_.training.training_files.empty(), where,
+              ": reduction.training_files hold snapshots at one parameter; a parametric "
+              "reduction trains on its own runs at its training points: leave it out");
+      require(o_.training.compare_orders.empty(), where,
+              ": reduction.compare_orders is not available with [parameters]");
+    }
     const bool first_order = m.first_order();
     const bool x_asked = has_field(o_, PodSnapshotField::x);
     if (first_order)
@@ -99,7 +115,9 @@ class PodMethod final : public ProjectionMethod {
   }
   double estimate_seconds(const ExperimentConfig& c, double full_seconds) const override {
     const double N = static_cast<double>(c.model_size());
-    const double runs = static_cast<double>(c.training.size());
+    const double points =
+        c.parameters.empty() ? 1.0 : static_cast<double>(o_.training.parametric.parameter_samples);
+    const double runs = static_cast<double>(c.training.size()) * points;
     const double steps = static_cast<double>(step_count(c.integrator));
     const double snapshots =
         runs * steps / static_cast<double>(std::max<Index>(1, o_.training.training_stride));
@@ -136,6 +154,7 @@ class PodMethod final : public ProjectionMethod {
   }
   PodReductionOptions o_;
   std::vector<std::string> nonlinear_keys_given_;
+  std::vector<std::string> parametric_keys_given_;
   bool snapshots_given_ = false;
 };
 
@@ -158,9 +177,15 @@ std::unique_ptr<ReductionMethod> read_pod(TableReader& r, const std::string& sou
   std::vector<std::string> nonlinear_keys_given;
   for (const char* key : kNonlinearKeys)
     if (r.given(key)) nonlinear_keys_given.emplace_back(key);
+  std::vector<std::string> parametric_keys_given;
+  for (const char* key : kParametricTrainingKeys)
+    if (r.given(key)) parametric_keys_given.emplace_back(key);
+  require(o.training.parametric.parameter_samples >= 1, r.where("parameter_samples"),
+          ": reduction.parameter_samples must be >= 1, got ",
+          o.training.parametric.parameter_samples);
   const bool snapshots_given = r.given("pod_snapshots");
   return std::make_unique<PodMethod>(std::move(o), std::move(nonlinear_keys_given),
-                                     snapshots_given);
+                                     std::move(parametric_keys_given), snapshots_given);
 }
 
 void pod_method_keys(std::vector<KeyDoc>& rows) {

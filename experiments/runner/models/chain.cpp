@@ -140,6 +140,17 @@ class ChainSpec final : public ModelSpec {
   std::unique_ptr<FullModel> build(SparseBackend solver) const override {
     return std::make_unique<ChainFullModel>(p_, solver);
   }
+  std::string parameter_refusal(const std::string& name) const override {
+    return spring_parameter_refusal(name, p_.damping);
+  }
+  std::shared_ptr<const ModelSpec> at(const ParameterDomain& domain,
+                                      const Vector& mu) const override {
+    return std::make_shared<ChainSpec>(spring_model_at(p_, domain, mu));
+  }
+  ParametricNetwork parametric_network(const ParameterDomain& domain) const override {
+    return spring_parametric_network(MassSpringChain(spring_unit_model(p_)).network(),
+                                     spring_constants(p_), domain);
+  }
 
  private:
   ChainParameters p_;

@@ -66,6 +66,17 @@ class LatticeSpec final : public ModelSpec {
   std::unique_ptr<FullModel> build(SparseBackend solver) const override {
     return std::make_unique<NetworkFullModel>(net(), solver);
   }
+  std::string parameter_refusal(const std::string& name) const override {
+    return spring_parameter_refusal(name, p_.damping);
+  }
+  std::shared_ptr<const ModelSpec> at(const ParameterDomain& domain,
+                                      const Vector& mu) const override {
+    return std::make_shared<LatticeSpec>(spring_model_at(p_, domain, mu));
+  }
+  ParametricNetwork parametric_network(const ParameterDomain& domain) const override {
+    return spring_parametric_network(lattice_network(spring_unit_model(p_)), spring_constants(p_),
+                                     domain);
+  }
 
  private:
   static ModelStructure structure_of(const LatticeParameters& p) {

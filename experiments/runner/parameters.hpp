@@ -1,0 +1,83 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// A parametric experiment's tables: [parameters] (the parameter domain, src/systems/
+// parametric.hpp), [validation] (the unseen points the parametric reduced model is checked at),
+// and the training keys of a parametric reduction in [reduction]. Read once, declared once.
+//
+//   [parameters]
+//   k_n = { min = 0.5, max = 4.0 }                  # scale = "linear" (the default)
+//   d   = { min = 0.2, max = 2.0, scale = "log" }   # sampled uniformly in log d
+//
+// Each name is a [model] key the model's operators are affine in (ModelSpec::parameter_refusal
+// says which); a key may not be both in [model] and in [parameters].
+#pragma once
+
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+#include "experiments/runner/keys.hpp"
+#include "experiments/runner/toml_reader.hpp"
+#include "src/systems/parametric.hpp"
+
+namespace mor::experiments {
+
+/// How a parametric reduction chooses the parameters of its full training runs.
+enum class ParametricSampling {
+  all,  ///< every training point: one POD of the snapshots of all of them
+};
+inline constexpr Choice<ParametricSampling> kParametricSamplings[] = {
+    {"all", ParametricSampling::all}};
+
+/// The training keys of a parametric reduction ([reduction], with [parameters]).
+struct ParametricTraining {
+  Index parameter_samples = 16;  ///< training points, seeded, uniform in each parameter's scale
+  Index parameter_seed = 1;
+  ParametricSampling sampling = ParametricSampling::all;
+};
+
+template <class O, class V>
+void parametric_training_keys(O& o, V& v) {
+  v(Key{"parameter_samples", "",
+        "with [parameters]: the number of training points, drawn uniformly in each parameter's "
+        "scale"},
+    o.parameter_samples);
+  v(Key{"parameter_seed", "", "with [parameters]: the seed of the training points"},
+    o.parameter_seed);
+  v.choice(Key{"sampling", "",
+               "with [parameters]: all (the full model runs at every training point, one POD of "
+               "all their snapshots)"},
+           o.sampling, kParametricSamplings);
+}
+/// The names of parametric_training_keys (to refuse them without [parameters]).
+inline constexpr const char* kParametricTrainingKeys[] = {"parameter_samples", "parameter_seed",
+                                                          "sampling"};
+
+/// [validation]: the unseen parameters of a parametric experiment.
+struct ValidationTable {
+  Index parameter_samples = 20;  ///< validation points, never used in training
+  Index parameter_seed = 2;
+
+  template <class V>
+  void visit_keys(V& v) {
+    v(Key{"parameter_samples", "",
+          "points of [parameters]' domain, drawn uniformly in each parameter's scale, where the "
+          "full and the parametric reduced model run on [input]"},
+      parameter_samples);
+    v(Key{"parameter_seed", "",
+          "the seed of the validation points (a seed other than reduction.parameter_seed gives "
+          "points never used in training)"},
+      parameter_seed);
+  }
+};
+
+/// [parameters] (nullptr: none, an empty domain): each key a table { min, max, scale }.
+/// @throws InvalidArgument naming the file, the line, the parameter and the value (a missing or
+///         non-numeric bound, an unknown scale or sub-key, an empty or inverted range, non-finite
+///         bounds, a log scale with min <= 0).
+ParameterDomain read_parameters(const toml::table* table, const std::string& source);
+/// [parameters] as TOML lines (nothing for an empty domain), with its header.
+void write_parameters(std::ostream& os, const ParameterDomain& domain);
+/// The reference rows of [parameters].
+void parameter_key_rows(std::vector<KeyDoc>& rows);
+
+}  // namespace mor::experiments

@@ -1,0 +1,129 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "experiments/runner/parametric_run.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "experiments/runner/model_kind.hpp"
+#include "experiments/runner/pipeline.hpp"
+#include "experiments/runner/results_layout.hpp"
+#include "src/core/errors.hpp"
+#include "src/core/timing.hpp"
+
+namespace mor::experiments {
+
+using detail::concat;
+
+namespace {
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0.0;
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+}  // namespace
+
+void record_parameters(const ExperimentConfig& c, io::ResultsWriter& out) {
+  const ParameterDomain& d = c.parameters;
+  out.create_group(layout::kParameters);
+  out.write_strings(layout::kParametersNames, d.names());
+  Vector lo(d.size()), hi(d.size()), log(d.size());
+  for (Index j = 0; j < d.size(); ++j) {
+    const Parameter& p = d.parameters()[static_cast<std::size_t>(j)];
+    lo[j] = p.min;
+    hi[j] = p.max;
+    log[j] = p.log ? 1.0 : 0.0;
+  }
+  out.write_vector(layout::kParametersMin, lo);
+  out.write_vector(layout::kParametersMax, hi);
+  out.write_vector(layout::kParametersLog, log);
+  out.write_vector(layout::kParametersReference, d.center());
+}
+
+RunSummary::Validation validate_parametric(const ExperimentConfig& c,
+                                           const ParametricProjectedModel& model,
+                                           const Signal& input, io::ResultsWriter& out,
+                                           const std::atomic<bool>* stop) {
+  const ParameterDomain& d = c.parameters;
+  const Matrix X = d.sample(c.validation_samples, static_cast<std::uint64_t>(c.validation_seed));
+  const Index k = X.rows();
+  IntegratorOptions o = c.integrator;
+  o.stop_requested = stop;
+  const double steps = static_cast<double>(std::max<Index>(1, step_count(o)));
+  Vector error(k), full_step(k), reduced_step(k), evaluation(k);
+  for (Index i = 0; i < k; ++i) {
+    const Vector mu = X.row(i).transpose();
+    const std::string at = d.describe(mu);
+    progress_note(concat(c.name, ": validation point ", i + 1, "/", k, " (", at, ")"));
+    // The full model at mu.
+    const std::unique_ptr<FullModel> full = c.model->at(d, mu)->build(c.solver);
+    std::vector<double> y;
+    Vector yk(full->n_outputs());
+    ProgressReporter progress(concat(c.name, ": validation ", i + 1, "/", k),
+                              g_progress_enabled.load());
+    IntegrationStats fs;
+    try {
+      fs = simulate_full_step(
+          *full, input, o,
+          [&](Index, double, const Vector& q, const Vector& v, const Vector& u) {
+            full->output(q, v, u, yk);
+            y.insert(y.end(), yk.begin(), yk.end());
+          },
+          &progress);
+    } catch (const NumericalError& e) {
+      throw NumericalError(concat("validation run of the full model at ", at, ": ", e.what()));
+    }
+    // The reduced model evaluated at mu, on the same output steps.
+    const auto t0 = Clock::now();
+    const ProjectedModel reduced = model.at(mu);
+    evaluation[i] = seconds_since(t0);
+    std::vector<double> y_r;
+    y_r.reserve(y.size());
+    Vector yr;
+    const IntegrationStats rs = simulate_reduced_step(
+        reduced, input, o,
+        [&](Index, double, const Vector& q, const Vector& v, const Vector&) {
+          reduced.output(q, v, yr);
+          y_r.insert(y_r.end(), yr.begin(), yr.end());
+        },
+        concat("validation at ", at));
+    require(y_r.size() == y.size(), "internal: validation at ", at, ": ", y.size(), " full and ",
+            y_r.size(), " reduced output values");
+    double e2 = 0, y2 = 0;
+    for (std::size_t j = 0; j < y.size(); ++j) {
+      e2 += (y[j] - y_r[j]) * (y[j] - y_r[j]);
+      y2 += y[j] * y[j];
+    }
+    error[i] = y2 > 0 ? std::sqrt(e2 / y2) : std::sqrt(e2);
+    full_step[i] = fs.seconds / steps;
+    reduced_step[i] = rs.seconds / steps;
+  }
+  out.create_group(layout::kValidation);
+  out.write_strings(layout::kValidationParameterNames, d.names());
+  out.write_matrix(layout::kValidationParameters, X);
+  out.write_vector(layout::kValidationOutputError, error);
+  out.write_vector(layout::kValidationFullStep, full_step);
+  out.write_vector(layout::kValidationReducedStep, reduced_step);
+  out.write_vector(layout::kValidationEvaluation, evaluation);
+  RunSummary::Validation v;
+  v.points = k;
+  if (k > 0) {
+    v.max_error = error.maxCoeff();
+    v.median_error = median({error.begin(), error.end()});
+    v.full_step_s = median({full_step.begin(), full_step.end()});
+    v.reduced_step_s = median({reduced_step.begin(), reduced_step.end()});
+    v.evaluation_s = median({evaluation.begin(), evaluation.end()});
+  }
+  out.set_attribute(layout::kValidation, "points", static_cast<std::int64_t>(k));
+  out.set_attribute(layout::kValidation, "seed", static_cast<std::int64_t>(c.validation_seed));
+  out.set_attribute(layout::kValidation, "max_output_error", v.max_error);
+  out.set_attribute(layout::kValidation, "median_output_error", v.median_error);
+  return v;
+}
+
+}  // namespace mor::experiments

@@ -1,0 +1,29 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// The validation of a parametric reduced model (reduction/parametric_model.hpp) at unseen
+// parameters: at each point of [validation], the full model at that point and the parametric
+// reduced model evaluated there both run on the experiment's [input]; /validation records the
+// points, the relative output errors and the costs per step (results_layout.hpp).
+#pragma once
+
+#include <atomic>
+
+#include "experiments/runner/config.hpp"
+#include "experiments/runner/experiment.hpp"
+#include "reduction/parametric_model.hpp"
+#include "src/io/results.hpp"
+#include "src/signals/signal.hpp"
+
+namespace mor::experiments {
+
+/// /parameters: the domain of c and the run's own point (its center).
+void record_parameters(const ExperimentConfig& c, io::ResultsWriter& out);
+
+/// Runs the full and the reduced model at c.validation_samples points (seed c.validation_seed)
+/// and writes /validation into out. Polls *stop between and inside the runs.
+/// @throws NumericalError naming the point if a run diverges; Interrupted.
+RunSummary::Validation validate_parametric(const ExperimentConfig& c,
+                                           const ParametricProjectedModel& model,
+                                           const Signal& input, io::ResultsWriter& out,
+                                           const std::atomic<bool>* stop);
+
+}  // namespace mor::experiments
