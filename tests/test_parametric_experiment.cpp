@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "experiments/runner/experiment.hpp"
+#include "experiments/runner/experiment_keys.hpp"
 #include "experiments/runner/results_layout.hpp"
 #include "src/core/errors.hpp"
 #include "src/io/results.hpp"
@@ -177,6 +178,24 @@ TEST_F(ParametricExperiment, RefusalsNameTheKeyAndTheValue) {
   EXPECT_NE(message_of_parse(plain, dir_, {"validation.parameter_samples = 4"})
                 .find("needs [parameters]"),
             std::string::npos);
+}
+
+TEST_F(ParametricExperiment, EveryDocumentedParametricKeyIsRead) {
+  int checked = 0;
+  for (const KeyDoc& r : experiment_key_reference()) {
+    std::string override;
+    if (r.table == "validation" || (r.table == "reduction" && r.name.rfind("parameter_", 0) == 0) ||
+        r.name == "sampling")
+      override = r.table + "." + r.name + " = " + r.default_value;
+    else if (r.table == "parameters" && r.name == "<name>.scale")
+      override = "parameters.k_n = { min = 0.5, max = 4.0, scale = " + r.default_value + " }";
+    else
+      continue;
+    ++checked;
+    EXPECT_NO_THROW((void)parse_experiment(kParametric, "p.toml", dir_, {override})) << override;
+  }
+  EXPECT_EQ(checked, 6);  // validation: 2; reduction: parameter_samples, parameter_seed,
+                          // sampling; parameters: <name>.scale
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include "reduction/deim.hpp"
 #include "reduction/ecsw.hpp"
 #include "reduction/galerkin.hpp"
+#include "reduction/incremental_svd.hpp"
 #include "reduction/pod.hpp"
 #include "src/core/errors.hpp"
 #include "src/core/progress.hpp"
@@ -20,24 +21,35 @@ namespace {
 
 using detail::concat;
 
-/// Snapshot columns appended into spare capacity (geometric growth).
+/// Snapshot columns appended into spare capacity (geometric growth); or, with max_rank > 0,
+/// compressed as they come by an incremental SVD (reduction/incremental_svd.hpp) to at most
+/// max_rank columns U S whose POD is that of all the snapshots (a parametric training's many
+/// runs: memory n max_rank, not n times the snapshots).
 class SnapshotBuffer {
  public:
-  explicit SnapshotBuffer(Index n) : X_(n, 0) {}
+  explicit SnapshotBuffer(Index n, Index max_rank = 0) : X_(n, 0) {
+    if (n > 0 && max_rank > 0) svd_.emplace(n, max_rank);
+  }
   void append(const Vector& x) {
+    ++count_;
+    if (svd_) return svd_->append(x);
     if (used_ == X_.cols())
       X_.conservativeResize(Eigen::NoChange, std::max<Index>(64, X_.cols() + X_.cols() / 2));
     X_.col(used_++) = x;
   }
-  Index cols() const { return used_; }
+  /// The snapshots appended.
+  Index count() const { return count_; }
+  /// The snapshots (or their compression U S).
   Matrix take() {
+    if (svd_) return svd_->compressed();
     X_.conservativeResize(Eigen::NoChange, used_);
     return std::move(X_);
   }
 
  private:
   Matrix X_;
-  Index used_ = 0;
+  Index used_ = 0, count_ = 0;
+  std::optional<IncrementalSvd> svd_;
 };
 
 /// What the second snapshot matrix G holds, of the positions of the training runs: the nodal
@@ -50,7 +62,14 @@ enum class ForceSnapshots { none, nodal, elements, positions };
 /// models only; see ForceSnapshots), of the [[training]] runs and the training files.
 struct TrainingData {
   Matrix Q, G;
+  Index snapshots = 0;  ///< snapshots taken (Q and G may hold their compression)
   double seconds = 0;
+};
+
+/// Columns the incremental SVD keeps of the state (q_rank) and force (g_rank) snapshots: 0 for
+/// none (every snapshot kept), as without [parameters].
+struct SnapshotCompression {
+  Index q_rank = 0, g_rank = 0;
 };
 
 /// Which snapshots of the state Q holds (keep_positions: any).
@@ -63,7 +82,7 @@ struct StateSnapshots {
 TrainingData collect_training(const ExperimentConfig& c, const ProjectionTrainingOptions& red,
                               const FullModel& model, const Matrix& training_points,
                               StateSnapshots fields, ForceSnapshots kind,
-                              const std::atomic<bool>* stop) {
+                              SnapshotCompression compression, const std::atomic<bool>* stop) {
   const bool keep_positions = fields.keep_positions;
   const Index N = model.n();
   const bool nonlinear = !model.is_linear() && kind != ForceSnapshots::none;
@@ -75,7 +94,9 @@ TrainingData collect_training(const ExperimentConfig& c, const ProjectionTrainin
   const Index force_rows = elements ? net->n_elements() : N;
   const auto t0 = Clock::now();
   const bool with_p = fields.with_p, with_v = fields.with_v;
-  SnapshotBuffer Q(keep_positions ? N : 0), G(nonlinear ? force_rows : 0);
+  // ECSW trains on the positions themselves (its force is nonlinear in them): never compressed.
+  SnapshotBuffer Q(keep_positions ? N : 0, compression.q_rank),
+      G(nonlinear ? force_rows : 0, positions ? 0 : compression.g_rank);
   Vector g(force_rows);
   // A first-order model's state x is v (q is its time integral): its snapshots are x alone.
   const bool first_order = model.first_order();
@@ -154,6 +175,7 @@ TrainingData collect_training(const ExperimentConfig& c, const ProjectionTrainin
     }
   }
   TrainingData data;
+  data.snapshots = std::max(Q.count(), G.count());
   data.Q = Q.take();
   data.G = G.take();
   data.seconds = seconds_since(t0);
@@ -386,8 +408,18 @@ ProjectionReduction reduce_by_projection(const ExperimentConfig& c,
         c.parameters.sample(red.parametric.parameter_samples, red.parametric.parameter_seed);
   TrainingData training;
   if (positions || use_deim || use_ecsw) {
-    training = collect_training(c, red, model, result.training_points, fields, force_kind, stop);
-    result.training_snapshots = std::max(training.Q.cols(), training.G.cols());
+    SnapshotCompression compression;
+    if (!c.parameters.empty()) {
+      // Enough columns that the leading r (and m) singular vectors of all the snapshots are
+      // resolved: four times the order (twice the DEIM points), at least 100.
+      const Index r_hint =
+          std::max(c.reduction->order() > 0 ? c.reduction->order() : Index{100}, compare_max);
+      const Index m_hint = red.deim_order > 0 ? red.deim_order : 2 * r_hint;
+      compression = {std::max<Index>(4 * r_hint, 100), std::max<Index>(2 * m_hint, 100)};
+    }
+    training = collect_training(c, red, model, result.training_points, fields, force_kind,
+                                compression, stop);
+    result.training_snapshots = training.snapshots;
     require(result.training_snapshots > 0, "reduction.method = \"", method,
             "\": the training data hold no snapshots");
     summary.stages.emplace_back("snapshots_s", training.seconds);
@@ -488,7 +520,7 @@ ReducedModel reduce_linear_by_pod(const ExperimentConfig& c, const PodReductionO
   // 1. Snapshots of the state x (first order) or of q (and v) (second order).
   TrainingData training =
       collect_training(c, red.training, model, Matrix(), snapshot_fields(red.pod_snapshots),
-                       ForceSnapshots::none, stop);
+                       ForceSnapshots::none, {}, stop);
   require(training.Q.cols() > 0, "reduction.method = \"pod\": the training data hold no snapshots");
   summary.stages.emplace_back("snapshots_s", training.seconds);
 
