@@ -26,6 +26,7 @@
 #include "experiments/runner/method.hpp"
 #include "experiments/runner/model_kind.hpp"
 #include "experiments/runner/parameters.hpp"
+#include "experiments/runner/parametric_run.hpp"
 #include "experiments/runner/projection_run.hpp"
 #include "experiments/runner/reduction_run.hpp"
 #include "experiments/runner/results_layout.hpp"
@@ -211,30 +212,8 @@ void read_parametric_tables(const toml::table* parameters, const toml::table* va
                             const std::string& source, const std::filesystem::path& base_dir,
                             ExperimentConfig& c) {
   c.parameters = read_parameters(parameters, source);
-  for (const Parameter& p : c.parameters.parameters()) {
-    const toml::node* n = parameters->get(p.name);
-    const std::string why = spec.parameter_refusal(p.name);
-    require(why.empty(), located(source, *n), ": parameters.", p.name,
-            " cannot be a parameter: ", why);
-    require(model_table == nullptr || !model_table->contains(p.name), located(source, *n), ": ",
-            p.name, " is given both in [model] (", p.name,
-            " = a value) and in [parameters] (a range): keep one");
-  }
+  check_parameters(spec, c.parameters, parameters, model_table, source);
   const Index p = c.parameters.size();
-  require(p <= 16, source, ": [parameters] names ", p, " parameters, at most 16 are supported");
-  for (Index v = 0; v < (Index{1} << p) && p > 0; ++v) {
-    Vector mu(p);
-    for (Index j = 0; j < p; ++j) {
-      const Parameter& q = c.parameters.parameters()[static_cast<std::size_t>(j)];
-      mu[j] = ((v >> j) & 1) ? q.max : q.min;
-    }
-    try {
-      (void)spec.at(c.parameters, mu);
-    } catch (const InvalidArgument& e) {
-      throw InvalidArgument(concat(located(source, *parameters), ": the model at the corner ",
-                                   c.parameters.describe(mu), " of [parameters]: ", e.what()));
-    }
-  }
   TableReader r(validation, "validation", source);
   ValidationTable t;
   KeyReader reader(r, "validation", base_dir);

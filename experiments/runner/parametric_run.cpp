@@ -28,6 +28,39 @@ double median(std::vector<double> v) {
 
 }  // namespace
 
+void check_parameters(const ModelSpec& spec, const ParameterDomain& domain,
+                      const toml::table* where, const toml::table* model_table,
+                      const std::string& source) {
+  auto at = [&](const std::string& name) {
+    const toml::node* n = where != nullptr ? where->get(name) : nullptr;
+    return n != nullptr ? located(source, *n) : source;
+  };
+  for (const Parameter& p : domain.parameters()) {
+    const std::string why = spec.parameter_refusal(p.name);
+    require(why.empty(), at(p.name), ": parameters.", p.name, " cannot be a parameter: ", why);
+    require(model_table == nullptr || !model_table->contains(p.name), at(p.name), ": ", p.name,
+            " is given both in [model] (", p.name,
+            " = a value) and in [parameters] (a range): "
+            "keep one");
+  }
+  const Index np = domain.size();
+  require(np <= 16, source, ": [parameters] names ", np, " parameters, at most 16 are supported");
+  for (Index v = 0; v < (Index{1} << np) && np > 0; ++v) {
+    Vector mu(np);
+    for (Index j = 0; j < np; ++j) {
+      const Parameter& q = domain.parameters()[static_cast<std::size_t>(j)];
+      mu[j] = ((v >> j) & 1) ? q.max : q.min;
+    }
+    try {
+      (void)spec.at(domain, mu);
+    } catch (const InvalidArgument& e) {
+      throw InvalidArgument(concat(where != nullptr ? located(source, *where) : source,
+                                   ": the model at the corner ", domain.describe(mu),
+                                   " of [parameters]: ", e.what()));
+    }
+  }
+}
+
 void record_parameters(const ExperimentConfig& c, io::ResultsWriter& out) {
   const ParameterDomain& d = c.parameters;
   out.create_group(layout::kParameters);

@@ -9,11 +9,21 @@
 
 #include "experiments/runner/config.hpp"
 #include "experiments/runner/experiment.hpp"
+#include "experiments/runner/toml_reader.hpp"
 #include "reduction/parametric_model.hpp"
 #include "src/io/results.hpp"
 #include "src/signals/signal.hpp"
 
 namespace mor::experiments {
+
+/// The parameters of `domain` against the model `spec`: each a key the model's operators are
+/// affine in (ModelSpec::parameter_refusal) and not given in [model] (model_table, or nullptr),
+/// at most 16, the model valid at every corner of the box (its keys' bounds are then met inside:
+/// each bound is on one key). `where` (the [parameters] table, or nullptr) locates messages.
+/// @throws InvalidArgument naming the parameter, the value and the reason.
+void check_parameters(const ModelSpec& spec, const ParameterDomain& domain,
+                      const toml::table* where, const toml::table* model_table,
+                      const std::string& source);
 
 /// /parameters: the domain of c and the run's own point (its center).
 void record_parameters(const ExperimentConfig& c, io::ResultsWriter& out);

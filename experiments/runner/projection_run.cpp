@@ -88,6 +88,7 @@ TrainingData collect_training(const ExperimentConfig& c, const ProjectionTrainin
   const bool nonlinear = !model.is_linear() && kind != ForceSnapshots::none;
   const bool elements = kind == ForceSnapshots::elements;
   const bool positions = kind == ForceSnapshots::positions;
+  // The force of the model the snapshots are of (with [parameters], each training point's own).
   const NetworkOperators* net = model.network_operators();
   require(!nonlinear || net != nullptr,
           "internal: force snapshots of a model without the network structure");
@@ -122,6 +123,7 @@ TrainingData collect_training(const ExperimentConfig& c, const ProjectionTrainin
     const Vector mu = c.parameters.empty() ? Vector() : Vector(training_points.row(j).transpose());
     const std::unique_ptr<FullModel> full =
         (c.parameters.empty() ? c.model : c.model->at(c.parameters, mu))->build(c.solver);
+    if (nonlinear && !c.parameters.empty()) net = full->network_operators();  // its k_n
     const std::string at = c.parameters.empty() ? "" : concat(" at ", c.parameters.describe(mu));
     IntegratorOptions run = c.integrator;
     run.observe_stride = red.training_stride;
@@ -148,6 +150,7 @@ TrainingData collect_training(const ExperimentConfig& c, const ProjectionTrainin
       }
     }
   }
+  net = model.network_operators();  // not the training points' models, which are gone
   for (const auto& file : red.training_files) {
     const io::ResultsReader reader(file);
     if (first_order) {
@@ -379,7 +382,12 @@ PodResult pod_basis_and_record(const PodReductionOptions& red, const Matrix& Q, 
 ProjectionReduction reduce_by_projection(const ExperimentConfig& c,
                                          const ProjectionTrainingOptions& red,
                                          const ProjectionBasisMethod& basis_method,
-                                         const FullModel& model, const std::atomic<bool>* stop) {
+                                         const FullModel& given, const std::atomic<bool>* stop) {
+  // With [parameters] the projections are of the model at the domain's center, the parametric
+  // model's reference (whatever point the caller's model is at).
+  std::unique_ptr<FullModel> center;
+  if (!c.parameters.empty()) center = c.run_model()->build(c.solver);
+  const FullModel& model = center ? *center : given;
   const std::string method(basis_method.name());
   const StateSnapshots fields = snapshot_fields(basis_method.state_snapshots());
   const bool positions = fields.keep_positions;

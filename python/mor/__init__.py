@@ -52,14 +52,22 @@ def SecondOrderModel(M, D, K, B, Cp=None, Cv=None):
     return _mor.second_order_model(M, D, K, B, Cp, Cv)
 
 
-def model(kind, **keys):
-    """A model of a registered kind (mor.model_kinds()), its [model] keys as keyword arguments."""
-    return _mor.model(kind, keys)
+def model(kind, *, parameters=None, **keys):
+    """A model of a registered kind (mor.model_kinds()), its [model] keys as keyword arguments.
+
+    parameters (the [parameters] table of experiment files, docs/methods/parametric.md) makes it
+    a family over some of its keys: {"k_n": (0.5, 4.0), "d": (0.2, 2.0, "log")}, each a range
+    (min, max) or (min, max, scale), scale "linear" or "log". mor.reduce of such a model returns
+    one reduced model for the whole box; rom.at(k_n=1.7, d=0.9) is the reduced model at a point.
+    A key may not be both a keyword and a parameter; size keys (N, nx, ny) are never parameters.
+    """
+    return _mor.model(kind, keys, parameters)
 
 
-def Chain(**keys):
-    """The mass-spring-damper chain (model kind "mass_spring_chain"): mor.Chain(N=1000, k_n=0)."""
-    return _mor.model("mass_spring_chain", keys)
+def Chain(*, parameters=None, **keys):
+    """The mass-spring-damper chain (model kind "mass_spring_chain"): mor.Chain(N=1000, k_n=0);
+    parameters as for mor.model: mor.Chain(N=10000, parameters={"k_n": (0.5, 4.0)})."""
+    return _mor.model("mass_spring_chain", keys, parameters)
 
 
 def _index(x, name):

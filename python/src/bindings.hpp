@@ -60,6 +60,12 @@ struct Model {
   std::shared_ptr<experiments::ProjectionReduction> projected_rom;
   std::shared_ptr<FullModel> projected_full;
   std::optional<ReductionRecord> reduction;
+  /// A parametric full model (mor.Chain(..., parameters=...)): the domain of its parameters
+  /// ([parameters]); empty for a model at one point. A parametric reduced model holds its domain
+  /// in projected_rom->parametric.
+  ParameterDomain parameters;
+  /// A reduced model that rom.at(...) evaluated: the point, in its domain's order.
+  std::optional<Vector> point;
 
   /// The linear system (InvalidArgument naming the model if it is not linear).
   std::shared_ptr<const LinearSystem> linear_system() const;

@@ -120,6 +120,7 @@ std::shared_ptr<ExperimentConfig> experiment_of(const Model& model,
   c->name = source;
   c->source = source;
   c->model = model.spec;
+  c->parameters = model.parameters;  // a parametric model: one reduced model for its domain
   c->reduction = std::move(method);
   if (model.spec->first_order()) c->snapshot_fields = {"x"};
   with_clean_messages([&] {
@@ -523,6 +524,10 @@ py::tuple simulate(const std::shared_ptr<Model>& model, py::object u, double t_e
   check_run(c, kept(0));
   const Index steps = step_count(o);
   std::shared_ptr<FullModel> full;
+  require(model->parameters.empty(), source,
+          ": this model is a family over its parameters; simulate the model at a point (the "
+          "same keys with values, e.g. mor.Chain(N=..., k_n=1.7)) or a parametric reduced "
+          "model's rom.at(...)");
   if (!model->projected_rom) full = model->spec->build(SparseBackend::cholmod);
   const ProjectedModel* rom =
       model->projected_rom ? model->projected_rom->main.model.get() : nullptr;

@@ -45,6 +45,9 @@ std::shared_ptr<const ModelSpec> memory_spec(std::shared_ptr<const LinearSystem>
 std::shared_ptr<const LinearSystem> Model::linear_system() const {
   require(!projected_rom, "a projected nonlinear model (reduction.method = \"",
           reduction ? reduction->method : "", "\") is not a linear system");
+  require(parameters.empty(),
+          "a model made with parameters={...} is a family, not one linear system: make it at a "
+          "point (the same keys with values)");
   if (!system) {
     // Compressed storage, so that model.A can be a view of it (kinds may build it otherwise).
     LinearSystem s = spec->linear_system();
@@ -79,6 +82,9 @@ std::unique_ptr<LtiOperator> Model::lti_operator(std::shared_ptr<FullModel>& ful
                                               dense_first->C, dense_first->D);
   require(!projected_rom, "a projected nonlinear model (reduction.method = \"",
           reduction ? reduction->method : "", "\") has no transfer function: simulate it");
+  require(parameters.empty(),
+          "a model made with parameters={...} is a family, not one transfer function: make it "
+          "at a point (the same keys with values)");
   // The operator of the model the program builds (the chain's is matrix-free), from the default
   // sparse solver of [simulation].
   full = spec->build(SparseBackend::cholmod);

@@ -10,6 +10,8 @@
 
 #include "experiments/runner/experiment_keys.hpp"
 #include "experiments/runner/method.hpp"
+#include "experiments/runner/parameters.hpp"
+#include "experiments/runner/parametric_run.hpp"
 #include "experiments/runner/toml_reader.hpp"
 #include "python/src/bindings.hpp"
 #include "python/src/compute.hpp"
@@ -64,7 +66,8 @@ py::list kinds() {
   return out;
 }
 
-std::shared_ptr<Model> model_of_kind(const std::string& kind, const py::dict& keys) {
+std::shared_ptr<Model> model_of_kind(const std::string& kind, const py::dict& keys,
+                                     const py::object& parameters) {
   const std::string source = "mor.model(\"" + kind + "\")";
   const ModelKindInfo* info = find_model_kind(kind);
   if (!info) {
@@ -76,6 +79,7 @@ std::shared_ptr<Model> model_of_kind(const std::string& kind, const py::dict& ke
                                          near.empty() ? "" : "; did you mean '" + near + "'?"));
   }
   toml::table table = to_toml(keys, source);
+  const toml::table& table_of_keys = table;
   auto m = std::make_shared<Model>();
   m->spec = with_clean_messages([&] {
     TableReader reader(&table, "model", source);
@@ -84,6 +88,36 @@ std::shared_ptr<Model> model_of_kind(const std::string& kind, const py::dict& ke
     reader.finish(" for model.type = \"" + kind + "\"");
     return spec;
   });
+  if (!parameters.is_none()) {
+    // The [parameters] table: name -> (min, max[, scale]) or {min, max[, scale]}.
+    require(py::isinstance<py::dict>(parameters), source,
+            ": parameters must be a dict {name: (min, max) or (min, max, \"log\")}");
+    py::dict table;
+    for (const auto& [name, value] : parameters.cast<py::dict>()) {
+      const std::string key = py::str(name);
+      if (py::isinstance<py::dict>(value)) {
+        table[name] = value;
+        continue;
+      }
+      require(py::isinstance<py::tuple>(value) || py::isinstance<py::list>(value), source,
+              ": parameters[\"", key, "\"] must be (min, max), (min, max, scale) or a dict, got ",
+              std::string(py::repr(value)));
+      const py::sequence seq = value.cast<py::sequence>();
+      require(seq.size() == 2 || seq.size() == 3, source, ": parameters[\"", key,
+              "\"] must be (min, max) or (min, max, scale), got ", std::string(py::repr(value)));
+      py::dict range;
+      range["min"] = seq[0];
+      range["max"] = seq[1];
+      if (seq.size() == 3) range["scale"] = seq[2];
+      table[name] = range;
+    }
+    const toml::table params = to_toml(table, source);
+    m->parameters = with_clean_messages([&] {
+      ParameterDomain d = read_parameters(&params, source);
+      check_parameters(*m->spec, d, &params, &table_of_keys, source);
+      return d;
+    });
+  }
   return m;
 }
 
@@ -220,6 +254,68 @@ py::object matrix(py::object self, const std::string& name) {
       " model has no matrix ", name));
 }
 
+/// The domain of a parametric model or reduced model (nullptr: none).
+const ParameterDomain* domain_of(const Model& m) {
+  if (m.projected_rom && m.projected_rom->parametric) return &m.projected_rom->parametric->domain();
+  return m.parameters.empty() ? nullptr : &m.parameters;
+}
+
+py::object parameters_of(const Model& m) {
+  const ParameterDomain* d = domain_of(m);
+  if (d == nullptr || m.point) return py::none();
+  py::dict out;
+  for (const Parameter& p : d->parameters())
+    out[py::str(p.name)] = py::make_tuple(p.min, p.max, p.log ? "log" : "linear");
+  return out;
+}
+
+py::object point_of(const Model& m) {
+  if (!m.point) return py::none();
+  const ParameterDomain& d = m.projected_rom->parametric->domain();
+  py::dict out;
+  for (Index j = 0; j < d.size(); ++j)
+    out[py::str(d.parameters()[static_cast<std::size_t>(j)].name)] = (*m.point)[j];
+  return out;
+}
+
+std::shared_ptr<Model> reduced_at(const Model& m, const py::kwargs& values) {
+  require(m.projected_rom && m.projected_rom->parametric && !m.point,
+          "rom.at(...) evaluates a parametric reduced model: mor.reduce of a model made with "
+          "parameters={...}, e.g. mor.Chain(N=1000, parameters={\"k_n\": (0.5, 4.0)})");
+  const ParametricProjectedModel& p = *m.projected_rom->parametric;
+  const ParameterDomain& d = p.domain();
+  Vector mu(d.size());
+  std::vector<bool> given(static_cast<std::size_t>(d.size()), false);
+  for (const auto& [name, value] : values) {
+    const std::string key = py::str(name);
+    const Index j = d.index_of(key);
+    require(j >= 0, "rom.at: '", key,
+            "' is not a parameter of this model (its parameters: ", join(d.names()), ")");
+    require(py::isinstance<py::float_>(value) || py::isinstance<py::int_>(value), "rom.at: ", key,
+            " must be a number, got ", std::string(py::repr(value)));
+    mu[j] = value.cast<double>();
+    given[static_cast<std::size_t>(j)] = true;
+  }
+  for (Index j = 0; j < d.size(); ++j)
+    require(given[static_cast<std::size_t>(j)], "rom.at: give every parameter; ",
+            d.parameters()[static_cast<std::size_t>(j)].name,
+            " is missing (parameters: ", join(d.names()), ")");
+  auto rom = std::make_shared<Model>();
+  auto reduction = std::make_shared<experiments::ProjectionReduction>();
+  reduction->main.r = m.projected_rom->main.r;
+  reduction->main.m = m.projected_rom->main.m;
+  reduction->main.ecsw_elements = m.projected_rom->main.ecsw_elements;
+  reduction->main.n_elements = m.projected_rom->main.n_elements;
+  reduction->main.model = std::make_unique<ProjectedModel>(p.at(mu));  // checks the range
+  reduction->parametric = m.projected_rom->parametric;
+  rom->spec = m.spec;
+  rom->projected_rom = std::move(reduction);
+  rom->projected_full = m.projected_full;
+  rom->reduction = m.reduction;
+  rom->point = mu;
+  return rom;
+}
+
 }  // namespace
 
 py::list key_rows(const std::vector<experiments::KeyDoc>& rows) {
@@ -282,6 +378,15 @@ reduced ones.)")
                              [](const Model& m) -> py::object {
                                return m.reduction ? py::object(m.reduction->records) : py::none();
                              })
+      .def_property_readonly("parameters", &parameters_of,
+                             "the parameter domain {name: (min, max, scale)} of a parametric "
+                             "model or reduced model, else None")
+      .def_property_readonly("point", &point_of,
+                             "{name: value}: the parameter of a reduced model rom.at(...) "
+                             "evaluated, else None")
+      .def("at", &reduced_at,
+           "rom.at(k_n=1.7, d=0.9): the parametric reduced model at that parameter (every "
+           "parameter given, inside its range), a plain reduced model; no work of the full size")
       .def(
           "toml",
           [](const Model& m) {
@@ -298,7 +403,8 @@ reduced ones.)")
           py::arg("E") = py::none(), py::arg("D") = py::none());
   mod.def("second_order_model", &second_order_model, py::arg("M"), py::arg("D"), py::arg("K"),
           py::arg("B"), py::arg("Cp") = py::none(), py::arg("Cv") = py::none());
-  mod.def("model", &model_of_kind, py::arg("kind"), py::arg("keys"));
+  mod.def("model", &model_of_kind, py::arg("kind"), py::arg("keys"),
+          py::arg("parameters") = py::none());
   mod.def("reduce", &reduce, py::arg("model"), py::arg("method"), py::arg("keys"),
           py::arg("experiment"));
   mod.def("h2_norm", &h2_norm, py::arg("model"), py::arg("dense_limit"));
