@@ -141,6 +141,34 @@ TEST_F(ParametricExperiment, ValidatesAtUnseenPointsWhereTheFullRunsAreTheModelT
   EXPECT_EQ(back.parameters.names(), c.parameters.names());
 }
 
+TEST_F(ParametricExperiment, TheGreedyRunsTheFullModelOnlyAtThePointsItSelects) {
+  ExperimentConfig c =
+      parse_experiment(kParametric, "p.toml", dir_,
+                       {"reduction.sampling = \"greedy\"", "reduction.parameter_samples = 12",
+                        "reduction.greedy_max_points = 5", "reduction.greedy_batch = 2",
+                        "reduction.greedy_tolerance = 0.0"});
+  c.output = dir_ / "g.h5";
+  const RunSummary s = run_experiment(c);
+  ASSERT_TRUE(s.validation.has_value());
+  const io::ResultsReader r(c.output);
+  const Vector points = r.read_vector(layout::child(layout::kReductionGreedy, "point"));
+  const Vector indicator = r.read_vector(layout::child(layout::kReductionGreedy, "indicator"));
+  const Vector error = r.read_vector(layout::child(layout::kReductionGreedy, "true_error"));
+  // The first point and then batches of two up to the cap of five.
+  ASSERT_EQ(points.size(), 5);
+  EXPECT_EQ(s.validation->selected_points, 5);
+  for (Index i = 0; i < 5; ++i)
+    for (Index j = 0; j < i; ++j) EXPECT_NE(points[i], points[j]) << "selected twice";
+  EXPECT_TRUE(std::isnan(indicator[0]) && std::isnan(error[0]));  // the first: the center's
+  for (Index i = 1; i < 5; ++i) EXPECT_TRUE(std::isfinite(indicator[i]) && indicator[i] > 0);
+  for (Index i = 1; i < 5; ++i) EXPECT_TRUE(std::isfinite(error[i]) && error[i] > 0);
+  // The snapshots are of the five selected points only: 2 training inputs, t_end / dt = 800
+  // steps observed every training_stride = 4 steps and at step 0: 201 each.
+  EXPECT_EQ(std::get<std::int64_t>(r.attribute(layout::kReduction, "training_snapshots")),
+            5 * 2 * 201);
+  EXPECT_LE(r.read_vector(layout::kValidationOutputError).maxCoeff(), kValidationErrorBound);
+}
+
 TEST_F(ParametricExperiment, RefusalsNameTheKeyAndTheValue) {
   struct Case {
     std::vector<std::string> overrides;
@@ -160,6 +188,9 @@ TEST_F(ParametricExperiment, RefusalsNameTheKeyAndTheValue) {
       {{"parameters.d = 0.5"}, "must be a table"},
       {{"reduction.parameter_samples = 0"}, "parameter_samples must be >= 1"},
       {{"validation.parameter_samples = -1"}, "validation.parameter_samples must be >= 0"},
+      {{"reduction.greedy_batch = 0"}, "greedy_batch must be >= 1"},
+      {{"reduction.greedy_tolerance = -1.0"}, "greedy_tolerance must be >= 0"},
+      {{"reduction.sampling = \"best\""}, "best"},
   };
   for (const Case& k : cases) {
     const std::string msg = message_of_parse(kParametric, dir_, k.overrides);
@@ -184,7 +215,9 @@ TEST_F(ParametricExperiment, EveryDocumentedParametricKeyIsRead) {
   int checked = 0;
   for (const KeyDoc& r : experiment_key_reference()) {
     std::string override;
-    if (r.table == "validation" || (r.table == "reduction" && r.name.rfind("parameter_", 0) == 0) ||
+    const bool parametric_key =
+        r.name.rfind("parameter_", 0) == 0 || r.name.rfind("greedy_", 0) == 0;
+    if (r.table == "validation" || (r.table == "reduction" && parametric_key) ||
         r.name == "sampling")
       override = r.table + "." + r.name + " = " + r.default_value;
     else if (r.table == "parameters" && r.name == "<name>.scale")
@@ -194,8 +227,8 @@ TEST_F(ParametricExperiment, EveryDocumentedParametricKeyIsRead) {
     ++checked;
     EXPECT_NO_THROW((void)parse_experiment(kParametric, "p.toml", dir_, {override})) << override;
   }
-  EXPECT_EQ(checked, 6);  // validation: 2; reduction: parameter_samples, parameter_seed,
-                          // sampling; parameters: <name>.scale
+  EXPECT_EQ(checked, 9);  // validation: 2; reduction: parameter_samples, parameter_seed,
+                          // sampling, greedy_*: 3; parameters: <name>.scale
 }
 
 }  // namespace

@@ -499,6 +499,8 @@ RunSummary run_experiment(const ExperimentConfig& c, const RunOptions& options) 
       run.stage("validation");
       summary.validation = validate_parametric(c, *parametric, *input, out, options.stop_requested);
       summary.validation->training_points = projection->reduced.training_points.rows();
+      summary.validation->selected_points = projection->reduced.selected_points;
+      summary.validation->greedy_note = projection->reduced.greedy_note;
     }
   }
   record_timings(run);

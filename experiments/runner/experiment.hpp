@@ -67,6 +67,8 @@ struct RunSummary {
   /// With [parameters]: the parametric reduced model at the validation points (/validation).
   struct Validation {
     Index training_points = 0, points = 0;
+    Index selected_points = 0;  ///< sampling = "greedy": the points it ran the full model at
+    std::string greedy_note;    ///< how the greedy stopped, and its indicator's correlation
     double max_error = 0, median_error = 0;                        ///< relative L2 output errors
     double full_step_s = 0, reduced_step_s = 0, evaluation_s = 0;  ///< medians
   };

@@ -97,7 +97,22 @@ std::string to_toml(const ExperimentConfig& c) {
   output_table(c).visit_keys(w);
   c.model->write_table("output", os);
   os << "\n[reduction]\nmethod = " << toml_string(std::string(c.reduction->name())) << "\n";
-  c.reduction->write_toml(os);
+  {
+    // The training keys of a parametric reduction only with [parameters] (they are refused
+    // without it): the configuration of a run at one point is what it was before them.
+    std::ostringstream reduction;
+    reduction.precision(17);
+    c.reduction->write_toml(reduction);
+    std::istringstream lines(reduction.str());
+    for (std::string line; std::getline(lines, line);) {
+      const std::string key = line.substr(0, line.find(" = "));
+      const bool parametric_key =
+          std::find_if(std::begin(kParametricTrainingKeys), std::end(kParametricTrainingKeys),
+                       [&](const char* k) { return key == k; }) !=
+          std::end(kParametricTrainingKeys);
+      if (!parametric_key || !c.parameters.empty()) os << line << "\n";
+    }
+  }
   os << "\n[analysis]\n";
   (c.analysis ? *c.analysis : Analysis()).write_toml(os);
   write_parameters(os, c.parameters);

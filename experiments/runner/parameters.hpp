@@ -23,16 +23,20 @@ namespace mor::experiments {
 
 /// How a parametric reduction chooses the parameters of its full training runs.
 enum class ParametricSampling {
-  all,  ///< every training point: one POD of the snapshots of all of them
+  all,     ///< every training point: one POD of the snapshots of all of them
+  greedy,  ///< the POD-greedy: the full model only at the points its indicator selects
 };
 inline constexpr Choice<ParametricSampling> kParametricSamplings[] = {
-    {"all", ParametricSampling::all}};
+    {"all", ParametricSampling::all}, {"greedy", ParametricSampling::greedy}};
 
 /// The training keys of a parametric reduction ([reduction], with [parameters]).
 struct ParametricTraining {
   Index parameter_samples = 16;  ///< training points, seeded, uniform in each parameter's scale
   Index parameter_seed = 1;
   ParametricSampling sampling = ParametricSampling::all;
+  double greedy_tolerance = 1e-2;  ///< the greedy stops when the largest indicator is below
+  Index greedy_batch = 1;          ///< points selected per greedy iteration
+  Index greedy_max_points = 0;     ///< the most points the greedy selects; 0: no limit
 };
 
 template <class O, class V>
@@ -45,12 +49,25 @@ void parametric_training_keys(O& o, V& v) {
     o.parameter_seed);
   v.choice(Key{"sampling", "",
                "with [parameters]: all (the full model runs at every training point, one POD of "
-               "all their snapshots)"},
+               "all their snapshots) or greedy (the POD-greedy: the full model runs only at the "
+               "points its indicator selects)"},
            o.sampling, kParametricSamplings);
+  v(Key{"greedy_tolerance", "",
+        "sampling = \"greedy\": it stops when the largest indicator (the relative residual of "
+        "the full equations at the reduced trajectories, sampled at about 4 r + 40 rows) is at "
+        "most this"},
+    o.greedy_tolerance);
+  v(Key{"greedy_batch", "", "sampling = \"greedy\": points selected per iteration, >= 1"},
+    o.greedy_batch);
+  v(Key{"greedy_max_points", "",
+        "sampling = \"greedy\": the most training points selected (full runs at each); 0: no "
+        "limit"},
+    o.greedy_max_points);
 }
 /// The names of parametric_training_keys (to refuse them without [parameters]).
 inline constexpr const char* kParametricTrainingKeys[] = {"parameter_samples", "parameter_seed",
-                                                          "sampling"};
+                                                          "sampling",          "greedy_tolerance",
+                                                          "greedy_batch",      "greedy_max_points"};
 
 /// [validation]: the unseen parameters of a parametric experiment.
 struct ValidationTable {

@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <functional>
+#include <limits>
 #include <optional>
 
 #include "reduction/deim.hpp"
@@ -12,9 +14,11 @@
 #include "reduction/galerkin.hpp"
 #include "reduction/incremental_svd.hpp"
 #include "reduction/pod.hpp"
+#include "reduction/sampled_residual.hpp"
 #include "src/core/errors.hpp"
 #include "src/core/progress.hpp"
 #include "src/core/timing.hpp"
+#include "src/integrators/integrate.hpp"
 
 namespace mor::experiments {
 namespace {
@@ -39,6 +43,11 @@ class SnapshotBuffer {
   }
   /// The snapshots appended.
   Index count() const { return count_; }
+  /// A copy of the snapshots so far (or of their compression U S).
+  Matrix peek() {
+    if (svd_) return svd_->compressed();
+    return X_.leftCols(used_);
+  }
   /// The snapshots (or their compression U S).
   Matrix take() {
     if (svd_) return svd_->compressed();
@@ -79,110 +88,373 @@ struct StateSnapshots {
   bool with_v = false;  ///< velocities, side by side with the positions
 };
 
+/// The training data of a projection, gathered run by run: the state snapshots Q and the force
+/// snapshots G (see ForceSnapshots) of the full model's [[training]] runs (at each point of a
+/// parametric domain it is run at) and of the training files.
+class TrainingCollector {
+ public:
+  TrainingCollector(const ExperimentConfig& c, const ProjectionTrainingOptions& red,
+                    const FullModel& model, StateSnapshots fields, ForceSnapshots kind,
+                    SnapshotCompression compression, const std::atomic<bool>* stop)
+      : c_(c),
+        red_(red),
+        model_(model),
+        fields_(fields),
+        nonlinear_(!model.is_linear() && kind != ForceSnapshots::none),
+        elements_(kind == ForceSnapshots::elements),
+        positions_(kind == ForceSnapshots::positions),
+        net_(model.network_operators()),
+        stop_(stop),
+        t0_(Clock::now()) {
+    require(!nonlinear_ || net_ != nullptr,
+            "internal: force snapshots of a model without the network structure");
+    const Index N = model.n();
+    const Index force_rows = elements_ ? net_->n_elements() : N;
+    // ECSW trains on the positions themselves (its force is nonlinear in them): never
+    // compressed.
+    Q_.emplace(fields.keep_positions ? N : 0, compression.q_rank);
+    G_.emplace(nonlinear_ ? force_rows : 0, positions_ ? 0 : compression.g_rank);
+    g_.resize(force_rows);
+  }
+
+  /// The [[training]] runs of the model at each row of `points` (no rows and no [parameters]:
+  /// the model as the experiment file describes it). outputs(j, i, Y), if given, receives the
+  /// outputs of run i at point j, one row per observed step.
+  void run(const Matrix& points,
+           const std::function<void(Index, std::size_t, const Matrix&)>& outputs = {}) {
+    const ExperimentConfig& c = c_;
+    const Index N = model_.n();
+    const Index count = c.parameters.empty() ? 1 : points.rows();
+    for (Index j = 0; j < count && !c.training.empty(); ++j) {
+      const Vector mu = c.parameters.empty() ? Vector() : Vector(points.row(j).transpose());
+      // Each run its own model (workspace and counts); with [parameters] the model at mu.
+      const std::unique_ptr<FullModel> full =
+          (c.parameters.empty() ? c.model : c.model->at(c.parameters, mu))->build(c.solver);
+      if (nonlinear_ && !c.parameters.empty()) net_ = full->network_operators();  // its k_n
+      const std::string at = c.parameters.empty() ? "" : concat(" at ", c.parameters.describe(mu));
+      IntegratorOptions run = c.integrator;
+      run.observe_stride = red_.training_stride;
+      run.stop_requested = stop_;
+      for (std::size_t i = 0; i < c.training.size(); ++i) {
+        const auto input = make_signal(c.training[i], full->n_inputs());
+        Vector q = Vector::Zero(N), v = Vector::Zero(N), y(full->n_outputs());
+        std::vector<double> ys;
+        ProgressReporter progress(concat(c.name, ": training run ", ++runs_, at),
+                                  g_progress_enabled.load());
+        try {
+          full->simulate(
+              *input, run, q, v,
+              [&](Index, double, const Vector& qk, const Vector& vk, const Vector& u) {
+                add(qk);
+                add_velocity(vk);
+                if (outputs) {
+                  full->output(qk, vk, u, y);
+                  ys.insert(ys.end(), y.begin(), y.end());
+                }
+              },
+              &progress);
+        } catch (const NumericalError& e) {
+          throw NumericalError(
+              concat("training run ", i, " (", input->describe(), ")", at, ": ", e.what()));
+        }
+        if (outputs)
+          outputs(
+              j, i,
+              Eigen::Map<
+                  const Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>>(
+                  ys.data(), static_cast<Index>(ys.size()) / full->n_outputs(), full->n_outputs()));
+      }
+    }
+    net_ = model_.network_operators();  // not the training points' models, which are gone
+  }
+
+  /// The snapshots of reduction.training_files.
+  void read_files() {
+    const Index N = model_.n();
+    const bool first_order = model_.first_order();
+    for (const auto& file : red_.training_files) {
+      const io::ResultsReader reader(file);
+      if (first_order) {
+        require(reader.exists(layout::kSnapshotsX), "training file '", file.string(),
+                "' has no state snapshots /snapshots/x (run it with snapshot_fields = [\"x\"] "
+                "and snapshot_stride >= 1)");
+        const Matrix X = reader.read_rows_as_columns(layout::kSnapshotsX);
+        require(X.rows() == N, "training file '", file.string(),
+                "' holds snapshots of n = ", X.rows(), " states, the model has n = ", N);
+        for (Index j = 0; j < X.cols(); ++j) add_velocity(X.col(j));
+        continue;
+      }
+      require(reader.exists(layout::kSnapshotsP), "training file '", file.string(),
+              "' has no position snapshots /snapshots/p (run it with snapshot_fields "
+              "containing \"p\")");
+      const Matrix P = reader.read_rows_as_columns(layout::kSnapshotsP);
+      require(P.rows() == N, "training file '", file.string(),
+              "' holds snapshots of N = ", P.rows(), " coordinates, the model has N = ", N);
+      for (Index j = 0; j < P.cols(); ++j) add(Vector(P.col(j)));
+      if (fields_.keep_positions && fields_.with_v) {
+        require(reader.exists(layout::kSnapshotsV), "training file '", file.string(),
+                "' has no velocity snapshots /snapshots/v, which reduction.pod_snapshots asks "
+                "for");
+        const Matrix Vs = reader.read_rows_as_columns(layout::kSnapshotsV);
+        for (Index j = 0; j < Vs.cols(); ++j) add_velocity(Vector(Vs.col(j)));
+      }
+    }
+  }
+
+  /// The state and force snapshots so far (their compression), copied: the collection goes on.
+  Matrix state_snapshots() { return Q_->peek(); }
+  Matrix force_snapshots() { return G_->peek(); }
+
+  TrainingData take() {
+    TrainingData data;
+    data.snapshots = std::max(Q_->count(), G_->count());
+    data.Q = Q_->take();
+    data.G = G_->take();
+    data.seconds = seconds_since(t0_);
+    return data;
+  }
+
+ private:
+  void add(const Vector& q) {
+    // A first-order model's state x is v (q is its time integral): its snapshots are x alone.
+    if (fields_.keep_positions && fields_.with_p && !model_.first_order()) Q_->append(q);
+    if (nonlinear_) {
+      if (positions_)
+        g_ = q;
+      else if (elements_)
+        net_->element_forces(q, g_);
+      else
+        net_->nonlinear_force(q, g_);
+      G_->append(g_);
+    }
+  }
+  template <class V>
+  void add_velocity(const V& v) {
+    if (fields_.keep_positions && (model_.first_order() || fields_.with_v)) Q_->append(v);
+  }
+
+  const ExperimentConfig& c_;
+  const ProjectionTrainingOptions& red_;
+  const FullModel& model_;
+  StateSnapshots fields_;
+  bool nonlinear_, elements_, positions_;
+  const NetworkOperators* net_;
+  const std::atomic<bool>* stop_;
+  Clock::time_point t0_;
+  std::optional<SnapshotBuffer> Q_, G_;
+  Vector g_;
+  Index runs_ = 0;
+};
+
 TrainingData collect_training(const ExperimentConfig& c, const ProjectionTrainingOptions& red,
                               const FullModel& model, const Matrix& training_points,
                               StateSnapshots fields, ForceSnapshots kind,
                               SnapshotCompression compression, const std::atomic<bool>* stop) {
-  const bool keep_positions = fields.keep_positions;
-  const Index N = model.n();
-  const bool nonlinear = !model.is_linear() && kind != ForceSnapshots::none;
-  const bool elements = kind == ForceSnapshots::elements;
-  const bool positions = kind == ForceSnapshots::positions;
-  // The force of the model the snapshots are of (with [parameters], each training point's own).
-  const NetworkOperators* net = model.network_operators();
-  require(!nonlinear || net != nullptr,
-          "internal: force snapshots of a model without the network structure");
-  const Index force_rows = elements ? net->n_elements() : N;
-  const auto t0 = Clock::now();
-  const bool with_p = fields.with_p, with_v = fields.with_v;
-  // ECSW trains on the positions themselves (its force is nonlinear in them): never compressed.
-  SnapshotBuffer Q(keep_positions ? N : 0, compression.q_rank),
-      G(nonlinear ? force_rows : 0, positions ? 0 : compression.g_rank);
-  Vector g(force_rows);
-  // A first-order model's state x is v (q is its time integral): its snapshots are x alone.
-  const bool first_order = model.first_order();
-  auto add = [&](const Vector& q) {
-    if (keep_positions && with_p && !first_order) Q.append(q);
-    if (nonlinear) {
-      if (positions)
-        g = q;
-      else if (elements)
-        net->element_forces(q, g);
-      else
-        net->nonlinear_force(q, g);
-      G.append(g);
+  TrainingCollector collector(c, red, model, fields, kind, compression, stop);
+  collector.run(training_points);
+  collector.read_files();
+  return collector.take();
+}
+
+/// One iteration of the POD-greedy: the training point it selected (a row of the training
+/// set), the indicator that selected it and the true relative output error of the reduced model
+/// of the points before it (NaN for the first point, chosen as the nearest to the center).
+struct GreedyStep {
+  Index iteration = 0, point = 0;
+  double indicator = 0, true_error = 0;
+};
+
+struct GreedyRun {
+  std::vector<GreedyStep> steps;
+  std::string stop;  ///< why it stopped
+  double correlation = std::numeric_limits<double>::quiet_NaN();
+};
+
+/// The relative output error ||y - y_r|| / ||y|| of `rom` against the full outputs Y (per
+/// training input, a row per observed step) on the training inputs.
+double training_output_error(const ExperimentConfig& c, const ProjectionTrainingOptions& red,
+                             const ProjectedModel& rom, const std::vector<Matrix>& Y,
+                             const std::atomic<bool>* stop) {
+  IntegratorOptions o = c.integrator;
+  o.observe_stride = red.training_stride;
+  o.stop_requested = stop;
+  double e2 = 0, y2 = 0;
+  for (std::size_t i = 0; i < c.training.size(); ++i) {
+    const auto input = make_signal(c.training[i], rom.n_inputs());
+    ProjectedModel::Workspace ws(rom);
+    Vector q = Vector::Zero(rom.n()), v = Vector::Zero(rom.n()), y;
+    Index row = 0;
+    try {
+      integrate(rom, ws, *input, o, q, v,
+                [&](Index, double, const Vector& qk, const Vector& vk, const Vector&) {
+                  rom.output(qk, vk, y);
+                  if (row < Y[i].rows()) e2 += (Y[i].row(row++).transpose() - y).squaredNorm();
+                });
+    } catch (const NumericalError&) {
+      return std::numeric_limits<double>::infinity();  // a diverging reduced run: the worst
     }
-  };
-  auto add_velocity = [&](const auto& v) {
-    if (keep_positions && (first_order || with_v)) Q.append(v);
-  };
-  // The models of the training runs: the model as the experiment file describes it, or with
-  // [parameters] the model at each training point (each its own workspace and counts).
-  const Index points = c.parameters.empty() ? 1 : training_points.rows();
-  for (Index j = 0; j < points && !c.training.empty(); ++j) {
-    const Vector mu = c.parameters.empty() ? Vector() : Vector(training_points.row(j).transpose());
-    const std::unique_ptr<FullModel> full =
-        (c.parameters.empty() ? c.model : c.model->at(c.parameters, mu))->build(c.solver);
-    if (nonlinear && !c.parameters.empty()) net = full->network_operators();  // its k_n
-    const std::string at = c.parameters.empty() ? "" : concat(" at ", c.parameters.describe(mu));
-    IntegratorOptions run = c.integrator;
-    run.observe_stride = red.training_stride;
-    run.stop_requested = stop;
-    for (std::size_t i = 0; i < c.training.size(); ++i) {
-      const auto input = make_signal(c.training[i], full->n_inputs());
-      Vector q = Vector::Zero(N), v = Vector::Zero(N);
-      ProgressReporter progress(
-          concat(c.name, ": training run ",
-                 j * static_cast<Index>(c.training.size()) + static_cast<Index>(i) + 1, "/",
-                 points * static_cast<Index>(c.training.size()), at),
-          g_progress_enabled.load());
-      try {
-        full->simulate(
-            *input, run, q, v,
-            [&](Index, double, const Vector& qk, const Vector& vk, const Vector&) {
-              add(qk);
-              add_velocity(vk);
-            },
-            &progress);
-      } catch (const NumericalError& e) {
-        throw NumericalError(
-            concat("training run ", i, " (", input->describe(), ")", at, ": ", e.what()));
-      }
+    y2 += Y[i].squaredNorm();
+  }
+  return y2 > 0 ? std::sqrt(e2 / y2) : std::sqrt(e2);
+}
+
+/// The greedy's indicator at mu: the relative residual sqrt(sum ||R_S||^2 / sum scale^2) of the
+/// full equations at the reduced trajectories of the training inputs (SampledResidual), every
+/// training_stride-th step; infinity if a reduced run diverges.
+double greedy_indicator(const ExperimentConfig& c, const ProjectionTrainingOptions& red,
+                        const ParametricProjectedModel& p, const SampledResidual& residual,
+                        const Vector& mu, const std::atomic<bool>* stop) {
+  const ProjectedModel rom = p.at(mu);
+  const SampledResidual::At at = residual.at(mu);
+  const Eigen::PartialPivLU<Matrix> M(rom.M_r());
+  IntegratorOptions o = c.integrator;
+  o.observe_stride = red.training_stride;
+  o.stop_requested = stop;
+  double r2 = 0, s2 = 0;
+  Vector F, a;
+  for (const InputSpec& spec : c.training) {
+    const auto input = make_signal(spec, rom.n_inputs());
+    ProjectedModel::Workspace ws(rom);
+    Vector q = Vector::Zero(rom.n()), v = Vector::Zero(rom.n());
+    try {
+      integrate(rom, ws, *input, o, q, v,
+                [&](Index, double, const Vector& qk, const Vector& vk, const Vector& u) {
+                  rom.force(qk, vk, u, F);
+                  a = M.solve(F);
+                  residual.accumulate(at, qk, vk, a, u, r2, s2);
+                });
+    } catch (const NumericalError&) {
+      return std::numeric_limits<double>::infinity();
     }
   }
-  net = model.network_operators();  // not the training points' models, which are gone
-  for (const auto& file : red.training_files) {
-    const io::ResultsReader reader(file);
-    if (first_order) {
-      require(reader.exists(layout::kSnapshotsX), "training file '", file.string(),
-              "' has no state snapshots /snapshots/x (run it with snapshot_fields = [\"x\"] "
-              "and snapshot_stride >= 1)");
-      const Matrix X = reader.read_rows_as_columns(layout::kSnapshotsX);
-      require(X.rows() == N, "training file '", file.string(),
-              "' holds snapshots of n = ", X.rows(), " states, the model has n = ", N);
-      for (Index j = 0; j < X.cols(); ++j) add_velocity(X.col(j));
-      continue;
+  return s2 > 0 ? std::sqrt(r2 / s2) : 0.0;
+}
+
+/// reduction.sampling = "greedy": the POD-greedy (Haasdonk & Ohlberger 2008) over the training
+/// set Xi. The first point is the one nearest the domain's center; then, each iteration, the
+/// parametric reduced model of the snapshots so far runs at every unselected point of Xi and the
+/// greedy_batch points of the largest indicator (greedy_indicator) are selected, until the
+/// largest is at most greedy_tolerance or every point is selected. The full model runs only at
+/// the selected points, each once: its snapshots join the training data and its outputs give
+/// the true error of the model before them. collector gathers the snapshots; `reference` is
+/// the model at the center (the projections' model).
+GreedyRun greedy_training(const ExperimentConfig& c, const ProjectionTrainingOptions& red,
+                          const Matrix& Xi, TrainingCollector& collector,
+                          const FullModel& reference, Index r_target, ProjectionOptions ro,
+                          const std::atomic<bool>* stop) {
+  const ParameterDomain& d = c.parameters;
+  const Index k = Xi.rows(), p = d.size();
+  const ParametricNetwork pn = c.model->parametric_network(d);
+  const Vector center = d.center();
+  // Distances in the unit box (log coordinates for log parameters).
+  auto unit = [&](const Vector& mu) {
+    Vector x(p);
+    for (Index j = 0; j < p; ++j) {
+      const Parameter& q = d.parameters()[static_cast<std::size_t>(j)];
+      x[j] = q.log ? std::log(mu[j] / q.min) / std::log(q.max / q.min)
+                   : (mu[j] - q.min) / (q.max - q.min);
     }
-    require(reader.exists(layout::kSnapshotsP), "training file '", file.string(),
-            "' has no position snapshots /snapshots/p (run it with snapshot_fields "
-            "containing \"p\")");
-    const Matrix P = reader.read_rows_as_columns(layout::kSnapshotsP);
-    require(P.rows() == N, "training file '", file.string(), "' holds snapshots of N = ", P.rows(),
-            " coordinates, the model has N = ", N);
-    for (Index j = 0; j < P.cols(); ++j) add(Vector(P.col(j)));
-    if (keep_positions && with_v) {
-      require(reader.exists(layout::kSnapshotsV), "training file '", file.string(),
-              "' has no velocity snapshots /snapshots/v, which reduction.pod_snapshots asks for");
-      const Matrix Vs = reader.read_rows_as_columns(layout::kSnapshotsV);
-      for (Index j = 0; j < Vs.cols(); ++j) add_velocity(Vector(Vs.col(j)));
+    return x;
+  };
+  Index first = 0;
+  for (Index j = 1; j < k; ++j)
+    if ((unit(Xi.row(j).transpose()) - unit(center)).norm() <
+        (unit(Xi.row(first).transpose()) - unit(center)).norm())
+      first = j;
+  std::vector<char> chosen(static_cast<std::size_t>(k), 0);
+  std::vector<double> indicator(static_cast<std::size_t>(k),
+                                std::numeric_limits<double>::quiet_NaN());
+  std::vector<Index> batch = {first};
+  std::optional<ParametricProjectedModel> rom;
+  GreedyRun g;
+  const bool deim = ro.nonlinear == NonlinearTreatment::deim;
+  for (Index it = 0;; ++it) {
+    // The full model at the batch: snapshots, and outputs for the true error of `rom`.
+    Matrix points(static_cast<Index>(batch.size()), p);
+    for (std::size_t b = 0; b < batch.size(); ++b)
+      points.row(static_cast<Index>(b)) = Xi.row(batch[b]);
+    std::vector<std::vector<Matrix>> Y(batch.size());
+    collector.run(points, [&](Index j, std::size_t, const Matrix& Ym) {
+      Y[static_cast<std::size_t>(j)].push_back(Ym);
+    });
+    for (std::size_t b = 0; b < batch.size(); ++b) {
+      chosen[static_cast<std::size_t>(batch[b])] = 1;
+      const double err =
+          rom ? training_output_error(
+                    c, red, rom->at(points.row(static_cast<Index>(b)).transpose()), Y[b], stop)
+              : std::numeric_limits<double>::quiet_NaN();
+      g.steps.push_back({it, batch[b], indicator[static_cast<std::size_t>(batch[b])], err});
     }
+    if (std::all_of(chosen.begin(), chosen.end(), [](char x) { return x != 0; })) {
+      g.stop = "every training point selected";
+      break;
+    }
+    const Index cap = red.parametric.greedy_max_points;
+    if (cap > 0 && static_cast<Index>(g.steps.size()) >= cap) {
+      g.stop = concat("greedy_max_points = ", cap, " selected");
+      break;
+    }
+    // The reduced model of the points so far.
+    PodOptions po;  // of compressed snapshots U S: the dense SVD (see PodMethod::bases)
+    po.method = PodMethod::svd;
+    po.order = r_target;
+    po.order_up_to_rank = true;
+    const PodResult pq = pod(collector.state_snapshots(), po);
+    std::optional<DeimResult> dr;
+    if (deim) {
+      PodOptions pg;
+      pg.method = PodMethod::svd;
+      pg.order = red.deim_order > 0 ? red.deim_order : 2 * pq.r;
+      pg.order_up_to_rank = true;
+      dr = mor::deim(pod(collector.force_snapshots(), pg).V, red.deim_method);
+      ro.deim = &*dr;
+    }
+    rom.emplace(d, network_of(reference).project(pq.V, Matrix(), ro), center, pn);
+    // The indicator at every unselected point, at rows spread over the model (about 4 r + 40).
+    const Index n = reference.n(), rows = std::min<Index>(n, 4 * pq.r + 40);
+    std::vector<Index> S;
+    for (Index i = 0; i < rows; ++i) S.push_back((2 * i + 1) * n / (2 * rows));
+    const SampledResidual residual(pn, pq.V, S);
+    std::vector<Index> order;
+    for (Index j = 0; j < k; ++j) {
+      if (chosen[static_cast<std::size_t>(j)]) continue;
+      indicator[static_cast<std::size_t>(j)] =
+          greedy_indicator(c, red, *rom, residual, Xi.row(j).transpose(), stop);
+      order.push_back(j);
+    }
+    std::sort(order.begin(), order.end(), [&](Index a, Index b) {
+      return indicator[static_cast<std::size_t>(a)] > indicator[static_cast<std::size_t>(b)];
+    });
+    const double largest = indicator[static_cast<std::size_t>(order.front())];
+    progress_note(concat(c.name, ": greedy iteration ", it + 1, ": largest indicator ", largest,
+                         " at ", d.describe(Xi.row(order.front()).transpose())));
+    if (largest <= red.parametric.greedy_tolerance) {
+      g.stop = concat("largest indicator ", largest, " <= greedy_tolerance");
+      break;
+    }
+    Index room = red.parametric.greedy_batch;
+    if (cap > 0) room = std::min(room, cap - static_cast<Index>(g.steps.size()));
+    order.resize(std::min<std::size_t>(order.size(), static_cast<std::size_t>(room)));
+    batch = order;
   }
-  TrainingData data;
-  data.snapshots = std::max(Q.count(), G.count());
-  data.Q = Q.take();
-  data.G = G.take();
-  data.seconds = seconds_since(t0);
-  return data;
+  // Pearson correlation of log10 indicator and log10 true error where both are known.
+  std::vector<std::pair<double, double>> xy;
+  for (const GreedyStep& s : g.steps)
+    if (std::isfinite(s.indicator) && std::isfinite(s.true_error) && s.indicator > 0 &&
+        s.true_error > 0)
+      xy.emplace_back(std::log10(s.indicator), std::log10(s.true_error));
+  if (xy.size() >= 3) {
+    double mx = 0, my = 0;
+    for (auto [x, y] : xy) mx += x / xy.size(), my += y / xy.size();
+    double sxy = 0, sxx = 0, syy = 0;
+    for (auto [x, y] : xy) {
+      sxy += (x - mx) * (y - my);
+      sxx += (x - mx) * (x - mx);
+      syy += (y - my) * (y - my);
+    }
+    if (sxx > 0 && syy > 0) g.correlation = sxy / std::sqrt(sxx * syy);
+  }
+  return g;
 }
 
 /// The orders to build: the main one first, then the other compare_orders ascending.
@@ -324,6 +596,36 @@ void record_parametric(io::RecordSink& out, const ParametricProjectedModel& p,
   out.set_attribute(layout::kReductionAffine, "force_factors", factors(p.force_coefficient()));
 }
 
+/// /reduction/greedy: the POD-greedy's iterations, and how well its indicator followed the
+/// true error.
+void record_greedy(io::RecordSink& out, const GreedyRun& g) {
+  const std::string& grp = layout::kReductionGreedy;
+  out.create_group(grp);
+  out.set_attribute(grp, "description",
+                    std::string("row i: a selected training point (0-based row of "
+                                "training_parameters), the iteration that selected it, its "
+                                "indicator (the relative sampled residual of the reduced model "
+                                "before it; NaN for the first point, the nearest to the center) "
+                                "and the true relative output error of that model there on the "
+                                "training inputs"));
+  const auto n = static_cast<Index>(g.steps.size());
+  Vector it(n), pt(n), ind(n), err(n);
+  for (Index i = 0; i < n; ++i) {
+    const GreedyStep& s = g.steps[static_cast<std::size_t>(i)];
+    it[i] = static_cast<double>(s.iteration);
+    pt[i] = static_cast<double>(s.point);
+    ind[i] = s.indicator;
+    err[i] = s.true_error;
+  }
+  out.write_vector(layout::child(grp, "iteration"), it);
+  out.write_vector(layout::child(grp, "point"), pt);
+  out.write_vector(layout::child(grp, "indicator"), ind);
+  out.write_vector(layout::child(grp, "true_error"), err);
+  out.set_attribute(layout::kReduction, "greedy_selected", static_cast<std::int64_t>(n));
+  out.set_attribute(layout::kReduction, "greedy_stop", g.stop);
+  out.set_attribute(layout::kReduction, "greedy_indicator_error_correlation", g.correlation);
+}
+
 StateSnapshots snapshot_fields(const std::vector<PodSnapshotField>& fields) {
   auto has = [&](PodSnapshotField f) {
     return std::find(fields.begin(), fields.end(), f) != fields.end();
@@ -406,7 +708,10 @@ ProjectionReduction reduce_by_projection(const ExperimentConfig& c,
       use_deim ? (ro.sampling == DeimSampling::elements ? ForceSnapshots::elements
                                                         : ForceSnapshots::nodal)
                : (use_ecsw ? ForceSnapshots::positions : ForceSnapshots::none);
-  const PodMethod pm = red.pod_method;
+  // With [parameters] the force snapshots are compressed (U S): see PodMethod::bases.
+  const PodMethod pm = !c.parameters.empty() && red.pod_method == PodMethod::automatic
+                           ? PodMethod::svd
+                           : red.pod_method;
   const Index compare_max = red.compare_max();
 
   // 1. Training snapshots: the positions for the bases if the method asks, the forces for DEIM,
@@ -415,6 +720,7 @@ ProjectionReduction reduce_by_projection(const ExperimentConfig& c,
     result.training_points =
         c.parameters.sample(red.parametric.parameter_samples, red.parametric.parameter_seed);
   TrainingData training;
+  std::optional<GreedyRun> greedy;
   if (positions || use_deim || use_ecsw) {
     SnapshotCompression compression;
     if (!c.parameters.empty()) {
@@ -425,8 +731,20 @@ ProjectionReduction reduce_by_projection(const ExperimentConfig& c,
       const Index m_hint = red.deim_order > 0 ? red.deim_order : 2 * r_hint;
       compression = {std::max<Index>(4 * r_hint, 100), std::max<Index>(2 * m_hint, 100)};
     }
-    training = collect_training(c, red, model, result.training_points, fields, force_kind,
-                                compression, stop);
+    if (!c.parameters.empty() && red.parametric.sampling == ParametricSampling::greedy) {
+      require(!use_ecsw,
+              "reduction.sampling = \"greedy\" trains DEIM or nothing between its "
+              "iterations; nonlinear = \"ecsw\" takes sampling = \"all\"");
+      TrainingCollector collector(c, red, model, fields, force_kind, compression, stop);
+      const Index r_target =
+          std::max<Index>(1, c.reduction->order() > 0 ? c.reduction->order() : 20);
+      greedy =
+          greedy_training(c, red, result.training_points, collector, model, r_target, ro, stop);
+      training = collector.take();
+    } else {
+      training = collect_training(c, red, model, result.training_points, fields, force_kind,
+                                  compression, stop);
+    }
     result.training_snapshots = training.snapshots;
     require(result.training_snapshots > 0, "reduction.method = \"", method,
             "\": the training data hold no snapshots");
@@ -489,6 +807,12 @@ ProjectionReduction reduce_by_projection(const ExperimentConfig& c,
         c.model->parametric_network(c.parameters));
     result.main.model = std::make_unique<ProjectedModel>(result.parametric->at(center));
     record_parametric(out, *result.parametric, result.training_points);
+    if (greedy) {
+      record_greedy(out, *greedy);
+      result.selected_points = static_cast<Index>(greedy->steps.size());
+      result.greedy_note =
+          concat(greedy->stop, "; log indicator / log error correlation ", greedy->correlation);
+    }
   }
   summary.stages.emplace_back("projection_s", seconds_since(t));
   summary.seconds = seconds_since(t_start);

@@ -53,8 +53,11 @@ struct ProjectionReduction {
   /// With [parameters]: the parametric reduced model of main's order; main is then the model at
   /// the center of the domain (ExperimentConfig::run_model).
   std::shared_ptr<const ParametricProjectedModel> parametric;
-  /// With [parameters]: the training points (k x p, the domain's order).
+  /// With [parameters]: the training points (k x p, the domain's order); with sampling =
+  /// "greedy" how many of them it selected (0: every one ran) and how it stopped.
   Matrix training_points;
+  Index selected_points = 0;
+  std::string greedy_note;
   /// The other orders of reduction.compare_orders, ascending (main's order not repeated).
   std::vector<ProjectedVariant> others;
   Index training_snapshots = 0;  ///< columns of the training snapshot matrix (0 if none)

@@ -109,19 +109,22 @@ namespace mor::experiments::layout {
     "/reduction/training_parameters", "dataset",                                                   \
     "with [parameters]: k x p, the training points (columns in /parameters/names' order)")         \
   X(kReductionAffine, "reduction.affine", "/reduction/affine", "group",                            \
-    "with [parameters]: the reduced affine terms M_i, D_i, K_i (r x r) of M_r(mu) = sum theta_i(mu) " \
-    "M_i, with attributes scale and factors (theta_i = scale times the product of the named "      \
-    "parameters, e.g. \"beta*k_l\"), and the force coefficient's (force_scale, force_factors)")      \
+    "with [parameters]: the reduced affine terms M_i, D_i, K_i (r x r) of M_r(mu) = sum "          \
+    "theta_i(mu) M_i, with attributes scale and factors (theta_i = scale times the product of "    \
+    "the named "                                                                                   \
+    "parameters, e.g. \"beta*k_l\"), and the force coefficient's (force_scale, force_factors)")    \
+  X(kReductionGreedy, "reduction.greedy", "/reduction/greedy", "table",                            \
+    "sampling = \"greedy\": per selected point iteration, point, indicator, true_error")           \
   X(kParameters, "parameters", "/parameters", "group",                                             \
     "with [parameters]: the domain; attribute reference (the run's own point, the center)")        \
   X(kParametersNames, "parameters.names", "/parameters/names", "dataset",                          \
     "p: the parameter names, sorted (the column order of every k x p table)")                      \
-  X(kParametersMin, "parameters.min", "/parameters/min", "dataset", "p: the lower bounds")        \
-  X(kParametersMax, "parameters.max", "/parameters/max", "dataset", "p: the upper bounds")        \
+  X(kParametersMin, "parameters.min", "/parameters/min", "dataset", "p: the lower bounds")         \
+  X(kParametersMax, "parameters.max", "/parameters/max", "dataset", "p: the upper bounds")         \
   X(kParametersLog, "parameters.log", "/parameters/log", "dataset",                                \
     "p: 1 for a log scale, 0 for a linear one")                                                    \
-  X(kParametersReference, "parameters.reference", "/parameters/reference", "dataset",             \
-    "p: the point of the run's own full and reduced simulations (the domain's center)")           \
+  X(kParametersReference, "parameters.reference", "/parameters/reference", "dataset",              \
+    "p: the point of the run's own full and reduced simulations (the domain's center)")            \
   X(kValidation, "validation", "/validation", "group",                                             \
     "with [parameters]: the parametric reduced model at unseen points on [input]; attributes "     \
     "max and median of output_error, seed")                                                        \

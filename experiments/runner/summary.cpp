@@ -100,6 +100,9 @@ void print_run_summary(const ExperimentConfig& c, const RunSummary& s,
     std::fprintf(out, "  domain    %s: %lld training points; the runs above at %s\n",
                  domain.c_str(), ll(v.training_points),
                  c.parameters.describe(c.parameters.center()).c_str());
+    if (v.selected_points > 0)
+      std::fprintf(out, "  greedy    full runs at %lld of the %lld points (%s)\n",
+                   ll(v.selected_points), ll(v.training_points), v.greedy_note.c_str());
     std::fprintf(out,
                  "  validated %lld unseen points on [input]: relative output error max %.3g, "
                  "median %.3g; per step %.3g us reduced, %.3g us full (%.3gx), evaluation at a "

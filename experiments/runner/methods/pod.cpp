@@ -6,6 +6,7 @@
 // projection of its matrices, to an LTI reduced model the linear family simulates and analyses
 // (projection_run.hpp: reduce_linear_by_pod).
 #include <algorithm>
+#include <cmath>
 
 #include "experiments/runner/methods/projection.hpp"
 #include "experiments/runner/results_layout.hpp"
@@ -126,9 +127,15 @@ class PodMethod final : public ProjectionMethod {
 
   // The projection seam's bases: the POD of the training runs' position snapshots.
   std::vector<PodSnapshotField> state_snapshots() const override { return o_.pod_snapshots; }
-  ProjectionBases bases(const ExperimentConfig&, const FullModel&, Matrix Q, Index min_columns,
+  ProjectionBases bases(const ExperimentConfig& c, const FullModel&, Matrix Q, Index min_columns,
                         ReductionSummary& summary, const std::atomic<bool>*) const override {
-    PodResult pod_q = pod_basis_and_record(o_, Q, min_columns, false, summary);
+    // With [parameters] Q is the incremental SVD's U S (a few hundred orthogonal columns): the
+    // dense SVD resolves its every singular value, where the automatic choice for a tall Q
+    // (the method of snapshots) would cut the rank at sqrt(n eps) s_1.
+    PodReductionOptions o = o_;
+    if (!c.parameters.empty() && o.training.pod_method == mor::PodMethod::automatic)
+      o.training.pod_method = mor::PodMethod::svd;
+    PodResult pod_q = pod_basis_and_record(o, Q, min_columns, false, summary);
     Q.resize(0, 0);
     summary.stages.emplace_back("pod_s", pod_q.seconds);
     ProjectionBases b;
@@ -183,6 +190,15 @@ std::unique_ptr<ReductionMethod> read_pod(TableReader& r, const std::string& sou
   require(o.training.parametric.parameter_samples >= 1, r.where("parameter_samples"),
           ": reduction.parameter_samples must be >= 1, got ",
           o.training.parametric.parameter_samples);
+  require(o.training.parametric.greedy_max_points >= 0, r.where("greedy_max_points"),
+          ": reduction.greedy_max_points must be >= 0 (0: no limit), got ",
+          o.training.parametric.greedy_max_points);
+  require(o.training.parametric.greedy_batch >= 1, r.where("greedy_batch"),
+          ": reduction.greedy_batch must be >= 1, got ", o.training.parametric.greedy_batch);
+  require(std::isfinite(o.training.parametric.greedy_tolerance) &&
+              o.training.parametric.greedy_tolerance >= 0.0,
+          r.where("greedy_tolerance"), ": reduction.greedy_tolerance must be >= 0 and finite, got ",
+          o.training.parametric.greedy_tolerance);
   const bool snapshots_given = r.given("pod_snapshots");
   return std::make_unique<PodMethod>(std::move(o), std::move(nonlinear_keys_given),
                                      std::move(parametric_keys_given), snapshots_given);
