@@ -11,22 +11,6 @@
 
 namespace mor {
 
-namespace {
-
-/// Rows `rows` of the dense X.
-Matrix gather_rows(const Matrix& X, const std::vector<Index>& rows) {
-  Matrix R(static_cast<Index>(rows.size()), X.cols());
-  for (std::size_t k = 0; k < rows.size(); ++k) R.row(static_cast<Index>(k)) = X.row(rows[k]);
-  return R;
-}
-
-/// The element rows G(S, :) X for the restriction's local G and its dofs: O(nnz r).
-Matrix element_rows(const RestrictedNonlinearity& r, const Matrix& X) {
-  return r.G_local * gather_rows(X, r.dofs);
-}
-
-}  // namespace
-
 void NetworkForce::check(const NonlinearNetwork& net, const ProjectionOptions& o) {
   require(!(o.deim && o.ecsw),
           "network force: both a DEIM and an ECSW result given; the treatment takes one");
@@ -63,9 +47,9 @@ NetworkForce::NetworkForce(const NonlinearNetwork& net, const Matrix& V, const M
     if (options.nonlinear == NonlinearTreatment::ecsw) {
       // Bad or repeated element indices throw in restricted_elements, naming them.
       const RestrictedNonlinearity r = net.restricted_elements(options.ecsw->elements);
-      E_ = element_rows(r, V);
+      E_ = r.element_rows(V);
       C_ = r.coefficients;
-      const Matrix EW = galerkin ? E_ : element_rows(r, Wt);
+      const Matrix EW = galerkin ? E_ : r.element_rows(Wt);
       P_ = EW.transpose() * options.ecsw->weights.asDiagonal();
       if (galerkin) energy_weights_ = options.ecsw->weights;
     } else if (options.nonlinear != NonlinearTreatment::deim) {
@@ -78,13 +62,13 @@ NetworkForce::NetworkForce(const NonlinearNetwork& net, const Matrix& V, const M
       deim_samples_ = d.U.cols();
       if (options.sampling == DeimSampling::nodes) {
         const RestrictedNonlinearity r = net.restricted_rows(d.indices);
-        E_ = element_rows(r, V);
+        E_ = r.element_rows(V);
         C_ = r.coefficients;
         const Matrix WtU = Wt.transpose() * d.U;
         P_ = (WtU * d.PtU_inv) * r.A_local;
       } else {
         const RestrictedNonlinearity r = net.restricted_elements(d.indices);
-        E_ = element_rows(r, V);
+        E_ = r.element_rows(V);
         C_ = r.coefficients;
         // (G W)^T U without forming G W: (U^T G W)^T, U^T G is m x n and sparse-times-dense.
         const Matrix GtU = net.G().transpose() * d.U;  // n x m

@@ -9,12 +9,6 @@ namespace mor {
 
 namespace {
 
-Matrix gather(const Matrix& X, const std::vector<Index>& rows) {
-  Matrix out(static_cast<Index>(rows.size()), X.cols());
-  for (std::size_t i = 0; i < rows.size(); ++i) out.row(static_cast<Index>(i)) = X.row(rows[i]);
-  return out;
-}
-
 /// Rows S of X V for sparse X (X^T's columns S, times V).
 Matrix rows_times(const SparseMatrix& X, const std::vector<Index>& rows, const Matrix& V) {
   const SparseMatrix Xt = X.transpose();
@@ -42,11 +36,11 @@ SampledResidual::SampledResidual(const ParametricNetwork& net, const Matrix& V,
   MV_ = sampled(net.M);
   DV_ = sampled(net.D);
   KV_ = sampled(net.K);
-  B_ = gather(Matrix(net.unit.linear_system().B), rows);
+  B_ = Matrix(net.unit.linear_system().B)(rows, Eigen::all);
   linear_ = net.unit.is_linear();
   if (!linear_) {
     const RestrictedNonlinearity r = net.unit.restricted_rows(rows);  // throws for bad rows
-    E_ = r.G_local * gather(V, r.dofs);
+    E_ = r.element_rows(V);
     C_ = r.coefficients;
     A_ = r.A_local;
   }

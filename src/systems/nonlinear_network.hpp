@@ -56,6 +56,10 @@ struct RestrictedNonlinearity {
   SparseMatrix G_local;         ///< G(elements, dofs), elements x dofs
   SparseMatrix A_local;         ///< G^T(rows, elements), rows x elements (empty: elements)
   Matrix coefficients;          ///< coefficients of the elements, elements x 4
+
+  /// The element rows G(elements, :) X of a dense X (n x c) through the local G and the dofs it
+  /// reads: O(nnz c), nothing of size n formed.
+  Matrix element_rows(const Matrix& X) const { return G_local * X(dofs, Eigen::all); }
 };
 
 class NonlinearNetwork {
