@@ -53,6 +53,9 @@ PATHS = {
     "reduction.rksm_observability": "/reduction/rksm_observability",  # group: RKSM of the observability Gramian
     "reduction.training_parameters": "/reduction/training_parameters",  # dataset: with [parameters]: k x p, the training points (columns in /parameters/names' order)
     "reduction.affine": "/reduction/affine",  # group: with [parameters]: the reduced affine terms M_i, D_i, K_i (r x r) of M_r(mu) = sum theta_i(mu) M_i, with attributes scale and factors (theta_i = scale times the product of the named parameters, e.g. "beta*k_l"), and the force coefficient's (force_scale, force_factors)
+    "reduction.local_orders": "/reduction/local_orders",  # dataset: linear methods with [parameters]: k, the local model's order at each training point
+    "reduction.local_error_bounds": "/reduction/local_error_bounds",  # dataset: linear methods with [parameters]: k, each local model's a priori bound (NaN: none)
+    "reduction.global_sv": "/reduction/global_sv",  # dataset: linear methods with [parameters]: the singular values of the local bases side by side
     "reduction.greedy": "/reduction/greedy",  # table: sampling = "greedy": per selected point iteration, point, indicator, true_error
     "parameters": "/parameters",  # group: with [parameters]: the domain; attribute reference (the run's own point, the center)
     "parameters.names": "/parameters/names",  # dataset: p: the parameter names, sorted (the column order of every k x p table)
@@ -67,6 +70,7 @@ PATHS = {
     "validation.full_step_s": "/validation/full_step_s",  # dataset: k: the full model's seconds per step at each point
     "validation.reduced_step_s": "/validation/reduced_step_s",  # dataset: k: the reduced model's seconds per step at each point (its evaluation at the point not included)
     "validation.evaluation_s": "/validation/evaluation_s",  # dataset: k: seconds of the parametric reduced model's evaluation at each point
+    "validation.figures": "/validation/figures",  # group: linear methods: k values per figure of the [analysis] measures at each point (hinf_error, h2_error, ...; NaN where not computed), and with compare_local the local model's: local_r, local_error_bound, local_<figure>
     "reduced": "/reduced",  # group: the reduced model's run: attributes r, integration_s (multibody: relative_output_error)
     "reduced.outputs.y": "/reduced/outputs/y",  # dataset: n_out x p: reduced outputs y_r at /outputs/t
     "error": "/error",  # group: attributes: max_abs, relative_l2 of y - y_r (and state errors of projections)

@@ -196,10 +196,15 @@ TEST_F(ParametricExperiment, RefusalsNameTheKeyAndTheValue) {
     const std::string msg = message_of_parse(kParametric, dir_, k.overrides);
     EXPECT_NE(msg.find(k.expected), std::string::npos) << k.overrides.front() << ": " << msg;
   }
-  // A method without a parametric form.
+  // A linear method reduces the linearisation about rest, which k_n does not enter.
   const std::string bt = kModel + kParameters + kRun + "[reduction]\nmethod = \"bt\"\norder = 4\n";
-  EXPECT_NE(message_of_parse(bt, dir_).find("\"bt\" does not build"), std::string::npos)
+  EXPECT_NE(message_of_parse(bt, dir_).find("k_n has no effect"), std::string::npos)
       << message_of_parse(bt, dir_);
+  // A method without a parametric form.
+  const std::string modal =
+      kModel + kParameters + kRun + "[reduction]\nmethod = \"modal\"\norder = 4\n";
+  EXPECT_NE(message_of_parse(modal, dir_).find("\"modal\" does not build"), std::string::npos)
+      << message_of_parse(modal, dir_);
   // The parametric keys and [validation] without [parameters].
   const std::string plain =
       kModel + kTraining + kRun + "[reduction]\nmethod = \"pod\"\norder = 2\n";
@@ -227,8 +232,9 @@ TEST_F(ParametricExperiment, EveryDocumentedParametricKeyIsRead) {
     ++checked;
     EXPECT_NO_THROW((void)parse_experiment(kParametric, "p.toml", dir_, {override})) << override;
   }
-  EXPECT_EQ(checked, 9);  // validation: 2; reduction: parameter_samples, parameter_seed,
-                          // sampling, greedy_*: 3; parameters: <name>.scale
+  EXPECT_EQ(checked, 16);  // validation: 3; pod's parameter_samples, parameter_seed, sampling,
+                           // greedy_*: 3; bt's, irka's and sobt's parameter_samples and
+                           // parameter_seed; parameters: <name>.scale
 }
 
 }  // namespace

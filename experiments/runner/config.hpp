@@ -78,6 +78,7 @@ struct ExperimentConfig {
   ParameterDomain parameters;
   Index validation_samples = 20;
   Index validation_seed = 2;
+  bool validation_compare_local = false;
   Index snapshot_stride = 10;  ///< 0: no snapshots
   std::vector<std::string> snapshot_fields = {"p", "v"};
   int compression = 1;  ///< deflate level 0..9 of the snapshots

@@ -491,7 +491,15 @@ RunSummary run_experiment(const ExperimentConfig& c, const RunOptions& options) 
       simulate_full(run, family != Family::none, projection ? projection->state_stride : 0,
                     [&](const Vector& q) { projection->compare_state(q); });
   std::vector<double> y_reduced;
-  if (linear) y_reduced = finish_linear_family(run, *linear, y_full);
+  if (linear) {
+    y_reduced = finish_linear_family(run, *linear, y_full);
+    if (const auto& parametric = linear->reduced.parametric) {
+      run.stage("validation");
+      summary.validation =
+          validate_parametric_linear(c, *parametric, *input, out, options.stop_requested);
+      summary.validation->training_points = linear->reduced.training_points.rows();
+    }
+  }
   if (projection) {
     finish_projection_family(run, *projection, y_full);
     y_reduced = projection->main.y;

@@ -71,6 +71,8 @@ struct RunSummary {
     std::string greedy_note;    ///< how the greedy stopped, and its indicator's correlation
     double max_error = 0, median_error = 0;                        ///< relative L2 output errors
     double full_step_s = 0, reduced_step_s = 0, evaluation_s = 0;  ///< medians
+    /// The largest value of each figure over the points (linear methods: hinf_error, ...).
+    std::vector<std::pair<std::string, double>> max_figures;
   };
   std::optional<Validation> validation;
 };

@@ -106,10 +106,10 @@ std::string to_toml(const ExperimentConfig& c) {
     std::istringstream lines(reduction.str());
     for (std::string line; std::getline(lines, line);) {
       const std::string key = line.substr(0, line.find(" = "));
+      const auto is = [&](const char* k) { return key == k; };
       const bool parametric_key =
-          std::find_if(std::begin(kParametricTrainingKeys), std::end(kParametricTrainingKeys),
-                       [&](const char* k) { return key == k; }) !=
-          std::end(kParametricTrainingKeys);
+          std::any_of(std::begin(kParametricTrainingKeys), std::end(kParametricTrainingKeys), is) ||
+          std::any_of(std::begin(kParametricLinearKeys), std::end(kParametricLinearKeys), is);
       if (!parametric_key || !c.parameters.empty()) os << line << "\n";
     }
   }
@@ -118,7 +118,7 @@ std::string to_toml(const ExperimentConfig& c) {
   write_parameters(os, c.parameters);
   if (!c.parameters.empty()) {
     os << "\n[validation]\n";
-    ValidationTable v{c.validation_samples, c.validation_seed};
+    ValidationTable v{c.validation_samples, c.validation_seed, c.validation_compare_local};
     v.visit_keys(w);
   }
   return os.str();
@@ -209,9 +209,37 @@ void check_reduction(const ExperimentConfig& c, const std::string& where,
                      const std::string& source) {
   require(c.parameters.empty() || c.reduction->parametric_for(*c.model), where,
           ": [parameters] asks for a parametric reduced model, which reduction.method = \"",
-          c.reduction->name(),
-          "\" does not build in this version; the parametric method is \"pod\" of the "
-          "mass_spring_chain and lattice kinds");
+          c.reduction->name(), "\" does not build of model.type = \"", c.model->kind(),
+          "\" in this version; the parametric methods are \"pod\" (any kind with "
+          "parameters) and \"bt\", \"irka\", \"sobt\" (LTI models, the linear chain and "
+          "lattice)");
+  require(!c.validation_compare_local ||
+              c.reduction->family_for(*c.model) == ReductionMethod::Family::linear,
+          where,
+          ": validation.compare_local compares with the local models of a linear method "
+          "(bt, irka, sobt, pod of an LTI model); reduction.method = \"",
+          c.reduction->name(), "\" of this model is not one");
+  if (!c.parameters.empty() &&
+      c.reduction->family_for(*c.model) == ReductionMethod::Family::linear) {
+    // A linear method reduces the linear system (a nonlinear model's linearisation about
+    // rest): a parameter it does not contain (the chain's k_n) cannot vary its reduced model.
+    const ParametricDescriptorSystem sys =
+        first_order_form(c.model->parametric_linear_system(c.parameters));
+    for (Index j = 0; j < c.parameters.size(); ++j) {
+      bool used = false;
+      for (const auto* op : {&sys.E, &sys.A, &sys.B, &sys.C})
+        for (const auto& t : op->terms)
+          used = used || std::count(t.theta.factors.begin(), t.theta.factors.end(), j) > 0;
+      for (const auto& t : sys.D_ff.terms)
+        used = used || std::count(t.theta.factors.begin(), t.theta.factors.end(), j) > 0;
+      const std::string& name = c.parameters.parameters()[static_cast<std::size_t>(j)].name;
+      require(used, where, ": reduction.method = \"", c.reduction->name(),
+              "\" reduces the linear system",
+              c.model->is_linear() ? std::string() : std::string(" (the linearisation about rest)"),
+              ", on which the parameter ", name,
+              " has no effect: leave it out of [parameters], or use \"pod\"");
+    }
+  }
   c.reduction->check(c, where);
   require(c.reduction->family() == ReductionMethod::Family::projection || c.training.empty(),
           source,
@@ -242,6 +270,7 @@ void read_parametric_tables(const toml::table* parameters, const toml::table* va
           ": validation.parameter_samples must be >= 0, got ", t.parameter_samples);
   c.validation_samples = t.parameter_samples;
   c.validation_seed = t.parameter_seed;
+  c.validation_compare_local = t.compare_local;
 }
 
 ExperimentConfig parse_experiment(const std::string& text, const std::string& source,

@@ -17,6 +17,7 @@
 
 #include "experiments/runner/config.hpp"
 #include "experiments/runner/keys.hpp"
+#include "experiments/runner/parameters.hpp"
 #include "experiments/runner/reduction_run.hpp"
 
 namespace mor::experiments {
@@ -52,10 +53,14 @@ class ReductionMethod {
   virtual Index order() const { return 0; }
   /// Whether the method builds a parametric reduced model of `model` over [parameters]
   /// (src/systems/parametric.hpp, reduction/parametric_model.hpp).
-  virtual bool parametric_for(const ModelSpec& model) const {
-    (void)model;
-    return false;
-  }
+  /// By default: a method with a parametric linear form (parametric_linear()) of a model it
+  /// reduces to an LTI model.
+  virtual bool parametric_for(const ModelSpec& model) const;
+  /// Family linear with [parameters]: the training keys of its parametric reduction (local
+  /// reductions at the training points, one global basis: experiments/runner/
+  /// parametric_linear.hpp); nullptr if the method has no parametric form. Its reduced model
+  /// must then fill ReducedModel::V (and W).
+  virtual const ParametricLinearKeys* parametric_linear() const { return nullptr; }
   /// Checks against the rest of the experiment (model, training runs), after it is read.
   /// @throws InvalidArgument naming `where` (file and line), the key and the value.
   virtual void check(const ExperimentConfig& c, const std::string& where) const {
@@ -144,6 +149,22 @@ template <const std::string& path, std::int64_t (*rule)(const Vector&, double)>
 std::int64_t order_from_stored(const io::ResultsReader& r, double tol) {
   return r.exists(path) ? rule(r.read_vector(path), tol) : -1;
 }
+
+/// The keys of `keys` given in r (to refuse them later without [parameters]).
+template <std::size_t K>
+std::vector<std::string> keys_given(const TableReader& r, const char* const (&keys)[K]) {
+  std::vector<std::string> given;
+  for (const char* key : keys)
+    if (r.given(key)) given.emplace_back(key);
+  return given;
+}
+/// @throws InvalidArgument naming `where` and the first key of `given` if c has no
+///         [parameters].
+void refuse_parametric_keys(const ExperimentConfig& c, const std::string& where,
+                            const std::vector<std::string>& given);
+/// @throws InvalidArgument naming the key and the value if parameter_samples or max_order is
+///         out of range.
+void check_parametric_linear_keys(const TableReader& r, const ParametricLinearKeys& k);
 
 /// The exactly-one-of rule of r and a tolerance, shared by the methods that choose r either way.
 /// @throws InvalidArgument naming both values.

@@ -124,6 +124,26 @@ void require_linear_model(const ExperimentConfig& c, const std::string& where,
                      c.model->kind(), "\") has no linearisation about a rest state to reduce"));
 }
 
+bool ReductionMethod::parametric_for(const ModelSpec& model) const {
+  return family_for(model) == Family::linear && parametric_linear() != nullptr &&
+         model.has_linearisation();
+}
+
+void refuse_parametric_keys(const ExperimentConfig& c, const std::string& where,
+                            const std::vector<std::string>& given) {
+  if (given.empty() || !c.parameters.empty()) return;
+  throw InvalidArgument(detail::concat(where, ": reduction.", given.front(),
+                                       " belongs to a parametric reduced model: it needs "
+                                       "[parameters]"));
+}
+
+void check_parametric_linear_keys(const TableReader& r, const ParametricLinearKeys& k) {
+  require(k.parameter_samples >= 1, r.where("parameter_samples"),
+          ": reduction.parameter_samples must be >= 1, got ", k.parameter_samples);
+  require(k.max_order >= 0, r.where("max_order"),
+          ": reduction.max_order must be >= 0 (0: the largest local order), got ", k.max_order);
+}
+
 ReducedModel ReductionMethod::reduce_linear(LtiOperator&, const SecondOrderSystem*) const {
   throw InvalidArgument(
       detail::concat("reduction.method = \"", name(), "\" does not give a linear reduced model"));

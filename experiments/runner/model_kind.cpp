@@ -30,7 +30,7 @@ std::string ModelSpec::parameter_refusal(const std::string& name) const {
   (void)name;
   return detail::concat("model.type = \"", kind(),
                         "\" has no parameters (the kinds with parameters: mass_spring_chain, "
-                        "lattice)");
+                        "lattice, and file models with affine terms X_<name>)");
 }
 
 std::shared_ptr<const ModelSpec> ModelSpec::at(const ParameterDomain& domain,
@@ -43,6 +43,17 @@ std::shared_ptr<const ModelSpec> ModelSpec::at(const ParameterDomain& domain,
 ParametricNetwork ModelSpec::parametric_network(const ParameterDomain& domain) const {
   throw InvalidArgument(detail::concat("model.type = \"", kind(), "\" has no parameters (",
                                        domain.size(), " given)"));
+}
+
+ParametricLinearSystem ModelSpec::parametric_linear_system(const ParameterDomain& domain) const {
+  if (projectable()) return linear_part(parametric_network(domain));
+  throw InvalidArgument(detail::concat("model.type = \"", kind(),
+                                       "\" has no parametric linear system (", domain.size(),
+                                       " parameters given)"));
+}
+
+std::vector<std::string> ModelSpec::required_parameters() const {
+  return {};
 }
 
 }  // namespace mor::experiments

@@ -230,6 +230,14 @@ class ModelSpec {
   /// The model's operators as affine functions of the parameters of `domain` (the network
   /// form). @throws InvalidArgument if the kind has no parameters.
   virtual ParametricNetwork parametric_network(const ParameterDomain& domain) const;
+  /// The linear system the linear methods reduce (the model, or its linearisation about rest)
+  /// as affine functions of the parameters of `domain`. By default the linear part of
+  /// parametric_network (a network's force vanishes at rest).
+  /// @throws InvalidArgument if the kind has no parameters.
+  virtual ParametricLinearSystem parametric_linear_system(const ParameterDomain& domain) const;
+  /// The parameters [parameters] must give a range for (a file's affine terms X_<name>); none
+  /// by default.
+  virtual std::vector<std::string> required_parameters() const;
 
   // Kinds that integrate themselves (Form::first_order_ode: the multibody benchmarks) own
   // [simulation]: they read its keys (and their own keys of [output] and of their extra table)

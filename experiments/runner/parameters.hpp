@@ -69,10 +69,53 @@ inline constexpr const char* kParametricTrainingKeys[] = {"parameter_samples", "
                                                           "sampling",          "greedy_tolerance",
                                                           "greedy_batch",      "greedy_max_points"};
 
+/// How the global basis of a linear method's parametric reduction projects.
+enum class GlobalProjection {
+  two_sided,  ///< Petrov-Galerkin: V from the local V_j, W from the local W_j
+  galerkin,   ///< W = V from the local V_j and W_j together: keeps symmetry and definiteness
+};
+inline constexpr Choice<GlobalProjection> kGlobalProjections[] = {
+    {"two_sided", GlobalProjection::two_sided}, {"galerkin", GlobalProjection::galerkin}};
+
+/// The training keys of a linear method's parametric reduction ([reduction] of bt, irka, sobt,
+/// with [parameters]): local reductions at the training points, one global basis
+/// (reduction/parametric_lti.hpp).
+struct ParametricLinearKeys {
+  Index parameter_samples = 8;  ///< training points, seeded, uniform in each parameter's scale
+  Index parameter_seed = 1;
+  Index max_order = 0;  ///< the global basis' order; 0: the largest local order
+  GlobalProjection global_projection = GlobalProjection::galerkin;
+};
+
+template <class O, class V>
+void parametric_linear_keys(O& o, V& v) {
+  v(Key{"parameter_samples", "",
+        "with [parameters]: the training points, drawn uniformly in each parameter's scale; the "
+        "method reduces the model at each (its local basis)"},
+    o.parameter_samples);
+  v(Key{"parameter_seed", "", "with [parameters]: the seed of the training points"},
+    o.parameter_seed);
+  v(Key{"max_order", "",
+        "with [parameters]: the order of the global basis (the leading left singular vectors of "
+        "the local bases side by side); 0: the largest local order"},
+    o.max_order);
+  v.choice(Key{"global_projection", "",
+               "with [parameters]: galerkin (W = V from the local V_j and W_j together; a "
+               "second-order model's first-order form in its energy inner product: stable at "
+               "every parameter when M, D, K, or E and -A, are symmetric definite) or two_sided "
+               "(V from the local V_j, W from the local W_j: keeps more of what the local "
+               "methods interpolate, with no stability promise)"},
+           o.global_projection, kGlobalProjections);
+}
+/// The names of parametric_linear_keys (refused without [parameters]).
+inline constexpr const char* kParametricLinearKeys[] = {"parameter_samples", "parameter_seed",
+                                                        "max_order", "global_projection"};
+
 /// [validation]: the unseen parameters of a parametric experiment.
 struct ValidationTable {
   Index parameter_samples = 20;  ///< validation points, never used in training
   Index parameter_seed = 2;
+  bool compare_local = false;  ///< linear methods: the method's local reduction at each point too
 
   template <class V>
   void visit_keys(V& v) {
@@ -84,6 +127,11 @@ struct ValidationTable {
           "the seed of the validation points (a seed other than reduction.parameter_seed gives "
           "points never used in training)"},
       parameter_seed);
+    v(Key{"compare_local", "",
+          "linear methods: at each validation point also reduce the model there by the method "
+          "itself (a local model of the same keys) and record its error bound and norms beside "
+          "the parametric model's"},
+      compare_local);
   }
 };
 

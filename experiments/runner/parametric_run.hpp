@@ -36,4 +36,14 @@ RunSummary::Validation validate_parametric(const ExperimentConfig& c,
                                            const Signal& input, io::ResultsWriter& out,
                                            const std::atomic<bool>* stop);
 
+/// The same for a linear method's parametric model, plus at each point the figures of the
+/// [analysis] measures that apply to a linear reduced model (||G(mu) - G_r(mu)||_Hinf, ...) as
+/// /validation/figures/<name>, and with c.validation_compare_local the method's own local model
+/// at the point: its order (local_r), its a priori bound (local_error_bound) and its figures
+/// (local_<name>).
+RunSummary::Validation validate_parametric_linear(const ExperimentConfig& c,
+                                                  const ParametricLtiModel& model,
+                                                  const Signal& input, io::ResultsWriter& out,
+                                                  const std::atomic<bool>* stop);
+
 }  // namespace mor::experiments

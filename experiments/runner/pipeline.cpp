@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "experiments/runner/measure.hpp"
+#include "experiments/runner/parametric_linear.hpp"
 #include "experiments/runner/results_layout.hpp"
 #include "experiments/runner/run_guards.hpp"
 #include "src/core/errors.hpp"
@@ -52,8 +53,15 @@ ReductionStep reduce_step(const ExperimentConfig& c, const FullModel& model, Lti
   if (step.family == Family::linear) {
     require(full != nullptr, "internal: reduce_step of the linear family without an operator");
     step.linearisation = model.linearisation();
+    // With [parameters]: the parametric model (local reductions at the training points, one
+    // global basis); `model` and `full` are the center's, which it returns the model of.
     ReducedModel& red = step.linear.emplace(
-        c.reduction->reduce_linear_in_run(c, model, *full, model.second_order_system(), stop));
+        c.parameters.empty()
+            ? c.reduction->reduce_linear_in_run(c, model, *full, model.second_order_system(), stop)
+            : reduce_linear_parametric(c, stop));
+    // The bases served the parametric model; a run at one point does not keep them.
+    red.V.resize(0, 0);
+    red.W.resize(0, 0);
     if (!step.linearisation.empty())
       red.summary.details.set_attribute(layout::kReduction, "reduces",
                                         "the linearisation about " + step.linearisation);

@@ -902,6 +902,8 @@ ReducedModel reduce_linear_by_pod(const ExperimentConfig& c, const PodReductionO
   out.set_attribute(grp, "training_stride",
                     static_cast<std::int64_t>(red.training.training_stride));
   if (red.training.store_bases) out.write_matrix(layout::kReductionV, V);
+  reduced.V = V;
+  reduced.bases_of_positions = second_order != nullptr;
   return reduced;
 }
 

@@ -13,6 +13,7 @@
 #include "experiments/runner/config.hpp"
 #include "experiments/runner/results_layout.hpp"
 #include "reduction/balanced_truncation.hpp"
+#include "reduction/parametric_lti.hpp"
 #include "src/io/record.hpp"
 #include "src/io/results.hpp"
 
@@ -95,6 +96,16 @@ struct ReducedModel {
   double adi_residual = -1;
   /// What the method reports of the reduction (written by write_reduction).
   ReductionSummary summary;
+  /// The projection bases of a method that projects (bt, irka, sobt, pod): G_r = (W^T E V,
+  /// W^T A V, W^T B, C V) with W empty meaning W = V; in the coordinates of the positions q of
+  /// the second-order system if bases_of_positions, else of the states of the first-order form
+  /// FullModel::lti_operator() reduces (x, or [q; v]). A parametric reduction's local bases
+  /// (experiments/runner/parametric_linear.hpp); reduce_step drops them otherwise.
+  Matrix V, W;
+  bool bases_of_positions = false;
+  /// With [parameters]: the parametric reduced model this one is the center's model of.
+  std::shared_ptr<const ParametricLtiModel> parametric;
+  Matrix training_points;  ///< k x p, with parametric
 };
 
 /// Writes the Gramian diagnostics of a balanced truncation into /reduction (method, ranks,

@@ -113,6 +113,13 @@ namespace mor::experiments::layout {
     "theta_i(mu) M_i, with attributes scale and factors (theta_i = scale times the product of "    \
     "the named "                                                                                   \
     "parameters, e.g. \"beta*k_l\"), and the force coefficient's (force_scale, force_factors)")    \
+  X(kReductionLocalOrders, "reduction.local_orders", "/reduction/local_orders", "dataset",         \
+    "linear methods with [parameters]: k, the local model's order at each training point")         \
+  X(kReductionLocalErrorBounds, "reduction.local_error_bounds", "/reduction/local_error_bounds",   \
+    "dataset",                                                                                     \
+    "linear methods with [parameters]: k, each local model's a priori bound (NaN: none)")          \
+  X(kReductionGlobalSv, "reduction.global_sv", "/reduction/global_sv", "dataset",                  \
+    "linear methods with [parameters]: the singular values of the local bases side by side")       \
   X(kReductionGreedy, "reduction.greedy", "/reduction/greedy", "table",                            \
     "sampling = \"greedy\": per selected point iteration, point, indicator, true_error")           \
   X(kParameters, "parameters", "/parameters", "group",                                             \
@@ -141,6 +148,10 @@ namespace mor::experiments::layout {
     "included)")                                                                                   \
   X(kValidationEvaluation, "validation.evaluation_s", "/validation/evaluation_s", "dataset",       \
     "k: seconds of the parametric reduced model's evaluation at each point")                       \
+  X(kValidationFigures, "validation.figures", "/validation/figures", "group",                      \
+    "linear methods: k values per figure of the [analysis] measures at each point (hinf_error, "   \
+    "h2_error, ...; NaN where not computed), and with compare_local the local model's: local_r, "  \
+    "local_error_bound, local_<figure>")                                                           \
   X(kReduced, "reduced", "/reduced", "group",                                                      \
     "the reduced model's run: attributes r, integration_s (multibody: relative_output_error)")     \
   X(kReducedOutputsY, "reduced.outputs.y", "/reduced/outputs/y", "dataset",                        \

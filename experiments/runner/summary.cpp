@@ -110,6 +110,12 @@ void print_run_summary(const ExperimentConfig& c, const RunSummary& s,
                  ll(v.points), v.max_error, v.median_error, 1e6 * v.reduced_step_s,
                  1e6 * v.full_step_s, v.reduced_step_s > 0 ? v.full_step_s / v.reduced_step_s : 0.0,
                  1e6 * v.evaluation_s);
+    if (!v.max_figures.empty()) {
+      std::string figures;
+      for (const auto& [name, value] : v.max_figures)
+        figures += detail::concat(figures.empty() ? "" : ", ", name, " ", value);
+      std::fprintf(out, "  validated largest over the points: %s\n", figures.c_str());
+    }
   }
   if (!s.model_figures.empty()) {
     std::fprintf(out, "  checks   ");

@@ -81,10 +81,12 @@ def _index(x, name):
     return x
 
 
-def load_model(path, **keys):
+def load_model(path, *, parameters=None, **keys):
     """An LTI model from a .mat (v4, v5, v7.3) or MatrixMarket file, as [model] type = "file"
-    reads it (keys: form, variables, files)."""
-    return _mor.model("file", dict(keys, path=_os.fspath(path)))
+    reads it (keys: form, variables, files). parameters: the ranges of the file's affine terms
+    X_<name> (X(mu) = X + sum mu_name X_<name>), e.g. parameters={"k": (0.5, 2.0), "d": (0.02,
+    0.5, "log")}: a family, reduced by mor.reduce into one parametric model (rom.at(k=..., d=...))."""
+    return _mor.model("file", dict(keys, path=_os.fspath(path)), parameters)
 
 
 def reduce(model, method, *, experiment=None, **keys):

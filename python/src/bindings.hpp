@@ -64,6 +64,9 @@ struct Model {
   /// ([parameters]); empty for a model at one point. A parametric reduced model holds its domain
   /// in projected_rom->parametric.
   ParameterDomain parameters;
+  /// A linear method's parametric reduced model (mor.reduce of a parametric LTI model): its
+  /// dense matrices above are those at the domain's center; rom.at(...) evaluates it.
+  std::shared_ptr<const ParametricLtiModel> parametric_lti;
   /// A reduced model that rom.at(...) evaluated: the point, in its domain's order.
   std::optional<Vector> point;
 

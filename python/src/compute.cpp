@@ -189,7 +189,11 @@ std::shared_ptr<Model> reduce(const std::shared_ptr<Model>& model, const std::st
     ReductionOutcome o;
     std::shared_ptr<FullModel> full;
     std::unique_ptr<LtiOperator> op;
-    if (linear) {
+    if (linear && !c->parameters.empty()) {
+      // A parametric model: its center's (the local reductions build their own points).
+      full = c->run_model()->build(c->solver);
+      op = full->lti_operator();
+    } else if (linear) {
       op = model->lti_operator(full);
       // A dense reduced model has no FullModel behind its operator: the one of its system (pod
       // simulates it).
@@ -236,27 +240,9 @@ std::shared_ptr<Model> reduce(const std::shared_ptr<Model>& model, const std::st
   rec.info["statuses"] = statuses;
   if (!outcome.linearisation.empty()) rec.info["linearisation"] = outcome.linearisation;
   if (outcome.linear) {
-    const bool first = out.exists(layout::child(layout::kReductionReduced, "A"));
-    if (first) {
-      auto d = std::make_shared<DenseFirstOrder>();
-      const auto& op = *outcome.linear->first_order;
-      d->E = op.E();
-      d->A = op.A();
-      d->B = op.B();
-      d->C = op.C();
-      d->D = op.D_ff().size() ? op.D_ff() : Matrix::Zero(op.C().rows(), op.B().cols());
-      DescriptorSystem sys{d->E.sparseView(), d->A.sparseView(), d->B.sparseView(),
-                           d->C.sparseView(), d->D};
-      rom->system = std::make_shared<const LinearSystem>(std::move(sys));
-      rom->dense_first = d;
-    } else {
-      auto s = std::make_shared<DenseSecondOrderSystem>(outcome.linear->second_order);
-      SecondOrderSystem sys{s->M.sparseView(), s->D.sparseView(),  s->K.sparseView(),
-                            s->B.sparseView(), s->Cp.sparseView(), s->Cv.sparseView()};
-      rom->system = std::make_shared<const LinearSystem>(std::move(sys));
-      rom->dense_second = s;
-    }
-    rom->spec = memory_spec(rom->system);
+    set_linear_rom(*rom, *outcome.linear,
+                   out.exists(layout::child(layout::kReductionReduced, "A")));
+    rom->parametric_lti = outcome.linear->parametric;
   } else {
     rom->spec = c->model;
     rom->projected_rom = outcome.projected;
@@ -264,6 +250,29 @@ std::shared_ptr<Model> reduce(const std::shared_ptr<Model>& model, const std::st
   }
   rom->reduction = std::move(rec);
   return rom;
+}
+
+void set_linear_rom(Model& rom, const ReducedModel& reduced, bool first) {
+  if (first) {
+    auto d = std::make_shared<DenseFirstOrder>();
+    const auto& op = *reduced.first_order;
+    d->E = op.E();
+    d->A = op.A();
+    d->B = op.B();
+    d->C = op.C();
+    d->D = op.D_ff().size() ? op.D_ff() : Matrix::Zero(op.C().rows(), op.B().cols());
+    DescriptorSystem sys{d->E.sparseView(), d->A.sparseView(), d->B.sparseView(), d->C.sparseView(),
+                         d->D};
+    rom.system = std::make_shared<const LinearSystem>(std::move(sys));
+    rom.dense_first = d;
+  } else {
+    auto s = std::make_shared<DenseSecondOrderSystem>(reduced.second_order);
+    SecondOrderSystem sys{s->M.sparseView(), s->D.sparseView(),  s->K.sparseView(),
+                          s->B.sparseView(), s->Cp.sparseView(), s->Cv.sparseView()};
+    rom.system = std::make_shared<const LinearSystem>(std::move(sys));
+    rom.dense_second = s;
+  }
+  rom.spec = memory_spec(rom.system);
 }
 
 // --- norms ---------------------------------------------------------------------------------

@@ -17,6 +17,9 @@ namespace mor::python {
 /// that train on simulations of the chain.
 std::shared_ptr<Model> reduce(const std::shared_ptr<Model>& model, const std::string& method,
                               const py::dict& keys, const py::dict& experiment);
+/// Sets rom's system, dense matrices and spec to a linear reduced model (first: its first-order
+/// matrices E, A, B, C, D; else its second-order M, D, K, B, Cp, Cv).
+void set_linear_rom(Model& rom, const experiments::ReducedModel& reduced, bool first);
 double h2_norm(const Model& m, Index dense_limit);
 /// ||G - G_r||_H2, absolute.
 double h2_error(const Model& m, const Model& rom, Index dense_limit);

@@ -11,6 +11,7 @@
 #include "experiments/runner/experiment_keys.hpp"
 #include "experiments/runner/method.hpp"
 #include "experiments/runner/parameters.hpp"
+#include "experiments/runner/parametric_linear.hpp"
 #include "experiments/runner/parametric_run.hpp"
 #include "experiments/runner/toml_reader.hpp"
 #include "python/src/bindings.hpp"
@@ -257,6 +258,7 @@ py::object matrix(py::object self, const std::string& name) {
 /// The domain of a parametric model or reduced model (nullptr: none).
 const ParameterDomain* domain_of(const Model& m) {
   if (m.projected_rom && m.projected_rom->parametric) return &m.projected_rom->parametric->domain();
+  if (m.parametric_lti) return &m.parametric_lti->domain();
   return m.parameters.empty() ? nullptr : &m.parameters;
 }
 
@@ -271,7 +273,7 @@ py::object parameters_of(const Model& m) {
 
 py::object point_of(const Model& m) {
   if (!m.point) return py::none();
-  const ParameterDomain& d = m.projected_rom->parametric->domain();
+  const ParameterDomain& d = *domain_of(m);
   py::dict out;
   for (Index j = 0; j < d.size(); ++j)
     out[py::str(d.parameters()[static_cast<std::size_t>(j)].name)] = (*m.point)[j];
@@ -279,11 +281,10 @@ py::object point_of(const Model& m) {
 }
 
 std::shared_ptr<Model> reduced_at(const Model& m, const py::kwargs& values) {
-  require(m.projected_rom && m.projected_rom->parametric && !m.point,
+  require(((m.projected_rom && m.projected_rom->parametric) || m.parametric_lti) && !m.point,
           "rom.at(...) evaluates a parametric reduced model: mor.reduce of a model made with "
           "parameters={...}, e.g. mor.Chain(N=1000, parameters={\"k_n\": (0.5, 4.0)})");
-  const ParametricProjectedModel& p = *m.projected_rom->parametric;
-  const ParameterDomain& d = p.domain();
+  const ParameterDomain& d = *domain_of(m);
   Vector mu(d.size());
   std::vector<bool> given(static_cast<std::size_t>(d.size()), false);
   for (const auto& [name, value] : values) {
@@ -301,6 +302,17 @@ std::shared_ptr<Model> reduced_at(const Model& m, const py::kwargs& values) {
             d.parameters()[static_cast<std::size_t>(j)].name,
             " is missing (parameters: ", join(d.names()), ")");
   auto rom = std::make_shared<Model>();
+  if (m.parametric_lti) {
+    // The linear method's parametric model at mu: a plain linear reduced model (norms,
+    // transfer function, simulation, export).
+    const experiments::ReducedModel at = experiments::reduced_model_at(*m.parametric_lti, mu);
+    set_linear_rom(*rom, at, !m.parametric_lti->second_order());
+    rom->reduction = m.reduction;
+    rom->parametric_lti = m.parametric_lti;
+    rom->point = mu;
+    return rom;
+  }
+  const ParametricProjectedModel& p = *m.projected_rom->parametric;
   auto reduction = std::make_shared<experiments::ProjectionReduction>();
   reduction->main.r = m.projected_rom->main.r;
   reduction->main.m = m.projected_rom->main.m;

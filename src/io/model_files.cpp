@@ -13,6 +13,7 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <tuple>
 #include <utility>
 
 #include "src/core/errors.hpp"
@@ -806,6 +807,54 @@ ImportedModel import_model(const ModelFileSpec& spec) {
     model.system = read_second_order(*source, spec, report);
   model.report = std::move(report);
   return model;
+}
+
+namespace {
+
+bool is_parameter_name(const std::string& s) {
+  if (s.empty() || !std::isalpha(static_cast<unsigned char>(s[0]))) return false;
+  return std::all_of(s.begin(), s.end(),
+                     [](unsigned char c) { return std::isalnum(c) || c == '_'; });
+}
+
+}  // namespace
+
+std::vector<AffineTerm> find_affine_terms(const ModelFileSpec& spec, const ModelReport& report) {
+  const std::unique_ptr<MatrixSource> source = open_source(spec);
+  const std::vector<std::string> names = source->names();
+  std::vector<AffineTerm> out;
+  for (const MatrixReport& m : report.matrices) {
+    if (!m.present || m.name.empty()) continue;
+    const std::string prefix = m.name + "_";
+    for (const std::string& name : names)
+      if (name.size() > prefix.size() && name.compare(0, prefix.size(), prefix) == 0 &&
+          is_parameter_name(name.substr(prefix.size())))
+        out.push_back({m.role, name.substr(prefix.size()), name, {}});
+  }
+  std::sort(out.begin(), out.end(), [](const AffineTerm& a, const AffineTerm& b) {
+    return std::tie(a.role, a.parameter) < std::tie(b.role, b.parameter);
+  });
+  return out;
+}
+
+void read_affine_terms(const ModelFileSpec& spec, const ModelReport& report,
+                       std::vector<AffineTerm>& terms) {
+  const std::unique_ptr<MatrixSource> source = open_source(spec);
+  for (AffineTerm& t : terms) {
+    const MatrixReport* role = report.find(t.role);
+    require(role != nullptr, "internal: affine term ", t.variable, " of a role (", t.role,
+            ") the model does not have");
+    const fs::path where = source->where(t.variable);
+    MatrixVariable var = source->read(t.variable);
+    const SparseMatrix& X = var.value;
+    require(X.rows() == role->rows && X.cols() == role->cols, quoted(where), ": the affine term '",
+            t.variable, "' of ", t.role, " (parameter ", t.parameter, ") is ", size_text(X), ", ",
+            t.role, " ('", role->name, "') is ", role->rows, "x", role->cols);
+    const std::string bad = first_non_finite(X, t.variable);
+    require(bad.empty(), quoted(where), ": the affine term '", t.variable,
+            "' has a non-finite entry ", bad, " (1-based indices)");
+    t.value = std::move(var.value);
+  }
 }
 
 ImportedNetwork import_network(const ModelFileSpec& spec) {

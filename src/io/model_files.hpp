@@ -95,6 +95,26 @@ struct ImportedModel {
 /// E (or M) is not checked for singularity here: see check_nonsingular.
 ImportedModel import_model(const ModelFileSpec& spec);
 
+/// An affine term of a model file: X(mu) = X + sum_name mu_name X_<name>, the role X read from
+/// the variable (or MatrixMarket matrix) v, its term from v_<name> (e.g. K and K_k, damping D and
+/// D_d; MatrixMarket P.K_k.mtx).
+struct AffineTerm {
+  std::string role;       ///< "K", "A", ... as the report names it
+  std::string parameter;  ///< <name>
+  std::string variable;   ///< v_<name>
+  SparseMatrix value;     ///< read by read_affine_terms
+};
+/// The affine terms the file holds for the roles present in report, names only (nothing read):
+/// every name v_<name> of the file, v a role's variable and <name> a letter followed by letters,
+/// digits and underscores. Sorted by role, then parameter.
+std::vector<AffineTerm> find_affine_terms(const ModelFileSpec& spec, const ModelReport& report);
+/// Reads and checks the terms find_affine_terms listed: each the shape of its role's matrix,
+/// every entry finite.
+/// @throws IoError for an unreadable file; InvalidArgument naming the file, the variable, its
+///         size and the role's size, or the first non-finite entry (1-based).
+void read_affine_terms(const ModelFileSpec& spec, const ModelReport& report,
+                       std::vector<AffineTerm>& terms);
+
 /// A nonlinear second-order network (src/systems/nonlinear_network.hpp) in the same files:
 /// the second-order roles (M, D, K, B, Cp, Cv, as import_model reads them) plus G (m x n, the
 /// element quantities s = G q) and phi (m x 4 or 1 x 4: the coefficients of s^2, s^3, s^4, s^5

@@ -101,4 +101,119 @@ NonlinearNetwork ParametricNetwork::at(const Vector& mu) const {
   return NonlinearNetwork(std::move(sys), unit.G(), force(mu) * unit.coefficients());
 }
 
+namespace {
+
+template <class X>
+AffineOperator<X> constant(X value) {
+  AffineOperator<X> op;
+  op.terms.push_back({AffineCoefficient{}, std::move(value)});
+  return op;
+}
+
+/// The terms of op, each mapped by f (a block placement), plus `extra` as a constant term.
+template <class F>
+AffineOperator<SparseMatrix> placed(const AffineOperator<SparseMatrix>& op, F f,
+                                    const SparseMatrix* extra = nullptr) {
+  AffineOperator<SparseMatrix> out = op.map(f);
+  if (extra != nullptr) out.terms.insert(out.terms.begin(), {AffineCoefficient{}, *extra});
+  return out;
+}
+
+/// X placed at block (bi, bj) of a (2n) x (cols) matrix (n rows per block row).
+SparseMatrix block(const SparseMatrix& X, Index rows, Index cols, Index r0, Index c0,
+                   double scale) {
+  std::vector<Eigen::Triplet<double, Index>> t;
+  t.reserve(static_cast<std::size_t>(X.nonZeros()));
+  for (Index j = 0; j < X.outerSize(); ++j)
+    for (SparseMatrix::InnerIterator it(X, j); it; ++it)
+      t.emplace_back(r0 + it.row(), c0 + it.col(), scale * it.value());
+  SparseMatrix out(rows, cols);
+  out.setFromTriplets(t.begin(), t.end());
+  return out;
+}
+
+}  // namespace
+
+SecondOrderSystem ParametricSecondOrderSystem::at(const Vector& mu) const {
+  SecondOrderSystem s{M.at(mu), D.at(mu), K.at(mu), B.at(mu), Cp.at(mu), Cv.at(mu)};
+  validate(s);
+  return s;
+}
+
+DescriptorSystem ParametricDescriptorSystem::at(const Vector& mu) const {
+  DescriptorSystem s{E.at(mu), A.at(mu), B.at(mu), C.at(mu), D_ff.at(mu)};
+  validate(s);
+  return s;
+}
+
+ParametricDescriptorSystem to_descriptor(const ParametricSecondOrderSystem& sys) {
+  const Index n = sys.M.terms.at(0).value.rows();
+  const Index N = 2 * n;
+  SparseMatrix I_top(N, N), I_right(N, N);
+  {
+    SparseMatrix I(n, n);
+    I.setIdentity();
+    I_top = block(I, N, N, 0, 0, 1.0);
+    I_right = block(I, N, N, 0, n, 1.0);
+  }
+  ParametricDescriptorSystem out;
+  out.E = placed(
+      sys.M, [&](const SparseMatrix& X) { return block(X, N, N, n, n, 1.0); }, &I_top);
+  AffineOperator<SparseMatrix> A = placed(
+      sys.K, [&](const SparseMatrix& X) { return block(X, N, N, n, 0, -1.0); }, &I_right);
+  for (const auto& t : sys.D.terms) A.terms.push_back({t.theta, block(t.value, N, N, n, n, -1.0)});
+  out.A = std::move(A);
+  const Index m = sys.B.terms.at(0).value.cols();
+  out.B = sys.B.map([&](const SparseMatrix& X) { return block(X, N, m, n, 0, 1.0); });
+  const Index p = sys.Cp.terms.at(0).value.rows();
+  AffineOperator<SparseMatrix> C =
+      sys.Cp.map([&](const SparseMatrix& X) { return block(X, p, N, 0, 0, 1.0); });
+  for (const auto& t : sys.Cv.terms) C.terms.push_back({t.theta, block(t.value, p, N, 0, n, 1.0)});
+  out.C = std::move(C);
+  out.D_ff = constant(Matrix(Matrix::Zero(p, m)));
+  return out;
+}
+
+ParametricDescriptorSystem to_descriptor_energy(const ParametricSecondOrderSystem& sys) {
+  const Index n = sys.M.terms.at(0).value.rows();
+  const Index N = 2 * n;
+  ParametricDescriptorSystem out = to_descriptor(sys);
+  AffineOperator<SparseMatrix> E =
+      sys.K.map([&](const SparseMatrix& X) { return block(X, N, N, 0, 0, 1.0); });
+  for (const auto& t : sys.M.terms) E.terms.push_back({t.theta, block(t.value, N, N, n, n, 1.0)});
+  out.E = std::move(E);
+  AffineOperator<SparseMatrix> A;
+  for (const auto& t : sys.K.terms) {
+    SparseMatrix X = block(t.value, N, N, 0, n, 1.0);
+    X += block(t.value, N, N, n, 0, -1.0);
+    A.terms.push_back({t.theta, std::move(X)});
+  }
+  for (const auto& t : sys.D.terms) A.terms.push_back({t.theta, block(t.value, N, N, n, n, -1.0)});
+  out.A = std::move(A);
+  return out;
+}
+
+ParametricDescriptorSystem first_order_form(const ParametricLinearSystem& sys) {
+  if (const auto* d = std::get_if<ParametricDescriptorSystem>(&sys)) return *d;
+  return to_descriptor(std::get<ParametricSecondOrderSystem>(sys));
+}
+
+std::variant<DescriptorSystem, SecondOrderSystem> at(const ParametricLinearSystem& sys,
+                                                     const Vector& mu) {
+  if (const auto* d = std::get_if<ParametricDescriptorSystem>(&sys)) return d->at(mu);
+  return std::get<ParametricSecondOrderSystem>(sys).at(mu);
+}
+
+ParametricSecondOrderSystem linear_part(const ParametricNetwork& net) {
+  const SecondOrderSystem& s = net.unit.linear_system();
+  ParametricSecondOrderSystem out;
+  out.M = net.M;
+  out.D = net.D;
+  out.K = net.K;
+  out.B = constant(s.B);
+  out.Cp = constant(s.Cp);
+  out.Cv = constant(s.Cv);
+  return out;
+}
+
 }  // namespace mor

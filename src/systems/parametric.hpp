@@ -21,7 +21,10 @@
 #include <string_view>
 #include <vector>
 
+#include <variant>
+
 #include "src/core/types.hpp"
+#include "src/systems/lti.hpp"
 #include "src/systems/nonlinear_network.hpp"
 
 namespace mor {
@@ -116,5 +119,46 @@ struct ParametricNetwork {
   /// The network at mu. @throws InvalidArgument as NonlinearNetwork's constructor.
   NonlinearNetwork at(const Vector& mu) const;
 };
+
+/// A second-order LTI system affine in mu: M(mu) q'' + D(mu) q' + K(mu) q = B(mu) u,
+/// y = Cp(mu) q + Cv(mu) q' (a fixed matrix is one constant term).
+struct ParametricSecondOrderSystem {
+  AffineOperator<SparseMatrix> M, D, K, B, Cp, Cv;
+  /// @throws InvalidArgument as validate(SecondOrderSystem).
+  SecondOrderSystem at(const Vector& mu) const;
+};
+
+/// A first-order LTI system affine in mu: E(mu) x' = A(mu) x + B(mu) u, y = C(mu) x + D_ff u.
+struct ParametricDescriptorSystem {
+  AffineOperator<SparseMatrix> E, A, B, C;
+  AffineOperator<Matrix> D_ff;  ///< p x m
+  /// @throws InvalidArgument as validate(DescriptorSystem).
+  DescriptorSystem at(const Vector& mu) const;
+};
+
+/// What the linear methods reduce: the system in its own form.
+using ParametricLinearSystem =
+    std::variant<ParametricDescriptorSystem, ParametricSecondOrderSystem>;
+
+/// The first-order form of each term (to_descriptor in src/systems/lti.hpp, x = [q; v]):
+///   E(mu) = [I 0; 0 M(mu)],  A(mu) = [0 I; -K(mu) -D(mu)],  B = [0; B(mu)],  C = [Cp Cv],
+/// the identities a constant term of E and of A; to_descriptor(sys).at(mu) equals
+/// to_descriptor(sys.at(mu)).
+ParametricDescriptorSystem to_descriptor(const ParametricSecondOrderSystem& sys);
+/// The energy form of the first-order form, H(mu) times each equation, H = diag(K(mu), I):
+///   E(mu) = [K(mu) 0; 0 M(mu)],  A(mu) = [0 K(mu); -K(mu) -D(mu)],  B = [0; B(mu)],  C = [Cp Cv],
+/// the same transfer function where K(mu) is nonsingular. For M, D, K symmetric positive
+/// definite, E is symmetric positive definite and A + A^T = diag(0, -2 D) <= 0: a Galerkin
+/// projection V^T E V, V^T A V is then asymptotically stable at every mu (the energy
+/// V(x) = x^T E x decreases), which W = V of the plain first-order form does not promise.
+ParametricDescriptorSystem to_descriptor_energy(const ParametricSecondOrderSystem& sys);
+/// The first-order form of either form (a first-order system as it is).
+ParametricDescriptorSystem first_order_form(const ParametricLinearSystem& sys);
+/// The system at mu, in its form.
+std::variant<DescriptorSystem, SecondOrderSystem> at(const ParametricLinearSystem& sys,
+                                                     const Vector& mu);
+/// The second-order linear part of a network: M, D, K affine, B, Cp, Cv constant (its force
+/// is left out: a linear method reduces the linearisation about rest, where it vanishes).
+ParametricSecondOrderSystem linear_part(const ParametricNetwork& net);
 
 }  // namespace mor

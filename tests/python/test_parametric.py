@@ -83,4 +83,29 @@ def test_refusals_name_the_parameter_and_the_value(rom):
     with pytest.raises(ValueError, match="family"):
         mor.simulate(fam, TEST, 1.0, 0.05)
     with pytest.raises(ValueError, match="does not build"):
-        mor.reduce(mor.Chain(N=30, k_n=0.0, parameters={"d": (0.2, 2.0)}), "bt", order=4)
+        mor.reduce(mor.Chain(N=30, k_n=0.0, parameters={"d": (0.2, 2.0)}), "modal", order=4)
+    with pytest.raises(ValueError, match="k_n has no effect"):
+        mor.reduce(mor.Chain(N=30, parameters={"k_n": (0.5, 4.0)}), "bt", order=4)
+
+
+def test_a_linear_methods_parametric_model_is_a_linear_model_at_each_point():
+    """Parametric BT of the linear chain over d (Galerkin in the energy inner product): rom.at(d=
+    ...) is a linear reduced model of the global order, stable at every point, and a larger
+    global basis (max_order, the leading singular vectors of the same local bases: nested)
+    brings it closer to the chain at that d."""
+    fam = mor.Chain(N=40, k_n=0.0, parameters={"d": (0.2, 2.0, "log")})
+    small = mor.reduce(fam, "bt", order=6, gramians="dense", parameter_samples=4)
+    large = mor.reduce(fam, "bt", order=6, gramians="dense", parameter_samples=4, max_order=18)
+    assert small.parameters == {"d": (0.2, 2.0, "log")}
+    for d in (0.25, 0.9, 1.7):
+        full = mor.Chain(N=40, k_n=0.0, d=d)
+        errors = []
+        for rom, r in ((small, 6), (large, 18)):
+            at = rom.at(d=d)
+            assert at.point == {"d": d}
+            assert at.n == r
+            assert max(np.linalg.eigvals(np.linalg.solve(at.E, at.A)).real) < 0
+            errors.append(mor.h2_error(full, at))
+        assert errors[1] < 0.5 * errors[0], (d, errors)
+    with pytest.raises(ValueError, match="outside the parameter domain"):
+        small.at(d=3.0)

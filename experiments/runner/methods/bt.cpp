@@ -27,6 +27,7 @@ struct BtKeys {
   BtProjection projection = BtProjection::square_root;
   GramianKeys gramians;
   bool store_bases = false;
+  ParametricLinearKeys parametric;
 };
 
 template <class O, class V>
@@ -40,11 +41,13 @@ void bt_keys(O& o, V& v) {
            o.projection, kBtProjections);
   gramian_keys(o.gramians, v);
   v(Key{"store_bases", "", "write V and W (n x r) to the results file"}, o.store_bases);
+  parametric_linear_keys(o.parametric, v);
 }
 
 class BtMethod final : public ReductionMethod {
  public:
-  explicit BtMethod(BtKeys o) : o_(std::move(o)) {}
+  BtMethod(BtKeys o, std::vector<std::string> parametric_given)
+      : o_(std::move(o)), parametric_given_(std::move(parametric_given)) {}
   std::string_view name() const override { return "bt"; }
   Family family() const override { return Family::linear; }
   void write_toml(std::ostream& os) const override {
@@ -54,7 +57,9 @@ class BtMethod final : public ReductionMethod {
   Index order() const override { return o_.order; }
   void check(const ExperimentConfig& c, const std::string& where) const override {
     require_linear_model(c, where, name());
+    refuse_parametric_keys(c, where, parametric_given_);
   }
+  const ParametricLinearKeys* parametric_linear() const override { return &o_.parametric; }
   double estimate_seconds(const ExperimentConfig& c, double) const override {
     return linear_estimate_seconds(c, o_.gramians);
   }
@@ -103,11 +108,14 @@ class BtMethod final : public ReductionMethod {
     record_gramians(s.details, res.gramians);
     record_reduced_first_order(s.details, res.Er, res.Ar, res.Br, res.Cr, res.Dr);
     record_bases(s.details, o_.store_bases, res.V, res.W);
+    model.V = std::move(res.V);
+    model.W = std::move(res.W);
     return model;
   }
 
  private:
   BtKeys o_;
+  std::vector<std::string> parametric_given_;
 };
 
 std::unique_ptr<ReductionMethod> read_bt(TableReader& r, const std::string& source,
@@ -118,7 +126,8 @@ std::unique_ptr<ReductionMethod> read_bt(TableReader& r, const std::string& sour
   r.finish(method_keys_context(r, "bt"));
   require_order_or_tolerance(r, source, o.order, o.tolerance);
   o.gramians.validate(r);
-  return std::make_unique<BtMethod>(std::move(o));
+  check_parametric_linear_keys(r, o.parametric);
+  return std::make_unique<BtMethod>(std::move(o), keys_given(r, kParametricLinearKeys));
 }
 
 void bt_method_keys(std::vector<KeyDoc>& rows) {

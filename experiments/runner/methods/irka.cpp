@@ -47,6 +47,7 @@ struct IrkaKeys {
   Index bt_comparison_limit = 600;
   bool allow_unconverged = false;
   bool store_bases = false;
+  ParametricLinearKeys parametric;
 };
 
 template <class O, class V>
@@ -103,6 +104,7 @@ void irka_keys(O& o, V& v) {
         "error"},
     o.allow_unconverged);
   v(Key{"store_bases", "", "write V and W to the results file"}, o.store_bases);
+  parametric_linear_keys(o.parametric, v);
 }
 
 void record_history(io::RecordSink& out, const std::vector<IrkaIteration>& history,
@@ -153,7 +155,9 @@ void record_history(io::RecordSink& out, const std::vector<IrkaIteration>& histo
 
 class IrkaMethod final : public ReductionMethod {
  public:
-  explicit IrkaMethod(IrkaKeys o) : o_(std::move(o)) {}
+  IrkaMethod(IrkaKeys o, std::vector<std::string> parametric_given)
+      : o_(std::move(o)), parametric_given_(std::move(parametric_given)) {}
+  const ParametricLinearKeys* parametric_linear() const override { return &o_.parametric; }
   std::string_view name() const override { return "irka"; }
   Family family() const override { return Family::linear; }
   void write_toml(std::ostream& os) const override {
@@ -163,6 +167,7 @@ class IrkaMethod final : public ReductionMethod {
   Index order() const override { return o_.order; }
   void check(const ExperimentConfig& c, const std::string& where) const override {
     require_linear_model(c, where, name());
+    refuse_parametric_keys(c, where, parametric_given_);
     require(o_.structure == IrkaStructure::first_order || !c.model->linear_first_order(), where,
             ": reduction.structure = \"second_order\" needs a second-order model; model.type = \"",
             c.model->kind(), "\" is first order: use structure = \"first_order\"");
@@ -273,6 +278,8 @@ class IrkaMethod final : public ReductionMethod {
     record_history(out, res.history, res.shifts);
     record_reduced_first_order(out, res.Er, res.Ar, res.Br, res.Cr, res.Dr);
     record_bases(out, o_.store_bases, res.V, res.W);
+    model.V = std::move(res.V);
+    model.W = std::move(res.W);
     return model;
   }
 
@@ -308,6 +315,9 @@ class IrkaMethod final : public ReductionMethod {
     out.write_vector(layout::child(layout::kReductionHistory, "inner_iterations"), inner);
     record_reduced_second_order(out, res.reduced);
     record_bases(out, o_.store_bases, res.V, res.W);
+    model.V = std::move(res.V);
+    model.W = std::move(res.W);
+    model.bases_of_positions = true;
     return model;
   }
 
@@ -329,6 +339,7 @@ class IrkaMethod final : public ReductionMethod {
   }
 
   IrkaKeys o_;
+  std::vector<std::string> parametric_given_;
 };
 
 std::unique_ptr<ReductionMethod> read_irka(TableReader& r, const std::string&,
@@ -362,7 +373,8 @@ std::unique_ptr<ReductionMethod> read_irka(TableReader& r, const std::string&,
     require(o.shifts_re.empty() && o.shifts_im.empty(), r.where("shifts_re"),
             ": reduction.shifts_re / shifts_im need initial_shifts = \"given\"");
   }
-  return std::make_unique<IrkaMethod>(std::move(o));
+  check_parametric_linear_keys(r, o.parametric);
+  return std::make_unique<IrkaMethod>(std::move(o), keys_given(r, kParametricLinearKeys));
 }
 
 void irka_method_keys(std::vector<KeyDoc>& rows) {

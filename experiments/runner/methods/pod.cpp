@@ -56,7 +56,12 @@ class PodMethod final : public ProjectionMethod {
   Index order() const override { return o_.order; }
   /// A network kind with parameters (the chain, the lattice): the POD of the snapshots at every
   /// training point, the hyper-reduction trained on their forces.
-  bool parametric_for(const ModelSpec& model) const override { return model.projectable(); }
+  /// An LTI model whose matrices are projected: local POD bases at the training points, one
+  /// global Galerkin basis (experiments/runner/parametric_linear.hpp).
+  bool parametric_for(const ModelSpec& model) const override {
+    return model.projectable() || projects_matrices(model);
+  }
+  const ParametricLinearKeys* parametric_linear() const override { return &linear_; }
   const ProjectionTrainingOptions& training() const override { return o_.training; }
   void write_toml(std::ostream& os) const override {
     KeyWriter w(os);
@@ -75,6 +80,11 @@ class PodMethod final : public ProjectionMethod {
               " chooses the training points of a parametric reduced model: it needs "
               "[parameters]");
     if (!c.parameters.empty()) {
+      require(!projects_matrices(m) || o_.training.parametric.sampling == ParametricSampling::all,
+              where,
+              ": reduction.sampling = \"greedy\" is the POD-greedy of the network kinds; an LTI "
+              "model's parametric POD takes its local bases at every training point: "
+              "sampling = \"all\"");
       require(o_.training.training_files.empty(), where,
               ": reduction.training_files hold snapshots at one parameter; a parametric "
               "reduction trains on its own runs at its training points: leave it out");
@@ -160,6 +170,10 @@ class PodMethod final : public ProjectionMethod {
     return model.is_linear() && !model.projectable();
   }
   PodReductionOptions o_;
+  /// The parametric keys of an LTI model's POD: its training points, W = V.
+  ParametricLinearKeys linear_{o_.training.parametric.parameter_samples,
+                               o_.training.parametric.parameter_seed, 0,
+                               GlobalProjection::galerkin};
   std::vector<std::string> nonlinear_keys_given_;
   std::vector<std::string> parametric_keys_given_;
   bool snapshots_given_ = false;

@@ -29,6 +29,7 @@ struct SobtKeys {
   SecondOrderBtVariant variant = SecondOrderBtVariant::pv;
   GramianKeys gramians;
   bool store_bases = false;
+  ParametricLinearKeys parametric{8, 1, 0, GlobalProjection::galerkin};
 };
 
 template <class O, class V>
@@ -47,11 +48,14 @@ void sobt_keys(O& o, V& v) {
       o.variant, kVariants);
   gramian_keys(o.gramians, v);
   v(Key{"store_bases", "", "write V and W (n x r) to the results file"}, o.store_bases);
+  parametric_linear_keys(o.parametric, v);
 }
 
 class SobtMethod final : public ReductionMethod {
  public:
-  explicit SobtMethod(SobtKeys o) : o_(std::move(o)) {}
+  SobtMethod(SobtKeys o, std::vector<std::string> parametric_given)
+      : o_(std::move(o)), parametric_given_(std::move(parametric_given)) {}
+  const ParametricLinearKeys* parametric_linear() const override { return &o_.parametric; }
   std::string_view name() const override { return "sobt"; }
   Family family() const override { return Family::linear; }
   void write_toml(std::ostream& os) const override {
@@ -65,6 +69,7 @@ class SobtMethod final : public ReductionMethod {
             ": reduction.method = \"sobt\" balances the positions and velocities of a "
             "second-order model M q'' + D q' + K q = B u; this model is first order, E x' = A x "
             "+ B u, with no such split: use \"bt\"");
+    refuse_parametric_keys(c, where, parametric_given_);
   }
   double estimate_seconds(const ExperimentConfig& c, double) const override {
     return linear_estimate_seconds(c, o_.gramians);
@@ -99,11 +104,15 @@ class SobtMethod final : public ReductionMethod {
     record_gramians(s.details, res.gramians);
     record_reduced_second_order(s.details, res.reduced);
     record_bases(s.details, o_.store_bases, res.V, res.W);
+    model.V = std::move(res.V);
+    model.W = std::move(res.W);
+    model.bases_of_positions = true;
     return model;
   }
 
  private:
   SobtKeys o_;
+  std::vector<std::string> parametric_given_;
 };
 
 std::unique_ptr<ReductionMethod> read_sobt(TableReader& r, const std::string& source,
@@ -114,7 +123,8 @@ std::unique_ptr<ReductionMethod> read_sobt(TableReader& r, const std::string& so
   r.finish(method_keys_context(r, "sobt"));
   require_order_or_tolerance(r, source, o.order, o.tolerance);
   o.gramians.validate(r);
-  return std::make_unique<SobtMethod>(std::move(o));
+  check_parametric_linear_keys(r, o.parametric);
+  return std::make_unique<SobtMethod>(std::move(o), keys_given(r, kParametricLinearKeys));
 }
 
 void sobt_method_keys(std::vector<KeyDoc>& rows) {

@@ -4,7 +4,14 @@
 // M q'' + D q' + K q = B u, y = Cp q + Cv q' (src/io/model_files.hpp reads and checks it).
 // The model is imported once, when the experiment file is read, so that a broken file is
 // reported before anything runs.
+//
+// Parameters: a matrix X of the file may come with affine terms X_<name> (MatrixMarket
+// P.X_<name>.mtx), X(mu) = X + sum_name mu_name X_<name>; the parameters of a file model are
+// the names found, and [parameters] gives each a range. The terms are read when the model is
+// first asked for at a parameter, once.
+#include <mutex>
 #include <ostream>
+#include <set>
 
 #include "experiments/runner/model_kind.hpp"
 #include "experiments/runner/models/lti_model.hpp"
@@ -45,13 +52,105 @@ void file_keys(O& o, V& v) {
     o.files);
 }
 
+/// The affine terms of a file, read once (by the first request, from any thread).
+struct AffineTermCache {
+  io::ModelFileSpec spec;
+  io::ModelReport report;
+  std::vector<io::AffineTerm> terms;  ///< names from find_affine_terms; values once read
+  std::once_flag once;
+  std::exception_ptr error;
+
+  const std::vector<io::AffineTerm>& read() {
+    std::call_once(once, [&] {
+      try {
+        io::read_affine_terms(spec, report, terms);
+      } catch (...) {
+        error = std::current_exception();
+      }
+    });
+    if (error) std::rethrow_exception(error);
+    return terms;
+  }
+};
+
+template <class X>
+AffineOperator<X> with_terms(const X& base, const std::string& role,
+                             const std::vector<io::AffineTerm>& terms,
+                             const ParameterDomain& domain) {
+  AffineOperator<X> op;
+  op.terms.push_back({AffineCoefficient{}, base});
+  for (const io::AffineTerm& t : terms) {
+    const Index j = domain.index_of(t.parameter);
+    if (t.role != role || j < 0) continue;
+    X value;
+    value = t.value;
+    op.terms.push_back({AffineCoefficient{1.0, {j}}, std::move(value)});
+  }
+  return op;
+}
+
 class FileSpec final : public ModelSpec {
  public:
-  FileSpec(FileModelOptions o, io::ImportedModel imported)
+  FileSpec(FileModelOptions o, io::ImportedModel imported, std::string name,
+           std::shared_ptr<AffineTermCache> terms)
       : ModelSpec(lti_structure(imported.system)),
         o_(std::move(o)),
         report_(std::move(imported.report)),
-        system_(std::make_shared<const LinearSystem>(std::move(imported.system))) {}
+        system_(std::make_shared<const LinearSystem>(std::move(imported.system))),
+        name_(std::move(name)),
+        terms_(std::move(terms)) {}
+
+  std::string parameter_refusal(const std::string& name) const override {
+    const std::vector<std::string> found = required_parameters();
+    if (std::find(found.begin(), found.end(), name) != found.end()) return "";
+    if (found.empty())
+      return detail::concat("the model file ", name_, " has no affine terms (a matrix X_", name,
+                            " beside X, e.g. K_", name, " for K(", name, ") = K + ", name, " K_",
+                            name, ")");
+    return detail::concat("the model file ", name_, " has no affine term X_", name,
+                          "; its parameters are ", join_names(found));
+  }
+  std::vector<std::string> required_parameters() const override {
+    std::set<std::string> names;
+    if (terms_)
+      for (const io::AffineTerm& t : terms_->terms) names.insert(t.parameter);
+    return {names.begin(), names.end()};
+  }
+  std::shared_ptr<const ModelSpec> at(const ParameterDomain& domain,
+                                      const Vector& mu) const override {
+    LinearSystem sys = std::visit([&](const auto& p) -> LinearSystem { return p.at(mu); },
+                                  parametric_linear_system(domain));
+    // The methods and the integrators need E (or M) nonsingular at every point used.
+    const std::string where = detail::concat(name_, " at ", domain.describe(mu));
+    if (const auto* d = std::get_if<DescriptorSystem>(&sys))
+      io::check_nonsingular(*d, where);
+    else
+      io::check_nonsingular(std::get<SecondOrderSystem>(sys), where);
+    io::ImportedModel imported{std::move(sys), report_};
+    return std::make_shared<FileSpec>(o_, std::move(imported), name_, terms_);
+  }
+  ParametricLinearSystem parametric_linear_system(const ParameterDomain& domain) const override {
+    require(terms_ != nullptr, "the model file ", name_, " has no affine terms");
+    const std::vector<io::AffineTerm>& t = terms_->read();
+    if (const auto* d = std::get_if<DescriptorSystem>(system_.get())) {
+      ParametricDescriptorSystem p;
+      p.E = with_terms(d->E, "E", t, domain);
+      p.A = with_terms(d->A, "A", t, domain);
+      p.B = with_terms(d->B, "B", t, domain);
+      p.C = with_terms(d->C, "C", t, domain);
+      p.D_ff = with_terms(d->D_ff, "D", t, domain);
+      return p;
+    }
+    const auto& s = std::get<SecondOrderSystem>(*system_);
+    ParametricSecondOrderSystem p;
+    p.M = with_terms(s.M, "M", t, domain);
+    p.D = with_terms(s.D, "D", t, domain);
+    p.K = with_terms(s.K, "K", t, domain);
+    p.B = with_terms(s.B, "B", t, domain);
+    p.Cp = with_terms(s.Cp, "Cp", t, domain);
+    p.Cv = with_terms(s.Cv, "Cv", t, domain);
+    return p;
+  }
 
   std::string_view kind() const override { return "file"; }
   void write_toml(std::ostream& os) const override {
@@ -65,6 +164,13 @@ class FileSpec final : public ModelSpec {
                       std::string(first_order() ? "first_order" : "second_order"));
     out.set_attribute(layout::kModel, "n", static_cast<std::int64_t>(size()));
     out.set_attribute(layout::kModel, "structure", io::describe(report_));
+    if (terms_) {
+      std::string found;
+      for (const io::AffineTerm& t : terms_->terms)
+        found += detail::concat(found.empty() ? "" : ", ", t.variable, " (", t.role, ", ",
+                                t.parameter, ")");
+      out.set_attribute(layout::kModel, "affine_terms", found);
+    }
     out.set_attribute(layout::kModel, "convention",
                       std::string(first_order() ? "E x' = A x + B u, y = C x + D u"
                                                 : "M q'' + D q' + K q = B u, y = Cp q + Cv q'"));
@@ -75,9 +181,17 @@ class FileSpec final : public ModelSpec {
   }
 
  private:
+  static std::string join_names(const std::vector<std::string>& names) {
+    std::string s;
+    for (const auto& n : names) s += (s.empty() ? "" : ", ") + n;
+    return s;
+  }
+
   FileModelOptions o_;
   io::ModelReport report_;
   std::shared_ptr<const LinearSystem> system_;
+  std::string name_;
+  std::shared_ptr<AffineTermCache> terms_;  ///< null: the file has no affine terms
 };
 
 std::unique_ptr<ModelSpec> read_file_model(TableReader& r, const std::string& source,
@@ -102,7 +216,15 @@ std::unique_ptr<ModelSpec> read_file_model(TableReader& r, const std::string& so
     io::check_nonsingular(*d, name);
   else
     io::check_nonsingular(std::get<SecondOrderSystem>(imported.system), name);
-  return std::make_unique<FileSpec>(std::move(o), std::move(imported));
+  std::shared_ptr<AffineTermCache> terms;
+  if (std::vector<io::AffineTerm> found = io::find_affine_terms(spec, imported.report);
+      !found.empty()) {
+    terms = std::make_shared<AffineTermCache>();
+    terms->spec = spec;
+    terms->report = imported.report;
+    terms->terms = std::move(found);
+  }
+  return std::make_unique<FileSpec>(std::move(o), std::move(imported), name, std::move(terms));
 }
 
 void file_model_keys(std::vector<KeyDoc>& rows) {

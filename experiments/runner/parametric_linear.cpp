@@ -1,0 +1,173 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "experiments/runner/parametric_linear.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "experiments/runner/method.hpp"
+#include "experiments/runner/model_kind.hpp"
+#include "experiments/runner/results_layout.hpp"
+#include "src/core/errors.hpp"
+#include "src/core/interrupt.hpp"
+#include "src/core/progress.hpp"
+#include "src/core/timing.hpp"
+
+namespace mor::experiments {
+
+using detail::concat;
+
+ReducedModel reduced_model_at(const ParametricLtiModel& model, const Vector& mu) {
+  ReducedLtiAt at = model.at(mu);
+  ReducedModel out;
+  out.second_order = std::move(at.second_order);
+  out.first_order = std::move(at.first_order);
+  out.summary.r = model.r();
+  const ComplexVector poles = out.first_order->poles();
+  if (poles.size() > 0) out.summary.spectral_abscissa = poles.real().maxCoeff();
+  return out;
+}
+
+namespace {
+
+/// /reduction's records of the parametric model: its training, local models, global basis and
+/// reduced affine terms.
+void record_parametric_linear(io::RecordSink& out, const ParametricLtiModel& p,
+                              const Matrix& training_points, const Vector& local_orders,
+                              const Vector& local_bounds, GlobalProjection projection) {
+  out.set_attribute(layout::kReduction, "parametric", std::int64_t{1});
+  out.set_attribute(layout::kReduction, "training_points",
+                    static_cast<std::int64_t>(training_points.rows()));
+  out.set_attribute(
+      layout::kReduction, "global_projection",
+      std::string(projection == GlobalProjection::galerkin ? "galerkin" : "two_sided"));
+  out.set_attribute(layout::kReduction, "reduced_form",
+                    std::string(p.second_order() ? "second_order" : "first_order"));
+  out.write_matrix(layout::kReductionTrainingParameters, training_points);
+  out.write_vector(layout::kReductionLocalOrders, local_orders);
+  out.write_vector(layout::kReductionLocalErrorBounds, local_bounds);
+  out.create_group(layout::kReductionAffine);
+  const std::vector<std::string> names = p.domain().names();
+  auto factors = [&](const AffineCoefficient& a) {
+    std::string f;
+    for (Index j : a.factors) f += (f.empty() ? "" : "*") + names[static_cast<std::size_t>(j)];
+    return f;
+  };
+  auto write = [&](const std::string& role, const AffineOperator<Matrix>& op) {
+    for (std::size_t i = 0; i < op.terms.size(); ++i) {
+      const std::string path = concat(layout::kReductionAffine, "/", role, "_", i);
+      out.write_matrix(path, op.terms[i].value);
+      out.set_attribute(path, "scale", op.terms[i].theta.scale);
+      out.set_attribute(path, "factors", factors(op.terms[i].theta));
+    }
+  };
+  for (const auto& [role, op] : p.terms()) write(role, op);
+  if (!p.second_order()) write("Dff", p.feedthrough());
+}
+
+}  // namespace
+
+ReducedModel reduce_linear_parametric(const ExperimentConfig& c, const std::atomic<bool>* stop) {
+  const auto t_start = Clock::now();
+  const ReductionMethod& method = *c.reduction;
+  const ParametricLinearKeys* keys = method.parametric_linear();
+  require(keys != nullptr, "reduction.method = \"", method.name(),
+          "\" has no parametric form for this model");
+  const ParameterDomain& d = c.parameters;
+  const Matrix X =
+      d.sample(keys->parameter_samples, static_cast<std::uint64_t>(keys->parameter_seed));
+  const Index k = X.rows();
+
+  // 1. The method's local reduction at each training point: its bases.
+  std::vector<Matrix> Vs, Ws;
+  bool positions = false, two_sided_bases = false;
+  Vector local_orders(k), local_bounds = Vector::Constant(k, std::nan(""));
+  for (Index i = 0; i < k; ++i) {
+    throw_if_stop_requested("the parametric reduction", stop);
+    const Vector mu = X.row(i).transpose();
+    const std::string at = d.describe(mu);
+    progress_note(concat(c.name, ": local reduction ", i + 1, "/", k, " (", method.name(), " at ",
+                         at, ") ..."));
+    const std::unique_ptr<FullModel> full = c.model->at(d, mu)->build(c.solver);
+    const std::unique_ptr<LtiOperator> lti = full->lti_operator();
+    ReducedModel local;
+    try {
+      local = method.reduce_linear_in_run(c, *full, *lti, full->second_order_system(), stop);
+    } catch (const NumericalError& e) {
+      throw NumericalError(
+          concat("the local reduction at the training point ", at, ": ", e.what()));
+    }
+    require(local.V.size() > 0, "internal: reduction.method = \"", method.name(),
+            "\" returned no projection bases");
+    require(i == 0 || positions == local.bases_of_positions,
+            "internal: local bases in different coordinates");
+    positions = local.bases_of_positions;
+    local_orders[i] = static_cast<double>(local.summary.r);
+    if (local.summary.error_bound && local.summary.bound_is_complete)
+      local_bounds[i] = *local.summary.error_bound;
+    two_sided_bases = two_sided_bases || local.W.size() > 0;
+    Vs.push_back(std::move(local.V));
+    Ws.push_back(local.W.size() > 0 ? std::move(local.W) : Vs.back());
+  }
+  const double local_seconds = seconds_since(t_start);
+
+  // 2. The global basis: the leading singular vectors of the local bases side by side.
+  const auto tb = Clock::now();
+  const Index r =
+      keys->max_order > 0 ? keys->max_order : static_cast<Index>(local_orders.maxCoeff());
+  const bool galerkin = keys->global_projection == GlobalProjection::galerkin || !two_sided_bases;
+  GlobalBasis V, W;
+  if (galerkin) {
+    std::vector<Matrix> all = Vs;
+    if (two_sided_bases) all.insert(all.end(), Ws.begin(), Ws.end());
+    V = global_basis(all, r);
+  } else {
+    V = global_basis(Vs, r);
+    W = global_basis(Ws, r);
+  }
+  Vs.clear();
+  Ws.clear();
+  const double basis_seconds = seconds_since(tb);
+
+  // 3. Every affine term projected once.
+  const auto tp = Clock::now();
+  const ParametricLinearSystem sys = c.model->parametric_linear_system(d);
+  std::shared_ptr<const ParametricLtiModel> model;
+  if (positions) {
+    const auto* so = std::get_if<ParametricSecondOrderSystem>(&sys);
+    require(so != nullptr, "internal: position bases of a first-order system");
+    model = std::make_shared<const ParametricLtiModel>(d, *so, V.U, W.U);
+  } else if (const auto* so = std::get_if<ParametricSecondOrderSystem>(&sys); so && galerkin) {
+    // W = V in the energy inner product: stable at every mu for M, D, K definite.
+    model = std::make_shared<const ParametricLtiModel>(d, to_descriptor_energy(*so), V.U, W.U);
+  } else {
+    model = std::make_shared<const ParametricLtiModel>(d, first_order_form(sys), V.U, W.U);
+  }
+  const double projection_seconds = seconds_since(tp);
+
+  ReducedModel out = reduced_model_at(*model, d.center());
+  ReductionSummary& s = out.summary = ReductionSummary(std::string(method.name()));
+  s.r = model->r();
+  const ComplexVector poles = out.first_order->poles();
+  if (poles.size() > 0) s.spectral_abscissa = poles.real().maxCoeff();
+  s.stages = {{"local_reductions_s", local_seconds},
+              {"global_basis_s", basis_seconds},
+              {"projection_s", projection_seconds}};
+  s.spectra.emplace_back(layout::kReductionGlobalSv, V.sv);
+  s.seconds = seconds_since(t_start);
+  if (model->second_order())
+    record_reduced_second_order(s.details, out.second_order);
+  else
+    record_reduced_first_order(s.details, out.first_order->E(), out.first_order->A(),
+                               out.first_order->B(), out.first_order->C(), out.first_order->D_ff());
+  record_parametric_linear(s.details, *model, X, local_orders, local_bounds,
+                           galerkin ? GlobalProjection::galerkin : GlobalProjection::two_sided);
+  out.parametric = std::move(model);
+  out.training_points = X;
+  progress_note(concat(c.name, ": parametric model of order ", s.r, " from ", k,
+                       " local reductions (", galerkin ? "galerkin" : "two-sided", ")"));
+  return out;
+}
+
+}  // namespace mor::experiments
