@@ -21,7 +21,18 @@ Writes, into DIR (default: <file stem>_plots next to RESULTS.h5, created if miss
                    position subspace (normalised), r;
   error_vs_r.png   relative L2 output error against r (reduction.compare_orders), with the
                    reduced cost per step on a second axis;
-  reduced_outputs.png  y(t) of the full and the reduced model and the error y - y_r.
+  reduced_outputs.png  y(t) of the full and the reduced model and the error y - y_r;
+  and, for a parametric run (/parameters and /validation exist):
+  validation_error.png the relative output error at the validation points over the domain: for
+                   two parameters a map coloured by log10 of the error (each axis in its
+                   parameter's scale), for one parameter the error against it, for more the
+                   error against each parameter in small panels; the training points and the
+                   points the greedy selected marked;
+  validation_speedup.png  full / reduced seconds per step at each validation point (and of the
+                   whole run with the evaluation at the point), the three costs below;
+  greedy.png       sampling = "greedy": the indicator and the true error per selected point
+                   against the iteration, greedy_tolerance, and the one against the other with
+                   their correlation.
 
     /usr/bin/python3 experiments/plot_results.py --compare A.h5 B.h5 ... --out DIR
 
@@ -44,6 +55,7 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+import matplotlib.ticker  # noqa: E402
 import numpy as np  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "python"))
@@ -388,6 +400,235 @@ def plot_reduced_outputs(run, out_dir, title):
     save(fig, out_dir, "reduced_outputs.png")
 
 
+# --- a parametric run ([parameters]): the reduced model over the parameter domain -------------
+
+ERROR_FLOOR = 1e-17  # a relative error of 0 is drawn here on a log scale (below rounding)
+RUG = dict(training=0.03, selected=0.08)  # heights (axes fraction) of the point marks in panels
+
+
+def parameter_columns(run):
+    """[(name, column of /validation/parameters, min, max, log)] in /parameters' order."""
+    par, val = run.parameters, run.validation
+    columns = []
+    for j, name in enumerate(par.names):
+        log = bool(par.log[j]) if par.log is not None else False
+        columns.append((name, val.parameter_names.index(name), float(par.min[j]),
+                        float(par.max[j]), log))
+    return columns
+
+
+def plain_log_ticks(axis, lo, hi):
+    """Ticks 1, 2, 5 x 10^k labelled as plain numbers on a log axis spanning less than three
+    decades (where the default labels only the powers of ten, often none)."""
+    if 0 < lo < hi and hi / lo < 1e3:
+        axis.set_major_locator(matplotlib.ticker.LogLocator(subs=(1.0, 2.0, 5.0)))
+        axis.set_major_formatter(matplotlib.ticker.FormatStrFormatter("%g"))
+        axis.set_minor_formatter(matplotlib.ticker.NullFormatter())
+
+
+def set_parameter_axis(ax, axis, name, lo, hi, log):
+    """An axis over [lo, hi] with a 3 % margin, on a log scale for a log parameter."""
+    if log:
+        f = (hi / lo) ** 0.03 if hi > lo else 1.1
+        limits = (lo / f, hi * f)
+    else:
+        pad = 0.03 * (hi - lo) if hi > lo else 0.1 * max(abs(lo), 1.0)
+        limits = (lo - pad, hi + pad)
+    getattr(ax, f"set_{axis}scale")("log" if log else "linear")
+    getattr(ax, f"set_{axis}lim")(*limits)
+    getattr(ax, f"set_{axis}label")(f"{name}" + (" (log scale)" if log else ""))
+    if log:
+        plain_log_ticks(getattr(ax, f"{axis}axis"), *limits)
+
+
+def training_and_selected(run):
+    """The training points (k x p, or None) and the rows the greedy selected (or None)."""
+    red = run.reduction
+    train = red.training_parameters if red is not None else None
+    if train is None:
+        return None, None
+    greedy = red.greedy
+    selected = train[greedy.point] if greedy is not None and len(greedy.point) else None
+    return train, selected
+
+
+def validation_note(run):
+    err = run.validation.output_error
+    finite = err[np.isfinite(err)]
+    if not finite.size:
+        return f"{len(err)} unseen points: no finite error"
+    return (f"relative output error at {len(err)} unseen points on [input]: max "
+            f"{finite.max():.3g}, median {np.median(finite):.3g}")
+
+
+def validation_error_figure(run, title):
+    """Two parameters: a map of the validation points coloured by log10 of their relative
+    output error, the training points and the greedy's selections on it. One parameter, or more
+    than two: the error against each parameter, one panel each, with the training points and
+    the selections marked along the axis."""
+    columns = parameter_columns(run)
+    err = run.validation.output_error
+    x = run.validation.parameters
+    train, selected = training_and_selected(run)
+    shown = np.log10(np.maximum(np.where(np.isfinite(err), err, np.nan), ERROR_FLOOR))
+    n_train = 0 if train is None else len(train)
+    if len(columns) == 2:
+        (nx, jx, x_lo, x_hi, x_log), (ny, jy, y_lo, y_hi, y_log) = columns
+        fig, ax = plt.subplots(figsize=(8.5, 6.5))
+        points = ax.scatter(x[:, jx], x[:, jy], c=shown, cmap="viridis", s=90, edgecolors="k",
+                            linewidths=0.5, zorder=3, label=f"validation points ({len(err)})")
+        fig.colorbar(points, ax=ax, label="log10 relative output error")
+        if train is not None:
+            ax.scatter(train[:, 0], train[:, 1], marker="+", s=60, color="0.35", zorder=4,
+                       label=f"training points ({n_train})")
+        if selected is not None:
+            ax.scatter(selected[:, 0], selected[:, 1], marker="s", s=140, facecolors="none",
+                       edgecolors="C3", linewidths=1.5, zorder=5,
+                       label=f"selected by the greedy ({len(selected)})")
+        ref = run.parameters.reference
+        ax.scatter([ref[0]], [ref[1]], marker="*", s=160, color="k", zorder=6,
+                   label="the run's own point (center)")
+        set_parameter_axis(ax, "x", nx, x_lo, x_hi, x_log)
+        set_parameter_axis(ax, "y", ny, y_lo, y_hi, y_log)
+        ax.grid(alpha=0.3, which="both")
+        ax.legend(fontsize="small", loc="best", framealpha=0.8)
+    else:
+        p = len(columns)
+        cols = min(p, 3)
+        rows = math.ceil(p / cols)
+        fig, axes = plt.subplots(rows, cols, figsize=(9 if p == 1 else 4 * cols, 4.5 * rows),
+                                 sharey=True, squeeze=False)
+        for panel, (name, j, lo, hi, log) in enumerate(columns):
+            ax = axes.flat[panel]
+            if p == 1:  # the error along the one parameter: a curve
+                order = np.argsort(x[:, j])
+                ax.plot(x[order, j], 10.0 ** shown[order], "o-", lw=1, ms=5,
+                        label=f"validation points ({len(err)})")
+            else:
+                ax.plot(x[:, j], 10.0 ** shown, "o", ms=4, label=f"validation points ({len(err)})")
+            ax.set_yscale("log")
+            marks = ax.get_xaxis_transform()  # x in data, y in axes coordinates
+            if train is not None:
+                ax.plot(train[:, panel], np.full(n_train, RUG["training"]), "|", ms=12,
+                        color="0.35", transform=marks, label=f"training points ({n_train})")
+            if selected is not None:
+                ax.plot(selected[:, panel], np.full(len(selected), RUG["selected"]), "v", ms=6,
+                        color="C3", transform=marks,
+                        label=f"selected by the greedy ({len(selected)})")
+            set_parameter_axis(ax, "x", name, lo, hi, log)
+            ax.grid(alpha=0.3, which="both")
+            if panel % cols == 0:
+                ax.set_ylabel("relative output error")
+        # The marks of the points sit in the lowest tenth of each panel: room below the data.
+        y_lo, y_hi = axes.flat[0].get_ylim()
+        axes.flat[0].set_ylim(y_lo / (y_hi / y_lo) ** 0.15, y_hi)
+        for ax in list(axes.flat)[p:]:
+            ax.set_visible(False)
+        axes.flat[0].legend(fontsize="small", loc="best")
+    fig.suptitle(f"{title}\n{validation_note(run)}", fontsize="medium")
+    return fig
+
+
+def plot_validation_error(run, out_dir, title):
+    save(validation_error_figure(run, title), out_dir, "validation_error.png")
+
+
+def greedy_tolerance(run):
+    """reduction.greedy_tolerance of the effective configuration, or None."""
+    value = run.config.get("reduction", {}).get("greedy_tolerance")
+    return float(value) if isinstance(value, (int, float)) and value > 0 else None
+
+
+def greedy_figure(run, title):
+    """The POD-greedy per selected point: the indicator that selected it and the true error of
+    the model before it there, against the iteration; and the one against the other."""
+    g, red = run.reduction.greedy, run.reduction.attrs
+    fig, (ax, ax_c) = plt.subplots(1, 2, figsize=(12, 5), gridspec_kw={"width_ratios": [3, 2]})
+    ind = np.where(g.indicator > 0, g.indicator, np.nan)
+    true = np.where(g.true_error > 0, g.true_error, np.nan)
+    ax.semilogy(g.iteration, ind, "o-", lw=1, ms=5,
+                label="indicator that selected the point (relative sampled residual)")
+    ax.semilogy(g.iteration, true, "s--", lw=1, ms=5,
+                label="true relative output error there (training inputs)")
+    tol = greedy_tolerance(run)
+    if tol is not None:
+        ax.axhline(tol, color="k", ls=":", lw=1, label=f"greedy_tolerance = {tol:g}")
+    ax.set_xlabel("greedy iteration (0: the point nearest the center, no indicator)")
+    ax.set_ylabel("relative indicator / error")
+    ax.xaxis.set_major_locator(matplotlib.ticker.MaxNLocator(integer=True))
+    ax.grid(alpha=0.3, which="both")
+    ax.legend(fontsize="small", loc="best")
+    both = np.isfinite(ind) & np.isfinite(true)
+    if both.any():
+        ax_c.loglog(ind[both], true[both], "o", ms=5)
+        for it, a, b in zip(g.iteration[both], ind[both], true[both]):
+            ax_c.annotate(str(it), (a, b), textcoords="offset points", xytext=(4, 3),
+                          fontsize="x-small")
+    else:
+        ax_c.text(0.5, 0.5, "no point with both an indicator and a true error",
+                  ha="center", va="center", transform=ax_c.transAxes)
+    if both.any():
+        for axis, values in ((ax_c.xaxis, ind[both]), (ax_c.yaxis, true[both])):
+            plain_log_ticks(axis, values.min() / 1.5, values.max() * 1.5)
+    ax_c.set_xlabel("indicator")
+    ax_c.set_ylabel("true relative output error")
+    ax_c.grid(alpha=0.3, which="both")
+    corr = g.correlation
+    corr_text = f"{corr:.2f}" if isinstance(corr, float) and math.isfinite(corr) else "n/a"
+    ax_c.set_title("per selected point (iteration marked)", fontsize="small")
+    n_train = (len(run.reduction.training_parameters)
+               if run.reduction.training_parameters is not None else "?")
+    selected = g.selected if g.selected is not None else len(g.point)
+    fig.suptitle(f"{title}\nPOD-greedy: {selected} of {n_train} training points selected "
+                 f"({attr(red, 'greedy_stop')}); correlation of log indicator and log true "
+                 f"error {corr_text}", fontsize="medium")
+    return fig
+
+
+def plot_greedy(run, out_dir, title):
+    save(greedy_figure(run, title), out_dir, "greedy.png")
+
+
+def speedup_figure(run, title):
+    """Per validation point: the speed-up per step, and that of the whole run with the
+    evaluation of the reduced model at the point included; below, the three costs."""
+    v = run.validation
+    k = len(v.output_error)
+    i = np.arange(1, k + 1)
+    full, reduced, evaluation = v.full_step_s, v.reduced_step_s, v.evaluation_s
+    per_step = np.where(reduced > 0, full / np.where(reduced > 0, reduced, 1.0), np.nan)
+    steps = attr(run.simulation, "steps", None)
+    fig, (ax, ax_t) = plt.subplots(2, 1, sharex=True, figsize=(9, 7))
+    ax.plot(i, per_step, "o", ms=6, label="per step: full_step_s / reduced_step_s")
+    if isinstance(steps, (int, np.integer)) and steps > 0:
+        online = steps * full / (steps * reduced + evaluation)
+        ax.plot(i, online, "s", ms=7, mfc="none",
+                label=f"whole run of {steps} steps, the evaluation at the point included")
+    ax.set_yscale("log")
+    ax.set_ylabel("speed-up (full / reduced)")
+    ax.grid(alpha=0.3, which="both")
+    ax.legend(fontsize="small", loc="best")
+    ax_t.semilogy(i, 1e6 * full, "o-", lw=1, ms=4, label="full model, per step")
+    ax_t.semilogy(i, 1e6 * reduced, "s-", lw=1, ms=4, label="reduced model, per step")
+    ax_t.semilogy(i, 1e6 * evaluation, "^-", lw=1, ms=4,
+                  label="evaluation of the reduced model at the point (once per point)")
+    ax_t.set_ylabel("time (us)")
+    ax_t.set_xlabel("validation point")
+    ax_t.xaxis.set_major_locator(matplotlib.ticker.MaxNLocator(integer=True))
+    ax_t.grid(alpha=0.3, which="both")
+    ax_t.legend(fontsize="small", loc="best")
+    finite = per_step[np.isfinite(per_step)]
+    med = f"{np.median(finite):.3g}x" if finite.size else "n/a"
+    ax.set_title(f"{title}\nonline speed-up at {k} validation points: median {med} per step, "
+                 f"evaluation at a point median {1e6 * np.median(evaluation):.3g} us",
+                 fontsize="medium")
+    return fig
+
+
+def plot_validation_speedup(run, out_dir, title):
+    save(speedup_figure(run, title), out_dir, "validation_speedup.png")
+
+
 def main():
     parser = argparse.ArgumentParser(description="Plot a results file written by `mor run`.")
     parser.add_argument("results", type=Path, nargs="+", help="results file (HDF5); several "
@@ -432,6 +673,12 @@ def main():
         plot_bode(run, out_dir, title)
     if run.reduced_y is not None and run.error_y is not None:
         plot_reduced_outputs(run, out_dir, title)
+    validation = run.validation
+    if run.parameters is not None and validation is not None and len(validation.output_error):
+        plot_validation_error(run, out_dir, title)
+        plot_validation_speedup(run, out_dir, title)
+    if run.reduction is not None and run.reduction.greedy is not None:
+        plot_greedy(run, out_dir, title)
     return 0
 
 

@@ -14,6 +14,11 @@
     run.config["reduction"]["order"]                # the effective experiment, parsed TOML
     p = run.snapshots("p", rows=slice(None, None, 10))   # read on demand: snapshots can be GBs
 
+    par = mor_results.load("results/parametric_chain.h5")  # a run with [parameters]
+    par.parameters.names, par.parameters.log        # ["d", "k_n"], [True, False]
+    par.validation.parameters, par.validation.output_error   # k x p points, k errors
+    par.reduction.training_parameters, par.reduction.greedy.indicator  # greedy: per selected point
+
     sweep = mor_results.load("results/default_sweep.h5")  # a `mor sweep` file
     sweep.table["output_error"], sweep.keys, sweep.done
     sweep.point("bt_N1000_order20")                 # that point's whole run, as above
@@ -66,6 +71,7 @@ METHOD_DATASETS = ("error_bound", "controllability_residuals", "observability_re
 GRAMIAN_SOLVERS = ("adi_controllability", "adi_observability", "rksm_controllability",
                    "rksm_observability")  # groups: attributes, datasets residuals and shifts
 ERROR_VS_R_COLUMNS = ("r", "m", "relative_l2", "max_abs", "reduced_step_s")
+GREEDY_COLUMNS = ("iteration", "point", "indicator", "true_error")  # under reduction.greedy
 FIT_COLUMNS = ("series", "column", "exponent", "coefficient", "N_min", "N_max", "points")
 
 
@@ -190,6 +196,10 @@ class Reduction:
     deim_masses: Optional[np.ndarray] = None  # 1-based sampled masses (pod, empirical_bt)
     omega: Optional[np.ndarray] = None  # modal: undamped frequencies of every mode
     dominance: Optional[np.ndarray] = None  # modal: static modal gain of every mode
+    # With [parameters]: the training points (k x p, columns in Parameters.names' order) and,
+    # for sampling = "greedy", the greedy's selections.
+    training_parameters: Optional[np.ndarray] = None
+    greedy: Optional["Greedy"] = None
 
 
 @dataclass
@@ -219,6 +229,95 @@ class ErrorVsR:
     attrs: dict
 
 
+@dataclass
+class Greedy:
+    """The POD-greedy of a parametric reduction (/reduction/greedy): one entry per selected
+    training point, in the order of selection."""
+
+    iteration: np.ndarray  # the iteration that selected it (0: the point nearest the center)
+    point: np.ndarray  # its row of Reduction.training_parameters (int, 0-based)
+    indicator: np.ndarray  # the indicator that selected it (NaN for the first point)
+    true_error: np.ndarray  # the true relative output error there of the model before it (NaN
+    # for the first)
+    selected: Optional[int]  # /reduction attributes greedy_selected, greedy_stop and
+    stop: Optional[str]  # greedy_indicator_error_correlation (Pearson, of the logarithms)
+    correlation: Optional[float]
+
+
+@dataclass
+class Parameters:
+    """The parameter domain of a parametric run (/parameters); every k x p table of the file
+    has its columns in the order of names (sorted)."""
+
+    names: list
+    min: np.ndarray
+    max: np.ndarray
+    log: np.ndarray  # bool: a log scale (sampled uniformly in log mu)
+    reference: np.ndarray  # the run's own point (the domain's center)
+
+
+@dataclass
+class Validation:
+    """The parametric reduced model at unseen points on [input] (/validation)."""
+
+    parameter_names: list
+    parameters: np.ndarray  # k x p
+    output_error: np.ndarray  # k: ||y - y_r||_2 / ||y||_2
+    full_step_s: np.ndarray  # k: seconds per step of the full model
+    reduced_step_s: np.ndarray  # k: of the reduced model (its evaluation not included)
+    evaluation_s: np.ndarray  # k: seconds of the evaluation of the reduced model at the point
+    attrs: dict  # points, seed, max_output_error, median_output_error
+
+
+def _greedy(group, attrs):
+    g = _node(group, "reduction.greedy")
+    if not isinstance(g, h5py.Group):
+        return None
+    columns = {n: _dataset(g, n) for n in GREEDY_COLUMNS}
+    if any(v is None for v in columns.values()):
+        return None
+    columns = {n: np.ravel(v) for n, v in columns.items()}  # n x 1 or n: one entry per point
+    columns["iteration"] = columns["iteration"].astype(int)
+    columns["point"] = columns["point"].astype(int)
+    sel = attrs.get("greedy_selected")
+    return Greedy(**columns, selected=None if sel is None else int(sel),
+                  stop=attrs.get("greedy_stop"),
+                  correlation=attrs.get("greedy_indicator_error_correlation"))
+
+
+def _parameters(group):
+    if _node(group, "parameters") is None:
+        return None
+    names = _array(group, "parameters.names")
+    log = _array(group, "parameters.log")
+    return Parameters(names=[] if names is None else [str(n) for n in np.atleast_1d(names)],
+                      min=_array(group, "parameters.min", column=True),
+                      max=_array(group, "parameters.max", column=True),
+                      log=None if log is None else np.ravel(log) != 0,
+                      reference=_array(group, "parameters.reference", column=True))
+
+
+def _points(x, names):
+    """A k x p table of parameter points (None stays None; a 1-D one is a column per name)."""
+    if x is None or x.ndim == 2:
+        return x
+    return x.reshape(-1, max(1, len(np.atleast_1d(names)) if names is not None else 1))
+
+
+def _validation(group):
+    g = _node(group, "validation")
+    if g is None:
+        return None
+    names = _array(group, "validation.parameter_names")
+    x = _array(group, "validation.parameters")
+    return Validation(
+        parameter_names=[] if names is None else [str(n) for n in np.atleast_1d(names)],
+        parameters=_points(x, names),
+        **{n: _array(group, f"validation.{n}", column=True)
+           for n in ("output_error", "full_step_s", "reduced_step_s", "evaluation_s")},
+        attrs=attributes(g))
+
+
 def _reduction(group):
     g = _node(group, "reduction")
     if g is None:
@@ -240,7 +339,9 @@ def _reduction(group):
         gramian_solvers=solvers,
         datasets={n: v for n in METHOD_DATASETS
                   if (v := _array(group, f"reduction.{n}")) is not None}, deim_masses=_array(group, "reduction.deim_masses"),
-        omega=_array(group, "reduction.omega"), dominance=_array(group, "reduction.dominance"))
+        omega=_array(group, "reduction.omega"), dominance=_array(group, "reduction.dominance"),
+        training_parameters=_array(group, "reduction.training_parameters"),
+        greedy=_greedy(group, a))
 
 
 def _dataset(group, name):
@@ -285,6 +386,8 @@ class Run:
     energy: Optional[np.ndarray] = None  # mechanical energy at the snapshot times (n_snap,)
     snapshot_fields: tuple = ()  # those stored: "p", "v" or "x"
     sweep_point: dict = field(default_factory=dict)  # a sweep's point: its row of the table
+    parameters: Optional[Parameters] = None  # with [parameters]: the domain
+    validation: Optional[Validation] = None  # with [parameters]: the unseen points
 
     def _snapshot_dataset(self, f, field_name):
         if field_name not in ("p", "v", "x"):
@@ -328,7 +431,8 @@ def _run(path, group, prefix="/"):
             **{c: _dataset(evr, c) for c in ERROR_VS_R_COLUMNS}, attrs=attributes(evr)),
         snapshot_t=_array(group, "snapshots.t", column=True),
         energy=_array(group, "snapshots.energy", column=True), snapshot_fields=fields,
-        sweep_point=attributes(_node(group, "sweep_point")))
+        sweep_point=attributes(_node(group, "sweep_point")),
+        parameters=_parameters(group), validation=_validation(group))
 
 
 @dataclass

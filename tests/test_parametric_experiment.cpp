@@ -3,21 +3,27 @@
 // the validation's full runs are the model at each point (its outputs equal those of a plain run
 // of the chain with those keys); the parametric reduced model generalises to unseen points and
 // an unseen input; the stored configuration parses back; every refusal names the key and the
-// value, and a refused file writes nothing.
+// value, and a refused file writes nothing; the estimates before a run (--dry-run, a sweep's
+// schedule) count the training's and the validation's runs.
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "experiments/runner/estimates.hpp"
 #include "experiments/runner/experiment.hpp"
 #include "experiments/runner/experiment_keys.hpp"
 #include "experiments/runner/results_layout.hpp"
+#include "experiments/runner/summary.hpp"
 #include "src/core/errors.hpp"
 #include "src/io/results.hpp"
 #include "support/compare.hpp"
+#include "support/source_dir.hpp"
 #include "support/temp_dir.hpp"
 
 namespace mor::experiments {
@@ -214,6 +220,121 @@ TEST_F(ParametricExperiment, RefusalsNameTheKeyAndTheValue) {
   EXPECT_NE(message_of_parse(plain, dir_, {"validation.parameter_samples = 4"})
                 .find("needs [parameters]"),
             std::string::npos);
+}
+
+/// What `mor run --dry-run` prints for c.
+std::string dry_run_text(const ExperimentConfig& c) {
+  char* buffer = nullptr;
+  std::size_t size = 0;
+  std::FILE* out = open_memstream(&buffer, &size);
+  print_dry_run(c, out);
+  std::fclose(out);
+  std::string text(buffer, size);
+  std::free(buffer);
+  return text;
+}
+
+/// The number after `lead` in text (NaN if lead is absent).
+double number_after(const std::string& text, const std::string& lead) {
+  const auto at = text.find(lead);
+  return at == std::string::npos ? std::nan("") : std::atof(text.c_str() + at + lead.size());
+}
+
+TEST_F(ParametricExperiment, EstimatesGrowByOneFullAndOneReducedRunPerValidationPoint) {
+  // estimate_run_seconds is what a sweep schedules by: each validation point adds the same
+  // cost, at least a full run of [input]; without the validation the estimate was flat in it.
+  auto seconds = [&](int k) {
+    return estimate_run_seconds(parse_experiment(
+        kParametric, "p.toml", dir_, {"validation.parameter_samples = " + std::to_string(k)}));
+  };
+  const double e0 = seconds(0), e10 = seconds(10), e20 = seconds(20);
+  const double full = estimate_full_seconds(parse_experiment(kParametric, "p.toml", dir_));
+  EXPECT_NEAR(e20 - e10, e10 - e0, 1e-12 * e20) << e0 << " " << e10 << " " << e20;
+  EXPECT_GE(e10 - e0, 10 * full) << "each point runs the full model once on [input]";
+  EXPECT_LE(e10 - e0, 20 * full) << "and the reduced model, which is cheaper";
+}
+
+TEST_F(ParametricExperiment, EstimatesCountTheTrainingRunsOfEachSampling) {
+  // sampling = "all": every one of the 6 training points on each of the 2 [[training]] inputs.
+  const ExperimentConfig all = parse_experiment(kParametric, "p.toml", dir_);
+  const auto a = estimate_parametric(all);
+  ASSERT_TRUE(a.has_value());
+  EXPECT_EQ(a->training.full_runs, 6 * 2);
+  EXPECT_EQ(a->training.reduced_runs, 0);
+  EXPECT_EQ(a->validation_points, 4);
+  EXPECT_GE(a->training.seconds, 12 * estimate_full_seconds(all));
+  // The greedy of TheGreedyRunsTheFullModelOnlyAtThePointsItSelects: 12 candidates, batches of
+  // 2 up to 5 points. Full runs at 5 points; reduced runs at the 11 unselected after the first
+  // point, the 9 after three, and at each of the 4 points after the first (its true error):
+  // 24 per input.
+  const ExperimentConfig greedy =
+      parse_experiment(kParametric, "p.toml", dir_,
+                       {"reduction.sampling = \"greedy\"", "reduction.parameter_samples = 12",
+                        "reduction.greedy_max_points = 5", "reduction.greedy_batch = 2"});
+  const auto g = estimate_parametric(greedy);
+  ASSERT_TRUE(g.has_value());
+  EXPECT_EQ(g->training.full_runs, 5 * 2);
+  EXPECT_EQ(g->training.reduced_runs, 24 * 2);
+  // Without a cap, one point a time over k candidates: k - 1 full runs of the unselected at
+  // each of k - 1 iterations (k (k - 1) / 2 reduced runs) and k - 1 true errors.
+  for (const int k : {1, 2, 7}) {
+    const auto u = estimate_parametric(parse_experiment(
+        kParametric, "p.toml", dir_,
+        {"reduction.sampling = \"greedy\"", "reduction.parameter_samples = " + std::to_string(k)}));
+    EXPECT_EQ(u->training.full_runs, 2 * k) << k;
+    EXPECT_EQ(u->training.reduced_runs, 2 * (k * (k - 1) / 2 + k - 1)) << k;
+  }
+  // Without [parameters], no parametric estimate.
+  const std::string plain =
+      kModel + kTraining + kRun + "[reduction]\nmethod = \"pod\"\norder = 2\n";
+  EXPECT_FALSE(estimate_parametric(parse_experiment(plain, "plain.toml", dir_)).has_value());
+}
+
+TEST_F(ParametricExperiment, TheMemoryEstimateIsTheCompressionsNotEverySnapshot) {
+  // The incremental SVD keeps N x c whatever the number of training points: 600 points need
+  // the memory of 6. Every snapshot kept, they would need 100 times the snapshots' share.
+  auto mib = [&](const std::string& points) {
+    return estimate_run_mib(
+        parse_experiment(kParametric, "p.toml", dir_, {"reduction.parameter_samples = " + points}));
+  };
+  EXPECT_EQ(mib("6"), mib("600"));
+  // Against the peaks measured by parametric_chain.toml (docs/methods/parametric.md,
+  // "Measured"; 179 MiB at N = 10^4, r = 40 and 1099 MiB at N = 10^5, r = 30): the estimates
+  // are rough, within a factor of two.
+  const fs::path file = testing::source_dir() / "experiments" / "parametric_chain.toml";
+  const double at_1e4 =
+      estimate_run_mib(load_experiment(file, {"model.N = 10000", "reduction.order = 40"}));
+  const double at_1e5 = estimate_run_mib(load_experiment(file, {"model.N = 100000"}));
+  EXPECT_GT(at_1e4, 179.0 / 2) << at_1e4;
+  EXPECT_LT(at_1e4, 179.0 * 2) << at_1e4;
+  EXPECT_GT(at_1e5, 1099.0 / 2) << at_1e5;
+  EXPECT_LT(at_1e5, 1099.0 * 2) << at_1e5;
+}
+
+TEST_F(ParametricExperiment, TheDryRunPrintsTheTrainingAndTheValidationOnlyWithParameters) {
+  // 100 validation points: their runs cost more than the run's own full run and the constant.
+  const std::string text = dry_run_text(
+      parse_experiment(kParametric, "p.toml", dir_, {"validation.parameter_samples = 100"}));
+  const std::string training =
+      "# Training (sampling = \"all\"): 12 full runs (6 points x 2 [[training]] inputs), about ";
+  const std::string validation =
+      "# Validation: 100 full and 100 reduced runs on [input] (validation.parameter_samples = "
+      "100), about ";
+  EXPECT_NE(text.find(training), std::string::npos) << text;
+  EXPECT_NE(text.find("# Training memory: the incremental SVDs keep 100 columns of the state "
+                      "snapshots (4 r, at least 100) and 100 of the force snapshots"),
+            std::string::npos)
+      << text;  // r = 20: 4 r = 80 and 2 m = 80 (m = 2 r), both raised to 100
+  EXPECT_NE(text.find(validation), std::string::npos) << text;
+  // The run's estimate above them includes both.
+  const double total = number_after(text, "one core): about ");
+  EXPECT_GE(total, number_after(text, training) + number_after(text, validation)) << text;
+  const std::string plain =
+      kModel + kTraining + kRun + "[reduction]\nmethod = \"pod\"\norder = 2\n";
+  const std::string plain_text = dry_run_text(parse_experiment(plain, "plain.toml", dir_));
+  EXPECT_NE(plain_text.find("# Estimates"), std::string::npos) << plain_text;
+  EXPECT_EQ(plain_text.find("# Training"), std::string::npos) << plain_text;
+  EXPECT_EQ(plain_text.find("# Validation"), std::string::npos) << plain_text;
 }
 
 TEST_F(ParametricExperiment, EveryDocumentedParametricKeyIsRead) {

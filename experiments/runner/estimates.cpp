@@ -23,25 +23,61 @@ double extra_elements(const ExperimentConfig& c) {
 
 }  // namespace
 
-double estimate_run_seconds(const ExperimentConfig& c) {
+double estimate_full_seconds(const ExperimentConfig& c) {
   const double N = static_cast<double>(c.model_size());
   const double steps = static_cast<double>(step_count(c.integrator));
   const bool explicit_scheme = c.integrator.scheme == Scheme::rk4;
-  const double full = steps * (explicit_scheme ? 6e-9 * N : c.model->implicit_step_seconds());
+  return steps * (explicit_scheme ? 6e-9 * N : c.model->implicit_step_seconds());
+}
+
+double estimate_reduced_step_seconds(Index r) {
+  const double rr = static_cast<double>(std::max<Index>(r, 1));
+  return 1e-7 + 1.6e-9 * rr * rr;
+}
+
+std::optional<ParametricEstimate> estimate_parametric(const ExperimentConfig& c) {
+  if (c.parameters.empty() || !c.reduction) return std::nullopt;
+  const double full = estimate_full_seconds(c);
+  auto training = c.reduction->estimate_parametric_training(c, full);
+  if (!training) return std::nullopt;
+  ParametricEstimate e;
+  e.training = *training;
+  e.validation_points = c.validation_samples;
+  // Each point: the model built there, its full run and the reduced model's on [input]. The
+  // order: the method's, or the 100 columns the compression plans for when energy chooses it.
+  const Index r = c.reduction->order() > 0 ? c.reduction->order() : 100;
+  const double steps = static_cast<double>(step_count(c.integrator));
+  e.validation_seconds =
+      static_cast<double>(e.validation_points) * (full + steps * estimate_reduced_step_seconds(r));
+  const bool implicit_scheme = c.integrator.scheme != Scheme::rk4;
+  e.validation_mib = 400.0 * static_cast<double>(c.model_size()) / (1024.0 * 1024.0) +
+                     (implicit_scheme ? c.model->factor_mib() : 0.0);
+  return e;
+}
+
+double estimate_run_seconds(const ExperimentConfig& c) {
+  const double N = static_cast<double>(c.model_size());
+  const double full = estimate_full_seconds(c);
   double reduction = c.reduction ? c.reduction->estimate_seconds(c, full) : 0.0;
   if (c.reduction && c.analysis &&
       c.reduction->family_for(*c.model) == ReductionMethod::Family::linear)
     reduction += c.analysis->estimate_seconds(AppliesTo::linear_reduced, N);
-  return 0.05 + full + reduction;
+  const auto parametric = estimate_parametric(c);
+  return 0.05 + full + reduction + (parametric ? parametric->validation_seconds : 0.0);
 }
 
 double estimate_run_mib(const ExperimentConfig& c) {
   const double N = static_cast<double>(c.model_size());
+  constexpr double kMiB = 1024.0 * 1024.0;
   double bytes = 400.0 * N + 50e6 + io::kNetworkRunBytesPerElement * extra_elements(c);
-  if (c.reduction) bytes += c.reduction->estimate_bytes(c);
+  // The reduction (with [parameters], its training) and the validation come one after the
+  // other: the larger of the two.
+  double reduction = c.reduction ? c.reduction->estimate_bytes(c) : 0.0;
+  if (const auto parametric = estimate_parametric(c))
+    reduction = std::max(reduction, parametric->validation_mib * kMiB);
+  bytes += reduction;
   const bool implicit_scheme = c.integrator.scheme != Scheme::rk4;
-  return bytes / (1024.0 * 1024.0) + (implicit_scheme ? c.model->factor_mib() : 0.0) +
-         c.model->own_runs_mib();
+  return bytes / kMiB + (implicit_scheme ? c.model->factor_mib() : 0.0) + c.model->own_runs_mib();
 }
 
 double estimate_model_mib(const ExperimentConfig& c) {

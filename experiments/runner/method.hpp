@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <iosfwd>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -26,6 +27,21 @@ namespace mor::experiments {
 struct ProjectionReduction;
 class FullModel;
 class ModelSpec;
+
+/// The training of a parametric reduction ([parameters]), estimated before it runs: what
+/// `mor run --dry-run` prints and what ReductionMethod::estimate_seconds and estimate_bytes
+/// count of it. Upper bounds for sampling = "greedy", which may stop early.
+struct ParametricTrainingEstimate {
+  bool greedy = false;     ///< reduction.sampling = "greedy"
+  Index points = 0;        ///< training points (reduction.parameter_samples)
+  Index full_runs = 0;     ///< full training runs: points (or the greedy's most) x [[training]]
+  Index reduced_runs = 0;  ///< the greedy's reduced runs: its indicators and true errors
+  double seconds = 0;      ///< their wall time, with the snapshots' compression (one core)
+  /// Columns the incremental SVD keeps of the state and of the force snapshots (0: none; for
+  /// ECSW, whose position snapshots stay whole, force_columns is 0 and bytes counts them all).
+  Index state_columns = 0, force_columns = 0;
+  double bytes = 0;  ///< peak memory of the training besides the run's own model
+};
 
 class ReductionMethod {
  public:
@@ -75,6 +91,13 @@ class ReductionMethod {
   virtual double estimate_bytes(const ExperimentConfig& c) const {
     (void)c;
     return 0.0;
+  }
+  /// With [parameters] (and parametric_for(*c.model)): the training's runs, time and memory,
+  /// which estimate_seconds and estimate_bytes include; nullopt for a run at one point.
+  virtual std::optional<ParametricTrainingEstimate> estimate_parametric_training(
+      const ExperimentConfig& c, double full_seconds) const {
+    (void)c, (void)full_seconds;
+    return std::nullopt;
   }
   /// How the analysis computes the norms of the full and the error system.
   virtual NormOptions norm_options() const { return {}; }

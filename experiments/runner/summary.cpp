@@ -36,6 +36,44 @@ void print_figures(const ExperimentConfig& c, const RunSummary& s, SummaryLine l
   }
 }
 
+/// The lines of --dry-run for [parameters]: the training's runs and time, its memory, the
+/// validation's runs and time (all included in the estimates above them).
+void print_parametric_estimate(const ExperimentConfig& c, const ParametricEstimate& p,
+                               std::FILE* out) {
+  const auto ll = [](Index i) { return static_cast<long long>(i); };
+  const ParametricTrainingEstimate& t = p.training;
+  const auto inputs = static_cast<long long>(c.training.size());
+  const long long points = inputs > 0 ? ll(t.full_runs) / inputs : 0;
+  constexpr double kMiB = 1024.0 * 1024.0;
+  if (t.greedy)
+    std::fprintf(out,
+                 "# Training (sampling = \"greedy\", %lld candidate points): at most %lld full "
+                 "runs (%lld points x %lld [[training]] inputs) and %lld reduced runs (the "
+                 "indicators and true errors), about %.3g s.\n",
+                 ll(t.points), ll(t.full_runs), points, inputs, ll(t.reduced_runs), t.seconds);
+  else
+    std::fprintf(out,
+                 "# Training (sampling = \"all\"): %lld full runs (%lld points x %lld "
+                 "[[training]] inputs), about %.3g s.\n",
+                 ll(t.full_runs), points, inputs, t.seconds);
+  std::string kept;
+  if (t.state_columns > 0)
+    kept = detail::concat(t.state_columns, " columns of the state snapshots (4 r, at least 100)");
+  if (t.force_columns > 0)
+    kept += detail::concat(kept.empty() ? "" : " and ", t.force_columns,
+                           " of the force snapshots (2 m, at least 100)");
+  std::fprintf(out,
+               "# Training memory: the incremental SVDs keep %s; with an update's working set "
+               "and the models at two points, about %.0f MiB.\n",
+               kept.empty() ? "no snapshots" : kept.c_str(), t.bytes / kMiB);
+  std::fprintf(out,
+               "# Validation: %lld full and %lld reduced runs on [input] "
+               "(validation.parameter_samples = %lld), about %.3g s, about %.0f MiB besides the "
+               "run's own model.\n",
+               ll(p.validation_points), ll(p.validation_points), ll(p.validation_points),
+               p.validation_seconds, p.validation_mib);
+}
+
 }  // namespace
 
 void print_run_summary(const ExperimentConfig& c, const RunSummary& s,
@@ -147,6 +185,7 @@ void print_dry_run(const ExperimentConfig& c, std::FILE* out) {
                c.source.c_str(), std::string(c.model->kind()).c_str(),
                static_cast<long long>(c.model_size()), std::string(c.reduction->name()).c_str(),
                estimate_run_seconds(c), estimate_run_mib(c), memory_mib, c.output.string().c_str());
+  if (const auto p = estimate_parametric(c)) print_parametric_estimate(c, *p, out);
   std::fflush(out);
 }
 

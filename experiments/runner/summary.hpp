@@ -17,7 +17,8 @@ void print_run_summary(const ExperimentConfig& c, const RunSummary& s,
 
 /// `mor run --dry-run`: the resolved configuration as TOML (every default filled in), then the
 /// model's size and the rough time and memory estimates (experiments/runner/estimates.hpp)
-/// against this machine's memory.
+/// against this machine's memory; with [parameters], a line each for the training's runs and
+/// time, its memory, and the validation's runs, time and memory (estimate_parametric).
 void print_dry_run(const ExperimentConfig& c, std::FILE* out);
 
 }  // namespace mor::experiments

@@ -125,10 +125,9 @@ class PodMethod final : public ProjectionMethod {
     return reduce_linear_by_pod(c, o_, model, full, second_order, stop);
   }
   double estimate_seconds(const ExperimentConfig& c, double full_seconds) const override {
+    if (const auto p = estimate_parametric_training(c, full_seconds)) return p->seconds;
     const double N = static_cast<double>(c.model_size());
-    const double points =
-        c.parameters.empty() ? 1.0 : static_cast<double>(o_.training.parametric.parameter_samples);
-    const double runs = static_cast<double>(c.training.size()) * points;
+    const double runs = static_cast<double>(c.training.size());
     const double steps = static_cast<double>(step_count(c.integrator));
     const double snapshots =
         runs * steps / static_cast<double>(std::max<Index>(1, o_.training.training_stride));

@@ -95,6 +95,8 @@ class ProjectionMethod : public ReductionMethod, public ProjectionBasisMethod {
             ": [[training]] inputs or reduction.training_files");
   }
   double estimate_bytes(const ExperimentConfig& c) const override {
+    // With [parameters]: the incremental SVDs of the snapshots of every training point.
+    if (const auto p = estimate_parametric_training(c, 0.0)) return p->bytes + own_bytes(c);
     // Two snapshot matrices (positions and forces) of N x k with a working copy each; the
     // method's own (empirical balancing's impulse responses) on top.
     const ProjectionTrainingOptions& t = training();
@@ -111,6 +113,10 @@ class ProjectionMethod : public ReductionMethod, public ProjectionBasisMethod {
             : 0.0;
     return 2.0 * 2.0 * 8.0 * N * k + own_bytes(c) + ecsw;
   }
+  /// With [parameters] and a parametric form: the runs of the training (sampling "all" or
+  /// "greedy"), the incremental SVDs' updates and memory (projection_estimates.cpp).
+  std::optional<ParametricTrainingEstimate> estimate_parametric_training(
+      const ExperimentConfig& c, double full_seconds) const override;
   ProjectionReduction reduce_projection(const ExperimentConfig& c, const FullModel& model,
                                         const std::atomic<bool>* stop) const override {
     return reduce_by_projection(c, training(), *this, model, stop);
