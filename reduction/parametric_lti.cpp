@@ -33,7 +33,10 @@ void check_bases(Index n, const Matrix& V, const Matrix& W) {
 
 }  // namespace
 
-GlobalBasis global_basis(const std::vector<Matrix>& local, Index r) {
+GlobalBasis global_basis(const std::vector<Matrix>& local, Index r,
+                         const std::vector<Vector>& weights) {
+  require(weights.empty() || weights.size() == local.size(), "global basis: ", weights.size(),
+          " weight vectors for ", local.size(), " local bases");
   require(!local.empty(), "global basis: no local bases");
   require(r >= 1, "global basis: the order must be >= 1, got ", r);
   const Index n = local.front().rows();
@@ -44,15 +47,20 @@ GlobalBasis global_basis(const std::vector<Matrix>& local, Index r) {
   }
   Matrix S(n, cols);
   Index c = 0;
-  for (const Matrix& X : local) {
-    if (X.cols() == 0) continue;
-    Eigen::ColPivHouseholderQR<Matrix> qr(X);
-    const Index rank = qr.rank();
-    const Matrix Q = qr.householderQ() * Matrix::Identity(n, rank);
-    S.middleCols(c, rank) = Q;
-    c += rank;
+  for (std::size_t j = 0; j < local.size(); ++j) {
+    const Matrix& X = local[j];
+    require(weights.empty() || weights[j].size() == X.cols(),
+            "global basis: ", weights.empty() ? 0 : weights[j].size(),
+            " weights for a local basis of ", X.cols(), " columns");
+    for (Index i = 0; i < X.cols(); ++i) {
+      const double norm = X.col(i).norm();
+      const double w = weights.empty() ? 1.0 : weights[j][i];
+      if (!(norm > 0.0) || !(w > 0.0)) continue;
+      S.col(c++) = (w / norm) * X.col(i);
+    }
   }
   S.conservativeResize(n, c);
+  require(c > 0, "global basis: the local bases have no nonzero column");
   Eigen::BDCSVD<Matrix> svd(S, Eigen::ComputeThinU);
   GlobalBasis g;
   g.sv = svd.singularValues();

@@ -26,16 +26,20 @@
 namespace mor {
 
 /// The global basis of local bases X_j (n x r_j each, any scaling): the leading r left singular
-/// vectors of [Q_1, ..., Q_k], Q_j an orthonormal basis of span(X_j) (so that each local
-/// subspace weighs the same whatever its scaling), and every singular value of the stack.
+/// vectors of the stack [X_1 S_1, ..., X_k S_k], each column of X_j scaled to unit norm and then
+/// by its weight (S_j: the column norms' inverses times w_j; no weights: 1), and every singular
+/// value of the stack. The weights say how much each local direction matters: balanced
+/// truncation's column i by sqrt(sigma_i / sigma_1), its Hankel singular value, so that the
+/// compression keeps what dominates the local models rather than what most of them share.
 struct GlobalBasis {
   Matrix U;   ///< n x r, orthonormal columns
-  Vector sv;  ///< the stack's singular values, descending (their squares sum to sum_j rank X_j)
+  Vector sv;  ///< the stack's singular values, descending (their squares sum to sum w^2)
 };
 /// @throws InvalidArgument if there are no local bases, their row counts differ, r < 1, or r
 ///         exceeds the directions the stack spans (singular values above 1e-10 sigma_1), naming
 ///         both counts.
-GlobalBasis global_basis(const std::vector<Matrix>& local, Index r);
+GlobalBasis global_basis(const std::vector<Matrix>& local, Index r,
+                         const std::vector<Vector>& weights = {});
 
 /// The reduced model at one parameter, in both forms the runner needs: the second-order form it
 /// simulates (a first-order model embedded as from_first_order does) and the first-order

@@ -6,10 +6,12 @@
 
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
 #include "experiments/runner/experiment.hpp"
+#include "experiments/runner/export.hpp"
 #include "experiments/runner/method.hpp"
 #include "experiments/runner/model_kind.hpp"
 #include "experiments/runner/parametric_linear.hpp"
@@ -248,6 +250,66 @@ TEST_F(ParametricLinear, ParametricBtIsWithinTenTimesTheLocalBoundAtUnseenPoints
   const auto terms = std::get<std::string>(r.attribute(layout::kModel, "affine_terms"));
   EXPECT_NE(terms.find("K_k (K, k)"), std::string::npos) << terms;
   EXPECT_NE(terms.find("D_d (D, d)"), std::string::npos) << terms;
+}
+
+TEST_F(ParametricLinear, ExportedAffineTermsReadBackAsTheFamily) {
+  // The chain over k_l and d, exported as X and X_<name>, read back as a model file: the same
+  // system at every point (sums of the same products: equal up to rounding).
+  const std::string chain = R"(
+[model]
+type = "mass_spring_chain"
+N = 12
+k_n = 0.0
+m = 1.3
+[reduction]
+method = "bt"
+order = 4
+[parameters]
+k_l = { min = 0.5, max = 2.0 }
+d = { min = 0.2, max = 2.0, scale = "log" }
+)";
+  {
+    std::ofstream f(dir_ / "chain.toml");
+    f << chain;
+  }
+  (void)export_experiment_model(dir_ / "chain.toml", {}, ExportFormat::mtx, dir_ / "fam");
+  const std::string file = "[model]\ntype = \"file\"\npath = \"" + (dir_ / "fam").string() +
+                           "\"\n" + chain.substr(chain.find("[reduction]"));
+  const ExperimentConfig a = parse_experiment(chain, "a.toml", dir_);
+  const ExperimentConfig b = parse_experiment(file, "b.toml", dir_);
+  EXPECT_EQ(b.parameters.names(), a.parameters.names());
+  for (const Vector& mu : {Vector(Vector::LinSpaced(2, 0.3, 1.7)), a.parameters.center()}) {
+    const auto sa = std::get<SecondOrderSystem>(a.model->at(a.parameters, mu)->linear_system());
+    const auto sb = std::get<SecondOrderSystem>(b.model->at(b.parameters, mu)->linear_system());
+    EXPECT_LE(max_abs(sa.M - sb.M), kProjectionTol);
+    EXPECT_LE(max_abs(sa.D - sb.D), kProjectionTol);
+    EXPECT_LE(max_abs(sa.K - sb.K), kProjectionTol);
+    EXPECT_GT(max_abs(sa.D), 0.0);
+  }
+  // Rayleigh damping at a parametric k_l has the term beta k_l K_1: a product, refused.
+  {
+    std::ofstream f(dir_ / "rayleigh.toml");
+    f << R"(
+[model]
+type = "mass_spring_chain"
+N = 12
+k_n = 0.0
+damping = "rayleigh"
+[reduction]
+method = "bt"
+order = 4
+[parameters]
+k_l = { min = 0.5, max = 2.0 }
+beta = { min = 0.1, max = 0.2 }
+)";
+  }
+  try {
+    (void)export_experiment_model(dir_ / "rayleigh.toml", {}, ExportFormat::mtx, dir_ / "r");
+    ADD_FAILURE() << "a product of parameters was exported";
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("beta*k_l is a product of parameters"), std::string::npos)
+        << e.what();
+  }
 }
 
 TEST_F(ParametricLinear, RefusalsNameTheParameterTheTermAndTheReason) {

@@ -39,6 +39,17 @@ std::optional<ParametricEstimate> estimate_parametric(const ExperimentConfig& c)
   if (c.parameters.empty() || !c.reduction) return std::nullopt;
   const double full = estimate_full_seconds(c);
   auto training = c.reduction->estimate_parametric_training(c, full);
+  const bool linear = c.reduction->family_for(*c.model) == ReductionMethod::Family::linear;
+  const double N = static_cast<double>(c.model_size());
+  if (!training && linear && c.reduction->parametric_linear() != nullptr) {
+    // A linear method: its own reduction at every training point, one after the other.
+    ParametricTrainingEstimate t;
+    t.local = true;
+    t.points = c.reduction->parametric_linear()->parameter_samples;
+    t.seconds = static_cast<double>(t.points) * c.reduction->estimate_seconds(c, full);
+    t.bytes = c.reduction->estimate_bytes(c);
+    training = t;
+  }
   if (!training) return std::nullopt;
   ParametricEstimate e;
   e.training = *training;
@@ -49,6 +60,15 @@ std::optional<ParametricEstimate> estimate_parametric(const ExperimentConfig& c)
   const double steps = static_cast<double>(step_count(c.integrator));
   e.validation_seconds =
       static_cast<double>(e.validation_points) * (full + steps * estimate_reduced_step_seconds(r));
+  if (linear) {
+    // At each point the measures of a linear reduced model, and with compare_local the
+    // method's own local model and its measures.
+    const double analysis =
+        c.analysis ? c.analysis->estimate_seconds(AppliesTo::linear_reduced, N) : 0.0;
+    const double local =
+        c.validation_compare_local ? c.reduction->estimate_seconds(c, full) + analysis : 0.0;
+    e.validation_seconds += static_cast<double>(e.validation_points) * (analysis + local);
+  }
   const bool implicit_scheme = c.integrator.scheme != Scheme::rk4;
   e.validation_mib = 400.0 * static_cast<double>(c.model_size()) / (1024.0 * 1024.0) +
                      (implicit_scheme ? c.model->factor_mib() : 0.0);
@@ -63,6 +83,9 @@ double estimate_run_seconds(const ExperimentConfig& c) {
       c.reduction->family_for(*c.model) == ReductionMethod::Family::linear)
     reduction += c.analysis->estimate_seconds(AppliesTo::linear_reduced, N);
   const auto parametric = estimate_parametric(c);
+  // A linear method's parametric training: its reduction at every training point.
+  if (parametric && parametric->training.local)
+    reduction += parametric->training.seconds - c.reduction->estimate_seconds(c, full);
   return 0.05 + full + reduction + (parametric ? parametric->validation_seconds : 0.0);
 }
 

@@ -72,6 +72,63 @@ std::vector<io::NamedMatrix> named(const LinearSystem& sys) {
   return {{"M", s.M}, {"D", s.D}, {"K", s.K}, {"B", s.B}, {"Cp", s.Cp}, {"Cv", s.Cv}};
 }
 
+/// X = the constant terms and X_<name> = the terms in the parameter <name> alone, as model files
+/// hold them (experiments/runner/models/file.cpp reads them back).
+template <class T>
+void add_affine(std::vector<io::NamedMatrix>& vars, const std::string& role,
+                const AffineOperator<T>& op, const ParameterDomain& d) {
+  const T& first = op.terms.at(0).value;
+  T base = first;
+  base.setZero();
+  std::vector<std::optional<T>> by_parameter(static_cast<std::size_t>(d.size()));
+  for (const auto& t : op.terms) {
+    require(
+        t.theta.factors.size() <= 1, "mor export: the term of ", role, " in ",
+        [&] {
+          std::string f;
+          for (Index j : t.theta.factors)
+            f += (f.empty() ? "" : "*") + d.parameters()[static_cast<std::size_t>(j)].name;
+          return f;
+        }(),
+        " is a product of parameters; a model file holds X + sum_name mu_name X_<name> (one "
+        "parameter a term): leave one of them out of [parameters]");
+    if (t.theta.factors.empty()) {
+      base += t.theta.scale * t.value;
+    } else {
+      auto& slot = by_parameter[static_cast<std::size_t>(t.theta.factors[0])];
+      if (!slot)
+        slot = T(t.theta.scale * t.value);
+      else
+        *slot += t.theta.scale * t.value;
+    }
+  }
+  vars.push_back({role, base});
+  for (Index j = 0; j < d.size(); ++j)
+    if (const auto& slot = by_parameter[static_cast<std::size_t>(j)])
+      vars.push_back({role + "_" + d.parameters()[static_cast<std::size_t>(j)].name, *slot});
+}
+
+std::vector<io::NamedMatrix> named_affine(const ParametricLinearSystem& sys,
+                                          const ParameterDomain& d) {
+  std::vector<io::NamedMatrix> vars;
+  if (const auto* f = std::get_if<ParametricDescriptorSystem>(&sys)) {
+    add_affine(vars, "E", f->E, d);
+    add_affine(vars, "A", f->A, d);
+    add_affine(vars, "B", f->B, d);
+    add_affine(vars, "C", f->C, d);
+    add_affine(vars, "D", f->D_ff, d);
+    return vars;
+  }
+  const auto& s = std::get<ParametricSecondOrderSystem>(sys);
+  add_affine(vars, "M", s.M, d);
+  add_affine(vars, "D", s.D, d);
+  add_affine(vars, "K", s.K, d);
+  add_affine(vars, "B", s.B, d);
+  add_affine(vars, "Cp", s.Cp, d);
+  add_affine(vars, "Cv", s.Cv, d);
+  return vars;
+}
+
 }  // namespace
 
 void check_reduced_model_shapes(const io::ResultsReader& r) {
@@ -200,6 +257,14 @@ std::vector<std::filesystem::path> export_experiment_model(
   // Refused up front when the model cannot fit (run_guards); a warning above MemAvailable.
   if (const auto warning = check_model_memory(c); !warning.empty())
     std::cerr << "mor: warning: " << warning << "\n";
+  if (!c.parameters.empty()) {
+    // A family: its affine terms, as model.type = "file" reads them back with [parameters].
+    require(c.model->is_linear(), "mor export: model.type = \"", c.model->kind(),
+            "\" with [parameters] is nonlinear; its affine terms are exported for linear "
+            "models (make it linear, e.g. model.k_n = 0)");
+    return write(named_affine(c.model->parametric_linear_system(c.parameters), c.parameters),
+                 format, out);
+  }
   if (c.model->is_linear()) return write(named(c.model->linear_system()), format, out);
   // A nonlinear model as a network: the second-order matrices plus G and phi, which
   // `model.type = "network"` reads back.

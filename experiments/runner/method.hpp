@@ -33,6 +33,7 @@ class ModelSpec;
 /// count of it. Upper bounds for sampling = "greedy", which may stop early.
 struct ParametricTrainingEstimate {
   bool greedy = false;     ///< reduction.sampling = "greedy"
+  bool local = false;      ///< a linear method: a local reduction at each point, no snapshots
   Index points = 0;        ///< training points (reduction.parameter_samples)
   Index full_runs = 0;     ///< full training runs: points (or the greedy's most) x [[training]]
   Index reduced_runs = 0;  ///< the greedy's reduced runs: its indicators and true errors
@@ -188,6 +189,10 @@ void refuse_parametric_keys(const ExperimentConfig& c, const std::string& where,
 /// @throws InvalidArgument naming the key and the value if parameter_samples or max_order is
 ///         out of range.
 void check_parametric_linear_keys(const TableReader& r, const ParametricLinearKeys& k);
+
+/// sqrt(sigma_i / sigma_1), i < r, of Hankel singular values (ReducedModel::basis_weights); empty
+/// if there are fewer than r or sigma_1 is not positive.
+Vector hankel_weights(const Vector& hsv, Index r);
 
 /// The exactly-one-of rule of r and a tolerance, shared by the methods that choose r either way.
 /// @throws InvalidArgument naming both values.

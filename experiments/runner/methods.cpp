@@ -124,6 +124,11 @@ void require_linear_model(const ExperimentConfig& c, const std::string& where,
                      c.model->kind(), "\") has no linearisation about a rest state to reduce"));
 }
 
+Vector hankel_weights(const Vector& hsv, Index r) {
+  if (hsv.size() < r || r < 1 || !(hsv[0] > 0.0)) return {};
+  return (hsv.head(r) / hsv[0]).cwiseMax(0.0).cwiseSqrt();
+}
+
 bool ReductionMethod::parametric_for(const ModelSpec& model) const {
   return family_for(model) == Family::linear && parametric_linear() != nullptr &&
          model.has_linearisation();

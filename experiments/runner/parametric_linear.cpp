@@ -81,6 +81,7 @@ ReducedModel reduce_linear_parametric(const ExperimentConfig& c, const std::atom
 
   // 1. The method's local reduction at each training point: its bases.
   std::vector<Matrix> Vs, Ws;
+  std::vector<Vector> weights;  // per local basis; dropped unless every one has them
   bool positions = false, two_sided_bases = false;
   Vector local_orders(k), local_bounds = Vector::Constant(k, std::nan(""));
   for (Index i = 0; i < k; ++i) {
@@ -107,6 +108,8 @@ ReducedModel reduce_linear_parametric(const ExperimentConfig& c, const std::atom
     if (local.summary.error_bound && local.summary.bound_is_complete)
       local_bounds[i] = *local.summary.error_bound;
     two_sided_bases = two_sided_bases || local.W.size() > 0;
+    weights.push_back(local.basis_weights.size() == local.V.cols() ? local.basis_weights
+                                                                   : Vector::Ones(local.V.cols()));
     Vs.push_back(std::move(local.V));
     Ws.push_back(local.W.size() > 0 ? std::move(local.W) : Vs.back());
   }
@@ -120,11 +123,15 @@ ReducedModel reduce_linear_parametric(const ExperimentConfig& c, const std::atom
   GlobalBasis V, W;
   if (galerkin) {
     std::vector<Matrix> all = Vs;
-    if (two_sided_bases) all.insert(all.end(), Ws.begin(), Ws.end());
-    V = global_basis(all, r);
+    std::vector<Vector> all_weights = weights;
+    if (two_sided_bases) {
+      all.insert(all.end(), Ws.begin(), Ws.end());
+      all_weights.insert(all_weights.end(), weights.begin(), weights.end());
+    }
+    V = global_basis(all, r, all_weights);
   } else {
-    V = global_basis(Vs, r);
-    W = global_basis(Ws, r);
+    V = global_basis(Vs, r, weights);
+    W = global_basis(Ws, r, weights);
   }
   Vs.clear();
   Ws.clear();

@@ -103,6 +103,9 @@ struct ReducedModel {
   /// (experiments/runner/parametric_linear.hpp); reduce_step drops them otherwise.
   Matrix V, W;
   bool bases_of_positions = false;
+  /// How much column i of V and W matters (balanced truncation: sqrt(sigma_i / sigma_1)), for
+  /// the global basis's compression; empty: all alike.
+  Vector basis_weights;
   /// With [parameters]: the parametric reduced model this one is the center's model of.
   std::shared_ptr<const ParametricLtiModel> parametric;
   Matrix training_points;  ///< k x p, with parametric

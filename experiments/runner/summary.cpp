@@ -45,6 +45,20 @@ void print_parametric_estimate(const ExperimentConfig& c, const ParametricEstima
   const auto inputs = static_cast<long long>(c.training.size());
   const long long points = inputs > 0 ? ll(t.full_runs) / inputs : 0;
   constexpr double kMiB = 1024.0 * 1024.0;
+  if (t.local) {
+    std::fprintf(out,
+                 "# Training: reduction.method = \"%s\" at each of %lld training points, about "
+                 "%.3g s, about %.0f MiB; then one global basis.\n",
+                 std::string(c.reduction->name()).c_str(), ll(t.points), t.seconds, t.bytes / kMiB);
+    std::fprintf(out,
+                 "# Validation: %lld full and %lld reduced runs on [input] with the [analysis] "
+                 "measures at each point%s (validation.parameter_samples = %lld), about %.3g s, "
+                 "about %.0f MiB besides the run's own model.\n",
+                 ll(p.validation_points), ll(p.validation_points),
+                 c.validation_compare_local ? " and the method's local model there" : "",
+                 ll(p.validation_points), p.validation_seconds, p.validation_mib);
+    return;
+  }
   if (t.greedy)
     std::fprintf(out,
                  "# Training (sampling = \"greedy\", %lld candidate points): at most %lld full "

@@ -110,6 +110,7 @@ class BtMethod final : public ReductionMethod {
     record_bases(s.details, o_.store_bases, res.V, res.W);
     model.V = std::move(res.V);
     model.W = std::move(res.W);
+    model.basis_weights = hankel_weights(res.hsv, res.r);
     return model;
   }
 

@@ -106,6 +106,7 @@ class SobtMethod final : public ReductionMethod {
     record_bases(s.details, o_.store_bases, res.V, res.W);
     model.V = std::move(res.V);
     model.W = std::move(res.W);
+    model.basis_weights = hankel_weights(res.sv, res.r);
     model.bases_of_positions = true;
     return model;
   }
