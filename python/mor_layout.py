@@ -53,7 +53,7 @@ PATHS = {
     "reduction.rksm_observability": "/reduction/rksm_observability",  # group: RKSM of the observability Gramian
     "reduction.training_parameters": "/reduction/training_parameters",  # dataset: with [parameters]: k x p, the training points (columns in /parameters/names' order)
     "reduction.affine": "/reduction/affine",  # group: with [parameters]: the reduced affine terms M_i, D_i, K_i (r x r) of M_r(mu) = sum theta_i(mu) M_i, with attributes scale and factors (theta_i = scale times the product of the named parameters, e.g. "beta*k_l"), and the force coefficient's (force_scale, force_factors)
-    "reduction.greedy": "/reduction/greedy",  # table: sampling = "greedy": per selected point iteration, point, indicator, true_error
+    "reduction.greedy": "/reduction/greedy",  # table: sampling = "greedy": per selected point iteration, point, indicator, true_error, enriched_error
     "parameters": "/parameters",  # group: with [parameters]: the domain; attribute reference (the run's own point, the center)
     "parameters.names": "/parameters/names",  # dataset: p: the parameter names, sorted (the column order of every k x p table)
     "parameters.min": "/parameters/min",  # dataset: p: the lower bounds

@@ -114,7 +114,8 @@ namespace mor::experiments::layout {
     "the named "                                                                                   \
     "parameters, e.g. \"beta*k_l\"), and the force coefficient's (force_scale, force_factors)")    \
   X(kReductionGreedy, "reduction.greedy", "/reduction/greedy", "table",                            \
-    "sampling = \"greedy\": per selected point iteration, point, indicator, true_error")           \
+    "sampling = \"greedy\": per selected point iteration, point, indicator, true_error, "          \
+    "enriched_error")                                                                              \
   X(kParameters, "parameters", "/parameters", "group",                                             \
     "with [parameters]: the domain; attribute reference (the run's own point, the center)")        \
   X(kParametersNames, "parameters.names", "/parameters/names", "dataset",                          \
