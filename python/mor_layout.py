@@ -56,7 +56,7 @@ PATHS = {
     "reduction.local_orders": "/reduction/local_orders",  # dataset: linear methods with [parameters]: k, the local model's order at each training point
     "reduction.local_error_bounds": "/reduction/local_error_bounds",  # dataset: linear methods with [parameters]: k, each local model's a priori bound (NaN: none)
     "reduction.global_sv": "/reduction/global_sv",  # dataset: linear methods with [parameters]: the singular values of the local bases side by side
-    "reduction.greedy": "/reduction/greedy",  # table: sampling = "greedy": per selected point iteration, point, indicator, true_error
+    "reduction.greedy": "/reduction/greedy",  # table: sampling = "greedy": per selected point iteration, point, indicator, true_error, enriched_error
     "parameters": "/parameters",  # group: with [parameters]: the domain; attribute reference (the run's own point, the center)
     "parameters.names": "/parameters/names",  # dataset: p: the parameter names, sorted (the column order of every k x p table)
     "parameters.min": "/parameters/min",  # dataset: p: the lower bounds

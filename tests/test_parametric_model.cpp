@@ -19,7 +19,6 @@
 #include "models/spring_parameters.hpp"
 #include "reduction/deim.hpp"
 #include "reduction/parametric_model.hpp"
-#include "reduction/sampled_residual.hpp"
 #include "src/core/errors.hpp"
 #include "support/compare.hpp"
 #include "support/random_systems.hpp"
@@ -241,36 +240,6 @@ TEST(ParametricProjectedModel, AtAParameterItIsTheProjectionOfTheFullModelThere)
     EXPECT_NE(msg.find("k_n = 4.5"), std::string::npos) << msg;
     EXPECT_NE(msg.find("[0.5, 4]"), std::string::npos) << msg;
   }
-}
-
-TEST(SampledResidual, VanishesOnTheFullEquationsAndMeasuresADefect) {
-  std::mt19937 gen(17);
-  ChainParameters p;
-  p.N = 30;
-  const ParameterDomain dom({{"d", 0.2, 2.0, true}, {"k_n", 0.5, 4.0}});
-  const ParametricNetwork pn = chain_parametric(p, dom);
-  const Vector mu = dom.sample(1, 9).row(0).transpose();
-  const MassSpringChain chain(chain_at(p, dom, mu));
-  // V = I: the reduced state is the full one; a from the full equations M a = F(q, v, u).
-  const Matrix V = Matrix::Identity(p.N, p.N);
-  std::vector<Index> rows = {0, 7, 15, 29};
-  const SampledResidual res(pn, V, rows);
-  const SampledResidual::At at = res.at(mu);
-  const Vector q = testing::random_normal(p.N, 1, gen), v = testing::random_normal(p.N, 1, gen);
-  const Vector u = testing::random_normal(1, 1, gen);
-  Vector F;
-  chain.force(q, v, u, F);
-  const Vector a = F / p.m;
-  double r2 = 0, s2 = 0;
-  res.accumulate(at, q, v, a, u, r2, s2);
-  EXPECT_LE(std::sqrt(r2 / s2), kSameOperatorTol) << "residual " << std::sqrt(r2);
-  // A defect delta in the acceleration leaves m delta at the sampled rows.
-  Vector delta = Vector::Zero(p.N);
-  delta[7] = 1e-3;
-  delta[8] = 5.0;  // not a sampled row
-  r2 = s2 = 0;
-  res.accumulate(at, q, v, a + delta, u, r2, s2);
-  EXPECT_NEAR(std::sqrt(r2), 1e-3 * p.m, 1e-12);
 }
 
 }  // namespace

@@ -34,7 +34,7 @@ struct ParametricTraining {
   Index parameter_samples = 16;  ///< training points, seeded, uniform in each parameter's scale
   Index parameter_seed = 1;
   ParametricSampling sampling = ParametricSampling::all;
-  double greedy_tolerance = 1e-2;  ///< the greedy stops when the largest indicator is below
+  double greedy_tolerance = 1e-2;  ///< the greedy stops when the largest estimate is at most
   Index greedy_batch = 1;          ///< points selected per greedy iteration
   Index greedy_max_points = 0;     ///< the most points the greedy selects; 0: no limit
 };
@@ -53,9 +53,10 @@ void parametric_training_keys(O& o, V& v) {
                "points its indicator selects)"},
            o.sampling, kParametricSamplings);
   v(Key{"greedy_tolerance", "",
-        "sampling = \"greedy\": it stops when the largest indicator (the relative residual of "
-        "the full equations at the reduced trajectories, sampled at about 4 r + 40 rows) is at "
-        "most this"},
+        "sampling = \"greedy\": it stops when the largest indicator is at most this; the "
+        "indicator estimates the reduced model's relative output error on the training inputs "
+        "by the relative difference of its outputs from those of a reduced model of order 2 r "
+        "of the same snapshots (an estimate, not a bound)"},
     o.greedy_tolerance);
   v(Key{"greedy_batch", "", "sampling = \"greedy\": points selected per iteration, >= 1"},
     o.greedy_batch);

@@ -14,7 +14,6 @@
 #include "reduction/galerkin.hpp"
 #include "reduction/incremental_svd.hpp"
 #include "reduction/pod.hpp"
-#include "reduction/sampled_residual.hpp"
 #include "src/core/errors.hpp"
 #include "src/core/progress.hpp"
 #include "src/core/timing.hpp"
@@ -257,11 +256,13 @@ TrainingData collect_training(const ExperimentConfig& c, const ProjectionTrainin
 }
 
 /// One iteration of the POD-greedy: the training point it selected (a row of the training
-/// set), the indicator that selected it and the true relative output error of the reduced model
-/// of the points before it (NaN for the first point, chosen as the nearest to the center).
+/// set), the indicator that selected it, and the true relative output errors there of the
+/// reduced model of the points before it (order r) and of its enriched model (order r', the
+/// estimate's reference); all NaN for the first point, chosen as the nearest to the center
+/// (the indicator also where the snapshots had no rank beyond r: see greedy_training).
 struct GreedyStep {
   Index iteration = 0, point = 0;
-  double indicator = 0, true_error = 0;
+  double indicator = 0, true_error = 0, enriched_error = 0;
 };
 
 struct GreedyRun {
@@ -270,74 +271,80 @@ struct GreedyRun {
   double correlation = std::numeric_limits<double>::quiet_NaN();
 };
 
-/// The relative output error ||y - y_r|| / ||y|| of `rom` against the full outputs Y (per
-/// training input, a row per observed step) on the training inputs.
-double training_output_error(const ExperimentConfig& c, const ProjectionTrainingOptions& red,
-                             const ProjectedModel& rom, const std::vector<Matrix>& Y,
-                             const std::atomic<bool>* stop) {
+/// The outputs of `rom` on the training inputs, every training_stride-th step (per input, a row
+/// per observed step); nullopt if a reduced run diverges.
+std::optional<std::vector<Matrix>> reduced_training_outputs(const ExperimentConfig& c,
+                                                            const ProjectionTrainingOptions& red,
+                                                            const ProjectedModel& rom,
+                                                            const std::atomic<bool>* stop) {
   IntegratorOptions o = c.integrator;
   o.observe_stride = red.training_stride;
   o.stop_requested = stop;
-  double e2 = 0, y2 = 0;
-  for (std::size_t i = 0; i < c.training.size(); ++i) {
-    const auto input = make_signal(c.training[i], rom.n_inputs());
+  std::vector<Matrix> Y;
+  for (const InputSpec& spec : c.training) {
+    const auto input = make_signal(spec, rom.n_inputs());
     ProjectedModel::Workspace ws(rom);
     Vector q = Vector::Zero(rom.n()), v = Vector::Zero(rom.n()), y;
-    Index row = 0;
+    std::vector<double> ys;
     try {
       integrate(rom, ws, *input, o, q, v,
                 [&](Index, double, const Vector& qk, const Vector& vk, const Vector&) {
                   rom.output(qk, vk, y);
-                  if (row < Y[i].rows()) e2 += (Y[i].row(row++).transpose() - y).squaredNorm();
+                  ys.insert(ys.end(), y.begin(), y.end());
                 });
     } catch (const NumericalError&) {
-      return std::numeric_limits<double>::infinity();  // a diverging reduced run: the worst
+      return std::nullopt;
     }
-    y2 += Y[i].squaredNorm();
+    const Index m = rom.n_outputs();
+    Y.push_back(
+        Eigen::Map<const Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>>(
+            ys.data(), static_cast<Index>(ys.size()) / m, m));
+  }
+  return Y;
+}
+
+/// ||Y - Y_ref||_2 / ||Y_ref||_2 over every input and observed step (rows beyond the shorter of
+/// the two ignored); infinity if Y or Y_ref is missing (a diverged reduced run).
+double relative_output_difference(const std::optional<std::vector<Matrix>>& Y,
+                                  const std::optional<std::vector<Matrix>>& Y_ref) {
+  if (!Y || !Y_ref) return std::numeric_limits<double>::infinity();
+  double e2 = 0, y2 = 0;
+  for (std::size_t i = 0; i < Y_ref->size(); ++i) {
+    const Matrix& A = (*Y)[i];
+    const Matrix& B = (*Y_ref)[i];
+    const Index rows = std::min(A.rows(), B.rows());
+    e2 += (A.topRows(rows) - B.topRows(rows)).squaredNorm();
+    y2 += B.squaredNorm();
   }
   return y2 > 0 ? std::sqrt(e2 / y2) : std::sqrt(e2);
 }
 
-/// The greedy's indicator at mu: the relative residual sqrt(sum ||R_S||^2 / sum scale^2) of the
-/// full equations at the reduced trajectories of the training inputs (SampledResidual), every
-/// training_stride-th step; infinity if a reduced run diverges.
-double greedy_indicator(const ExperimentConfig& c, const ProjectionTrainingOptions& red,
-                        const ParametricProjectedModel& p, const SampledResidual& residual,
-                        const Vector& mu, const std::atomic<bool>* stop) {
-  const ProjectedModel rom = p.at(mu);
-  const SampledResidual::At at = residual.at(mu);
-  const Eigen::PartialPivLU<Matrix> M(rom.M_r());
-  IntegratorOptions o = c.integrator;
-  o.observe_stride = red.training_stride;
-  o.stop_requested = stop;
-  double r2 = 0, s2 = 0;
-  Vector F, a;
-  for (const InputSpec& spec : c.training) {
-    const auto input = make_signal(spec, rom.n_inputs());
-    ProjectedModel::Workspace ws(rom);
-    Vector q = Vector::Zero(rom.n()), v = Vector::Zero(rom.n());
-    try {
-      integrate(rom, ws, *input, o, q, v,
-                [&](Index, double, const Vector& qk, const Vector& vk, const Vector& u) {
-                  rom.force(qk, vk, u, F);
-                  a = M.solve(F);
-                  residual.accumulate(at, qk, vk, a, u, r2, s2);
-                });
-    } catch (const NumericalError&) {
-      return std::numeric_limits<double>::infinity();
-    }
-  }
-  return s2 > 0 ? std::sqrt(r2 / s2) : 0.0;
+/// The greedy's indicator at mu, a hierarchical estimate of the relative output error of the
+/// order-r model `rom` on the training inputs:
+///   ||y_r - y_r'||_2 / ||y_r'||_2,
+/// y_r' the outputs of `enriched` (order r' > r, from the same snapshots, twice the DEIM
+/// points). Both models are reduced: O(r'^2 + m' r') per step, nothing of size N. It estimates
+/// ||y - y_r|| / ||y|| as far as the enriched model is the more accurate one (the saturation
+/// assumption), and is no bound; infinity if either reduced run diverges.
+double greedy_estimate(const ExperimentConfig& c, const ProjectionTrainingOptions& red,
+                       const ParametricProjectedModel& rom,
+                       const ParametricProjectedModel& enriched, const Vector& mu,
+                       const std::atomic<bool>* stop) {
+  return relative_output_difference(reduced_training_outputs(c, red, rom.at(mu), stop),
+                                    reduced_training_outputs(c, red, enriched.at(mu), stop));
 }
 
 /// reduction.sampling = "greedy": the POD-greedy (Haasdonk & Ohlberger 2008) over the training
 /// set Xi. The first point is the one nearest the domain's center; then, each iteration, the
-/// parametric reduced model of the snapshots so far runs at every unselected point of Xi and the
-/// greedy_batch points of the largest indicator (greedy_indicator) are selected, until the
-/// largest is at most greedy_tolerance or every point is selected. The full model runs only at
-/// the selected points, each once: its snapshots join the training data and its outputs give
-/// the true error of the model before them. collector gathers the snapshots; `reference` is
-/// the model at the center (the projections' model).
+/// parametric reduced model of the snapshots so far (order r) and its enriched model (order
+/// r' = min(2 r, rank), twice the DEIM points) run at every unselected point of Xi, and the
+/// greedy_batch points of the largest estimate (greedy_estimate) are selected, until the
+/// largest is at most greedy_tolerance or every point is selected. Where the snapshots have no
+/// rank beyond r (r' = r) there is no estimate: the points farthest from the selected ones are
+/// selected. The full model runs only at the selected points, each once: its snapshots join the
+/// training data and its outputs give the true errors of the two models before them.
+/// collector gathers the snapshots; `reference` is the model at the center (the projections'
+/// model).
 GreedyRun greedy_training(const ExperimentConfig& c, const ProjectionTrainingOptions& red,
                           const Matrix& Xi, TrainingCollector& collector,
                           const FullModel& reference, Index r_target, ProjectionOptions ro,
@@ -346,44 +353,54 @@ GreedyRun greedy_training(const ExperimentConfig& c, const ProjectionTrainingOpt
   const Index k = Xi.rows(), p = d.size();
   const ParametricNetwork pn = c.model->parametric_network(d);
   const Vector center = d.center();
-  // Distances in the unit box (log coordinates for log parameters).
-  auto unit = [&](const Vector& mu) {
-    Vector x(p);
+  // Coordinates in the unit box (log coordinates for log parameters), for distances.
+  Matrix unit(k, p);
+  for (Index i = 0; i < k; ++i)
     for (Index j = 0; j < p; ++j) {
       const Parameter& q = d.parameters()[static_cast<std::size_t>(j)];
-      x[j] = q.log ? std::log(mu[j] / q.min) / std::log(q.max / q.min)
-                   : (mu[j] - q.min) / (q.max - q.min);
+      unit(i, j) = q.log ? std::log(Xi(i, j) / q.min) / std::log(q.max / q.min)
+                         : (Xi(i, j) - q.min) / (q.max - q.min);
     }
-    return x;
-  };
+  Vector unit_center(p);
+  for (Index j = 0; j < p; ++j) {
+    const Parameter& q = d.parameters()[static_cast<std::size_t>(j)];
+    unit_center[j] = q.log ? std::log(center[j] / q.min) / std::log(q.max / q.min)
+                           : (center[j] - q.min) / (q.max - q.min);
+  }
   Index first = 0;
   for (Index j = 1; j < k; ++j)
-    if ((unit(Xi.row(j).transpose()) - unit(center)).norm() <
-        (unit(Xi.row(first).transpose()) - unit(center)).norm())
+    if ((unit.row(j).transpose() - unit_center).norm() <
+        (unit.row(first).transpose() - unit_center).norm())
       first = j;
   std::vector<char> chosen(static_cast<std::size_t>(k), 0);
-  std::vector<double> indicator(static_cast<std::size_t>(k),
-                                std::numeric_limits<double>::quiet_NaN());
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  std::vector<double> indicator(static_cast<std::size_t>(k), nan);
   std::vector<Index> batch = {first};
-  std::optional<ParametricProjectedModel> rom;
+  std::optional<ParametricProjectedModel> rom, enriched;
   GreedyRun g;
   const bool deim = ro.nonlinear == NonlinearTreatment::deim;
   for (Index it = 0;; ++it) {
-    // The full model at the batch: snapshots, and outputs for the true error of `rom`.
+    // The full model at the batch: snapshots, and outputs for the true errors of `rom` and
+    // `enriched`.
     Matrix points(static_cast<Index>(batch.size()), p);
     for (std::size_t b = 0; b < batch.size(); ++b)
       points.row(static_cast<Index>(b)) = Xi.row(batch[b]);
-    std::vector<std::vector<Matrix>> Y(batch.size());
+    std::vector<std::optional<std::vector<Matrix>>> Y(batch.size());
     collector.run(points, [&](Index j, std::size_t, const Matrix& Ym) {
-      Y[static_cast<std::size_t>(j)].push_back(Ym);
+      auto& y = Y[static_cast<std::size_t>(j)];
+      if (!y) y.emplace();
+      y->push_back(Ym);
     });
     for (std::size_t b = 0; b < batch.size(); ++b) {
       chosen[static_cast<std::size_t>(batch[b])] = 1;
-      const double err =
-          rom ? training_output_error(
-                    c, red, rom->at(points.row(static_cast<Index>(b)).transpose()), Y[b], stop)
-              : std::numeric_limits<double>::quiet_NaN();
-      g.steps.push_back({it, batch[b], indicator[static_cast<std::size_t>(batch[b])], err});
+      const Vector mu = points.row(static_cast<Index>(b)).transpose();
+      auto error = [&](const std::optional<ParametricProjectedModel>& m) {
+        return m ? relative_output_difference(reduced_training_outputs(c, red, m->at(mu), stop),
+                                              Y[b])
+                 : nan;
+      };
+      g.steps.push_back({it, batch[b], indicator[static_cast<std::size_t>(batch[b])], error(rom),
+                         error(enriched)});
     }
     if (std::all_of(chosen.begin(), chosen.end(), [](char x) { return x != 0; })) {
       g.stop = "every training point selected";
@@ -394,43 +411,68 @@ GreedyRun greedy_training(const ExperimentConfig& c, const ProjectionTrainingOpt
       g.stop = concat("greedy_max_points = ", cap, " selected");
       break;
     }
-    // The reduced model of the points so far.
+    // The reduced model of the points so far (order r) and the enriched one (order r' > r and
+    // twice the DEIM points, if the snapshots have the rank), both from one POD of each
+    // snapshot set: their leading columns are shared.
     PodOptions po;  // of compressed snapshots U S: the dense SVD (see PodMethod::bases)
     po.method = PodMethod::svd;
-    po.order = r_target;
+    po.order = 2 * r_target;
     po.order_up_to_rank = true;
     const PodResult pq = pod(collector.state_snapshots(), po);
-    std::optional<DeimResult> dr;
+    const Index r = std::min(r_target, pq.r), r_wide = pq.r;
+    std::optional<DeimResult> dr, dw;
+    ProjectionOptions ro_wide = ro;
     if (deim) {
+      const Index m = red.deim_order > 0 ? red.deim_order : 2 * r;
       PodOptions pg;
       pg.method = PodMethod::svd;
-      pg.order = red.deim_order > 0 ? red.deim_order : 2 * pq.r;
+      pg.order = 2 * m;
       pg.order_up_to_rank = true;
-      dr = mor::deim(pod(collector.force_snapshots(), pg).V, red.deim_method);
+      const Matrix U = pod(collector.force_snapshots(), pg).V;
+      dr = mor::deim(U.leftCols(std::min(m, U.cols())), red.deim_method);
+      dw = mor::deim(U, red.deim_method);
       ro.deim = &*dr;
+      ro_wide.deim = &*dw;
     }
-    rom.emplace(d, network_of(reference).project(pq.V, Matrix(), ro), center, pn);
-    // The indicator at every unselected point, at rows spread over the model (about 4 r + 40).
-    const Index n = reference.n(), rows = std::min<Index>(n, 4 * pq.r + 40);
-    std::vector<Index> S;
-    for (Index i = 0; i < rows; ++i) S.push_back((2 * i + 1) * n / (2 * rows));
-    const SampledResidual residual(pn, pq.V, S);
+    rom.emplace(d, network_of(reference).project(pq.V.leftCols(r), Matrix(), ro), center, pn);
+    if (r_wide > r)
+      enriched.emplace(d, network_of(reference).project(pq.V, Matrix(), ro_wide), center, pn);
+    else
+      enriched.reset();
+    // The estimate at every unselected point; without an enriched model, the distance in the
+    // unit box to the nearest selected point ranks them instead.
     std::vector<Index> order;
+    std::vector<double> rank_by(static_cast<std::size_t>(k), 0.0);
     for (Index j = 0; j < k; ++j) {
       if (chosen[static_cast<std::size_t>(j)]) continue;
-      indicator[static_cast<std::size_t>(j)] =
-          greedy_indicator(c, red, *rom, residual, Xi.row(j).transpose(), stop);
       order.push_back(j);
+      if (enriched) {
+        indicator[static_cast<std::size_t>(j)] =
+            greedy_estimate(c, red, *rom, *enriched, Xi.row(j).transpose(), stop);
+        rank_by[static_cast<std::size_t>(j)] = indicator[static_cast<std::size_t>(j)];
+      } else {
+        double nearest = std::numeric_limits<double>::infinity();
+        for (Index i = 0; i < k; ++i)
+          if (chosen[static_cast<std::size_t>(i)])
+            nearest = std::min(nearest, (unit.row(j) - unit.row(i)).norm());
+        rank_by[static_cast<std::size_t>(j)] = nearest;
+      }
     }
-    std::sort(order.begin(), order.end(), [&](Index a, Index b) {
-      return indicator[static_cast<std::size_t>(a)] > indicator[static_cast<std::size_t>(b)];
+    std::stable_sort(order.begin(), order.end(), [&](Index a, Index b) {
+      return rank_by[static_cast<std::size_t>(a)] > rank_by[static_cast<std::size_t>(b)];
     });
-    const double largest = indicator[static_cast<std::size_t>(order.front())];
-    progress_note(concat(c.name, ": greedy iteration ", it + 1, ": largest indicator ", largest,
-                         " at ", d.describe(Xi.row(order.front()).transpose())));
-    if (largest <= red.parametric.greedy_tolerance) {
-      g.stop = concat("largest indicator ", largest, " <= greedy_tolerance");
-      break;
+    const std::string at = d.describe(Xi.row(order.front()).transpose());
+    if (!enriched) {
+      progress_note(concat(c.name, ": greedy iteration ", it + 1, ": the snapshots' rank is ", r,
+                           ", no estimate; the farthest point ", at));
+    } else {
+      const double largest = indicator[static_cast<std::size_t>(order.front())];
+      progress_note(concat(c.name, ": greedy iteration ", it + 1, ": largest estimate ", largest,
+                           " (orders ", r, " and ", r_wide, ") at ", at));
+      if (largest <= red.parametric.greedy_tolerance) {
+        g.stop = concat("largest estimate ", largest, " <= greedy_tolerance");
+        break;
+      }
     }
     Index room = red.parametric.greedy_batch;
     if (cap > 0) room = std::min(room, cap - static_cast<Index>(g.steps.size()));
@@ -604,23 +646,27 @@ void record_greedy(io::RecordSink& out, const GreedyRun& g) {
   out.set_attribute(grp, "description",
                     std::string("row i: a selected training point (0-based row of "
                                 "training_parameters), the iteration that selected it, its "
-                                "indicator (the relative sampled residual of the reduced model "
-                                "before it; NaN for the first point, the nearest to the center) "
-                                "and the true relative output error of that model there on the "
-                                "training inputs"));
+                                "indicator (the estimate ||y_r - y_r'|| / ||y_r'|| of the "
+                                "reduced model before it, order r, against its enriched model, "
+                                "order r' > r; NaN for the first point, the nearest to the "
+                                "center), and the true relative output errors ||y - y_r|| / "
+                                "||y|| of the two models there on the training inputs "
+                                "(true_error: order r; enriched_error: order r')"));
   const auto n = static_cast<Index>(g.steps.size());
-  Vector it(n), pt(n), ind(n), err(n);
+  Vector it(n), pt(n), ind(n), err(n), wide(n);
   for (Index i = 0; i < n; ++i) {
     const GreedyStep& s = g.steps[static_cast<std::size_t>(i)];
     it[i] = static_cast<double>(s.iteration);
     pt[i] = static_cast<double>(s.point);
     ind[i] = s.indicator;
     err[i] = s.true_error;
+    wide[i] = s.enriched_error;
   }
   out.write_vector(layout::child(grp, "iteration"), it);
   out.write_vector(layout::child(grp, "point"), pt);
   out.write_vector(layout::child(grp, "indicator"), ind);
   out.write_vector(layout::child(grp, "true_error"), err);
+  out.write_vector(layout::child(grp, "enriched_error"), wide);
   out.set_attribute(layout::kReduction, "greedy_selected", static_cast<std::int64_t>(n));
   out.set_attribute(layout::kReduction, "greedy_stop", g.stop);
   out.set_attribute(layout::kReduction, "greedy_indicator_error_correlation", g.correlation);

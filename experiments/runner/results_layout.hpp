@@ -121,7 +121,8 @@ namespace mor::experiments::layout {
   X(kReductionGlobalSv, "reduction.global_sv", "/reduction/global_sv", "dataset",                  \
     "linear methods with [parameters]: the singular values of the local bases side by side")       \
   X(kReductionGreedy, "reduction.greedy", "/reduction/greedy", "table",                            \
-    "sampling = \"greedy\": per selected point iteration, point, indicator, true_error")           \
+    "sampling = \"greedy\": per selected point iteration, point, indicator, true_error, "          \
+    "enriched_error")                                                                              \
   X(kParameters, "parameters", "/parameters", "group",                                             \
     "with [parameters]: the domain; attribute reference (the run's own point, the center)")        \
   X(kParametersNames, "parameters.names", "/parameters/names", "dataset",                          \
