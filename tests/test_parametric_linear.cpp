@@ -22,6 +22,7 @@
 #include "src/io/matrix_files.hpp"
 #include "src/io/results.hpp"
 #include "support/compare.hpp"
+#include "support/source_dir.hpp"
 #include "support/temp_dir.hpp"
 
 namespace mor {
@@ -310,6 +311,27 @@ beta = { min = 0.1, max = 0.2 }
     EXPECT_NE(std::string(e.what()).find("beta*k_l is a product of parameters"), std::string::npos)
         << e.what();
   }
+}
+
+TEST_F(ParametricLinear, TheExampleFilesExportAndRunTheFamily) {
+  // experiments/parametric_bt_chain.toml exported, experiments/parametric_bt_file.toml run on
+  // the export (small: the examples' keys are what is checked).
+  const fs::path src = testing::source_dir() / "experiments";
+  (void)export_experiment_model(src / "parametric_bt_chain.toml", {"model.N = 30"},
+                                ExportFormat::mtx, dir_ / "pchain");
+  ExperimentConfig c =
+      load_experiment(src / "parametric_bt_file.toml",
+                      {"model.path = \"" + (dir_ / "pchain").string() + "\"", "reduction.order = 6",
+                       "reduction.parameter_samples = 3", "validation.parameter_samples = 2",
+                       "simulation.t_end = 10.0", "input.t1 = 10.0"});
+  c.output = dir_ / "file.h5";
+  const RunSummary s = run_experiment(c);
+  ASSERT_TRUE(s.validation.has_value());
+  EXPECT_EQ(c.parameters.names(), (std::vector<std::string>{"d", "k_l"}));
+  const io::ResultsReader r(c.output);
+  const Vector abscissa =
+      r.read_vector(layout::child(layout::kValidationFigures, "spectral_abscissa"));
+  EXPECT_LT(abscissa.maxCoeff(), 0.0);  // Galerkin in the energy inner product
 }
 
 TEST_F(ParametricLinear, RefusalsNameTheParameterTheTermAndTheReason) {
