@@ -29,6 +29,13 @@ ReducedModel reduced_model_at(const ParametricLtiModel& model, const Vector& mu)
   return out;
 }
 
+ExperimentConfig at_point(const ExperimentConfig& c, const Vector& mu) {
+  ExperimentConfig local = c;
+  local.model = c.model->at(c.parameters, mu);
+  local.parameters = ParameterDomain();
+  return local;
+}
+
 namespace {
 
 /// /reduction's records of the parametric model: its training, local models, global basis and
@@ -90,11 +97,12 @@ ReducedModel reduce_linear_parametric(const ExperimentConfig& c, const std::atom
     const std::string at = d.describe(mu);
     progress_note(concat(c.name, ": local reduction ", i + 1, "/", k, " (", method.name(), " at ",
                          at, ") ..."));
-    const std::unique_ptr<FullModel> full = c.model->at(d, mu)->build(c.solver);
+    const ExperimentConfig here = at_point(c, mu);
+    const std::unique_ptr<FullModel> full = here.model->build(c.solver);
     const std::unique_ptr<LtiOperator> lti = full->lti_operator();
     ReducedModel local;
     try {
-      local = method.reduce_linear_in_run(c, *full, *lti, full->second_order_system(), stop);
+      local = method.reduce_linear_in_run(here, *full, *lti, full->second_order_system(), stop);
     } catch (const NumericalError& e) {
       throw NumericalError(
           concat("the local reduction at the training point ", at, ": ", e.what()));

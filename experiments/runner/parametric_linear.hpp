@@ -22,6 +22,10 @@ namespace mor::experiments {
 ///         fails (an unstable model there); Interrupted when *stop.
 ReducedModel reduce_linear_parametric(const ExperimentConfig& c, const std::atomic<bool>* stop);
 
+/// c at one point: its model the spec at mu, no [parameters] (what a method's local reduction
+/// at mu sees, its training runs included).
+ExperimentConfig at_point(const ExperimentConfig& c, const Vector& mu);
+
 /// The reduced model of `model` at mu as the linear family's runs and analysis take it (its
 /// summary: the order and the spectral abscissa). @throws InvalidArgument outside the domain.
 ReducedModel reduced_model_at(const ParametricLtiModel& model, const Vector& mu);

@@ -249,8 +249,8 @@ RunSummary::Validation validate_parametric_linear(const ExperimentConfig& c,
         for (auto& figure : analyse_linear_step(c, *lti, reduced, scratch))
           r.figures.push_back(std::move(figure));
         if (c.validation_compare_local) {
-          ReducedModel local =
-              c.reduction->reduce_linear_in_run(c, full, *lti, full.second_order_system(), stop);
+          ReducedModel local = c.reduction->reduce_linear_in_run(at_point(c, mu), full, *lti,
+                                                                 full.second_order_system(), stop);
           r.figures.emplace_back("local_r", static_cast<double>(local.summary.r));
           if (local.summary.error_bound)
             r.figures.emplace_back("local_error_bound", *local.summary.error_bound);
