@@ -88,7 +88,9 @@ def title_of(run):
     dt = f"{dt:g}" if isinstance(dt, (float, int, np.floating, np.integer)) else dt
     name = attr(run.provenance, "experiment_name", "")
     head = f"{name}: " if name else ""
-    return (f"{head}{attr(model, 'type')}, N = {attr(model, 'N')}, "
+    # N for the kinds that are sized by it, n (states or coordinates) for model files.
+    size = f"N = {attr(model, 'N')}" if attr(model, "N", None) is not None else f"n = {attr(model, 'n')}"
+    return (f"{head}{attr(model, 'type')}, {size}, "
             f"{attr(sim, 'integrator')}, dt = {dt}\ninput: {attr(inp, 'description')}")
 
 
