@@ -399,6 +399,15 @@ TEST_F(ParametricLinear, RefusalsNameTheParameterTheTermAndTheReason) {
   const std::string no_d = text.substr(0, text.find("d = { min")) + "[validation]\n";
   EXPECT_NE(message_of_parse(no_d, dir_).find("gives it no range: add d = "), std::string::npos)
       << message_of_parse(no_d, dir_);
+  // A mass term that makes M indefinite at a corner (M(-2) = -I: nonsingular, not definite).
+  io::write_matrix_market(dir_ / "chain.M_m.mtx", tridiagonal(10, 1.0, 0.0));
+  const std::string indefinite =
+      message_of_parse(text, dir_, {"parameters.m = { min = -2.0, max = 1.0 }"});
+  EXPECT_NE(indefinite.find("not positive definite"), std::string::npos) << indefinite;
+  EXPECT_NE(indefinite.find("corner"), std::string::npos) << indefinite;
+  EXPECT_EQ(message_of_parse(text, dir_, {"parameters.m = { min = 0.0, max = 1.0 }"}),
+            "(no exception)");
+  fs::remove(dir_ / "chain.M_m.mtx");
   // A term of the wrong shape: named with both sizes.
   io::write_matrix_market(dir_ / "chain.K_k.mtx", tridiagonal(9, 2.0, -1.0));
   const std::string msg = message_of_parse(text, dir_);

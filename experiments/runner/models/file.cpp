@@ -17,6 +17,7 @@
 #include "experiments/runner/models/lti_model.hpp"
 #include "experiments/runner/results_layout.hpp"
 #include "src/io/model_files.hpp"
+#include "src/linalg/sparse_solver.hpp"
 
 namespace mor::experiments {
 namespace {
@@ -126,6 +127,26 @@ class FileSpec final : public ModelSpec {
       io::check_nonsingular(*d, where);
     else
       io::check_nonsingular(std::get<SecondOrderSystem>(sys), where);
+    // A definite E (or M) of the file stays definite: checked at every point built, the box's
+    // corners first (check_parameters), which covers the box (an affine family definite at the
+    // corners is definite at their convex combinations).
+    const char* role = std::holds_alternative<DescriptorSystem>(sys) ? "E" : "M";
+    if (const io::MatrixReport* m = report_.find(role);
+        m != nullptr && m->positive_definite == io::Verdict::yes) {
+      SparseMatrix X = std::holds_alternative<DescriptorSystem>(sys)
+                           ? std::get<DescriptorSystem>(sys).E
+                           : std::get<SecondOrderSystem>(sys).M;
+      X.makeCompressed();
+      auto solver = make_sparse_solver(SparseBackend::cholmod);
+      try {
+        solver->analyze_pattern(X);
+        solver->factorize(X);
+      } catch (const NumericalError&) {
+        throw InvalidArgument(detail::concat(where, ": ", role,
+                                             " is not positive definite there (the file's ", role,
+                                             " is): its affine terms make it indefinite"));
+      }
+    }
     io::ImportedModel imported{std::move(sys), report_};
     return std::make_shared<FileSpec>(o_, std::move(imported), name_, terms_);
   }
