@@ -420,7 +420,7 @@ TEST_F(ParametricExperiment, EveryDocumentedParametricKeyIsRead) {
     ++checked;
     EXPECT_NO_THROW((void)parse_experiment(kParametric, "p.toml", dir_, {override})) << override;
   }
-  EXPECT_EQ(checked, 16);  // validation: 3; pod's parameter_samples, parameter_seed, sampling,
+  EXPECT_EQ(checked, 17);  // validation: 4; pod's parameter_samples, parameter_seed, sampling,
                            // greedy_*: 3; bt's, irka's and sobt's parameter_samples and
                            // parameter_seed; parameters: <name>.scale
 }

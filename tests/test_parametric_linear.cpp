@@ -370,6 +370,30 @@ TEST_F(ParametricLinear, TheExampleFilesExportAndRunTheFamily) {
   EXPECT_LT(abscissa.maxCoeff(), 0.0);  // Galerkin in the energy inner product
 }
 
+TEST_F(ParametricLinear, ValidationPointsMayBeGivenInTheSortedNamesOrder) {
+  const AffineChain chain(20);
+  chain.write(dir_ / "chain");
+  const std::string text = experiment(dir_ / "chain");
+  ExperimentConfig c =
+      parse_experiment(text, "p.toml", dir_,
+                       {"validation.points = [[0.2, 1.5], [0.9, 0.6], [0.1, 2.0]]",
+                        "validation.compare_local = false", "reduction.parameter_samples = 2"});
+  c.output = dir_ / "v.h5";
+  (void)run_experiment(c);
+  const io::ResultsReader r(c.output);
+  Matrix expected(3, 2);
+  expected << 0.2, 1.5, 0.9, 0.6, 0.1, 2.0;  // (d, k): the sorted names
+  EXPECT_EQ(r.read_matrix(layout::kValidationParameters), expected);
+  // The stored configuration keeps them and parses back.
+  EXPECT_EQ(parse_experiment(c.toml, "stored", dir_).validation_points, expected);
+  const std::string wrong = message_of_parse(text, dir_, {"validation.points = [[0.2]]"});
+  EXPECT_NE(wrong.find("validation.points[1] has 1 values; [parameters] names 2 (d, k"),
+            std::string::npos)
+      << wrong;
+  const std::string outside = message_of_parse(text, dir_, {"validation.points = [[0.2, 3.0]]"});
+  EXPECT_NE(outside.find("k = 3"), std::string::npos) << outside;
+}
+
 TEST_F(ParametricLinear, RefusalsNameTheParameterTheTermAndTheReason) {
   const AffineChain chain(10);
   chain.write(dir_ / "chain");

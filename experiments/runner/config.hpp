@@ -79,6 +79,8 @@ struct ExperimentConfig {
   Index validation_samples = 20;
   Index validation_seed = 2;
   bool validation_compare_local = false;
+  /// [validation] points (k x p), used instead of validation_samples seeded ones; empty: none.
+  Matrix validation_points;
   Index snapshot_stride = 10;  ///< 0: no snapshots
   std::vector<std::string> snapshot_fields = {"p", "v"};
   int compression = 1;  ///< deflate level 0..9 of the snapshots

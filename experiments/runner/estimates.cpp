@@ -53,7 +53,8 @@ std::optional<ParametricEstimate> estimate_parametric(const ExperimentConfig& c)
   if (!training) return std::nullopt;
   ParametricEstimate e;
   e.training = *training;
-  e.validation_points = c.validation_samples;
+  e.validation_points =
+      c.validation_points.rows() > 0 ? c.validation_points.rows() : c.validation_samples;
   // Each point: the model built there, its full run and the reduced model's on [input]. The
   // order: the method's, or the 100 columns the compression plans for when energy chooses it.
   const Index r = c.reduction->order() > 0 ? c.reduction->order() : 100;

@@ -93,6 +93,7 @@ class KeyReader {
     x.assign(v.begin(), v.end());
   }
   void operator()(const Key& k, std::vector<std::string>& x) { x = r_.strings(k.name, x); }
+  void operator()(const Key& k, std::vector<std::vector<double>>& x) { x = r_.points(k.name, x); }
   void operator()(const Key& k, std::vector<std::array<Index, 2>>& x) {
     std::vector<std::array<std::int64_t, 2>> given;
     for (const auto& p : x) given.push_back({p[0], p[1]});
@@ -175,7 +176,12 @@ class KeyWriter {
         os_ << toml_string(x[i]);
       else if constexpr (std::is_same_v<T, std::array<Index, 2>>)
         os_ << "[" << x[i][0] << ", " << x[i][1] << "]";
-      else
+      else if constexpr (std::is_same_v<T, std::vector<double>>) {
+        os_ << "[";
+        for (std::size_t j = 0; j < x[i].size(); ++j)
+          os_ << (j ? ", " : "") << detail::concat(x[i][j]);
+        os_ << "]";
+      } else
         os_ << detail::concat(x[i]);
     }
     os_ << "]\n";
@@ -228,6 +234,12 @@ class KeyRecorder {
   void operator()(const Key& k, const std::vector<Index>& x) {
     if (!x.empty())
       out_.set_attribute(group_, k.name, std::vector<std::int64_t>(x.begin(), x.end()));
+  }
+  /// Points as a flat list, point after point.
+  void operator()(const Key& k, const std::vector<std::vector<double>>& x) {
+    std::vector<double> flat;
+    for (const auto& p : x) flat.insert(flat.end(), p.begin(), p.end());
+    if (!flat.empty()) out_.set_attribute(group_, k.name, flat);
   }
   /// Pairs as a flat list i1, j1, i2, j2, ...
   void operator()(const Key& k, const std::vector<std::array<Index, 2>>& x) {
@@ -293,6 +305,7 @@ class KeyDocs {
         std::is_same_v<T, std::string>            ? "array of strings"
         : std::is_same_v<T, double>               ? "array of numbers"
         : std::is_same_v<T, std::array<Index, 2>> ? "array of [i, j]"
+        : std::is_same_v<T, std::vector<double>>  ? "array of points"
                                                   : "array of integers",
         v);
   }

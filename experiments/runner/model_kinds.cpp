@@ -4,11 +4,12 @@
 
 #include "experiments/runner/model_kind.hpp"
 
-#define MOR_MODEL_KINDS(X)                                                                   \
-  X(kMassSpringChainKind)                                                                    \
-  X(kFileModelKind)                                                                          \
-  X(kLinearisedMultibodyKind) X(kPendulumKind) X(kBricardKind) X(kFlyballKind) X(kRobotKind) \
-      X(kNetworkModelKind) X(kLatticeModelKind)
+#define MOR_MODEL_KINDS(X)                                                            \
+  X(kMassSpringChainKind)                                                             \
+  X(kFileModelKind)                                                                   \
+  X(kLinearisedMultibodyKind)                                                         \
+  X(kPendulumKind) X(kBricardKind) X(kFlyballKind) X(kRobotKind) X(kNetworkModelKind) \
+      X(kLatticeModelKind)
 
 namespace mor::experiments {
 

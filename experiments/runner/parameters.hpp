@@ -117,6 +117,7 @@ struct ValidationTable {
   Index parameter_samples = 20;  ///< validation points, never used in training
   Index parameter_seed = 2;
   bool compare_local = false;  ///< linear methods: the method's local reduction at each point too
+  std::vector<std::vector<double>> points;  ///< given points instead of parameter_samples
 
   template <class V>
   void visit_keys(V& v) {
@@ -128,6 +129,11 @@ struct ValidationTable {
           "the seed of the validation points (a seed other than reduction.parameter_seed gives "
           "points never used in training)"},
       parameter_seed);
+    v(Key{"points", "",
+          "the validation points themselves instead of parameter_samples seeded ones: each "
+          "[v_1, ..., v_p] in the order of the sorted parameter names (/parameters/names), "
+          "inside the box"},
+      points);
     v(Key{"compare_local", "",
           "linear methods: at each validation point also reduce the model there by the method "
           "itself (a local model of the same keys) and record its error bound and norms beside "

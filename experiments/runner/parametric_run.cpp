@@ -104,7 +104,10 @@ RunSummary::Validation validate(const ExperimentConfig& c, const Signal& input,
                                 io::ResultsWriter& out, const std::atomic<bool>* stop,
                                 const ReducedRun& reduced_at) {
   const ParameterDomain& d = c.parameters;
-  const Matrix X = d.sample(c.validation_samples, static_cast<std::uint64_t>(c.validation_seed));
+  const Matrix X =
+      c.validation_points.rows() > 0
+          ? c.validation_points
+          : d.sample(c.validation_samples, static_cast<std::uint64_t>(c.validation_seed));
   const Index k = X.rows();
   IntegratorOptions o = c.integrator;
   o.stop_requested = stop;

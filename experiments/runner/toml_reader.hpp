@@ -153,6 +153,29 @@ class TableReader {
     }
     return out;
   }
+  /// An array of points, each an array of numbers, e.g. [[0.5, 1.0], [2.0, 0.3]].
+  std::vector<std::vector<double>> points(const std::string& key,
+                                          std::vector<std::vector<double>> fallback) {
+    const toml::node* n = find(key);
+    if (!n) return fallback;
+    const toml::array* a = n->as_array();
+    if (!a) fail(key, *n, "an array of points, each an array of numbers");
+    std::vector<std::vector<double>> out;
+    for (const auto& e : *a) {
+      const toml::array* p = e.as_array();
+      if (!p) fail(key, *n, "an array of points, each an array of numbers");
+      std::vector<double>& row = out.emplace_back();
+      for (const auto& x : *p) {
+        if (auto v = x.value_exact<double>())
+          row.push_back(*v);
+        else if (auto w = x.value_exact<std::int64_t>())
+          row.push_back(static_cast<double>(*w));
+        else
+          fail(key, *n, "an array of points, each an array of numbers");
+      }
+    }
+    return out;
+  }
   std::vector<std::string> strings(const std::string& key, std::vector<std::string> fallback) {
     const toml::node* n = find(key);
     if (!n) return fallback;
