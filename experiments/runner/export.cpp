@@ -82,16 +82,10 @@ void add_affine(std::vector<io::NamedMatrix>& vars, const std::string& role,
   base.setZero();
   std::vector<std::optional<T>> by_parameter(static_cast<std::size_t>(d.size()));
   for (const auto& t : op.terms) {
-    require(
-        t.theta.factors.size() <= 1, "mor export: the term of ", role, " in ",
-        [&] {
-          std::string f;
-          for (Index j : t.theta.factors)
-            f += (f.empty() ? "" : "*") + d.parameters()[static_cast<std::size_t>(j)].name;
-          return f;
-        }(),
-        " is a product of parameters; a model file holds X + sum_name mu_name X_<name> (one "
-        "parameter a term): leave one of them out of [parameters]");
+    require(t.theta.factors.size() <= 1, "mor export: the term of ", role, " in ",
+            d.factor_names(t.theta.factors),
+            " is a product of parameters; a model file holds X + sum_name mu_name X_<name> (one "
+            "parameter a term): leave one of them out of [parameters]");
     if (t.theta.factors.empty()) {
       base += t.theta.scale * t.value;
     } else {

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -55,22 +56,8 @@ void record_parametric_linear(io::RecordSink& out, const ParametricLtiModel& p,
   out.write_vector(layout::kReductionLocalOrders, local_orders);
   out.write_vector(layout::kReductionLocalErrorBounds, local_bounds);
   out.create_group(layout::kReductionAffine);
-  const std::vector<std::string> names = p.domain().names();
-  auto factors = [&](const AffineCoefficient& a) {
-    std::string f;
-    for (Index j : a.factors) f += (f.empty() ? "" : "*") + names[static_cast<std::size_t>(j)];
-    return f;
-  };
-  auto write = [&](const std::string& role, const AffineOperator<Matrix>& op) {
-    for (std::size_t i = 0; i < op.terms.size(); ++i) {
-      const std::string path = concat(layout::kReductionAffine, "/", role, "_", i);
-      out.write_matrix(path, op.terms[i].value);
-      out.set_attribute(path, "scale", op.terms[i].theta.scale);
-      out.set_attribute(path, "factors", factors(op.terms[i].theta));
-    }
-  };
-  for (const auto& [role, op] : p.terms()) write(role, op);
-  if (!p.second_order()) write("Dff", p.feedthrough());
+  for (const auto& [role, op] : p.terms()) record_affine_terms(out, role, op, p.domain());
+  if (!p.second_order()) record_affine_terms(out, "Dff", p.feedthrough(), p.domain());
 }
 
 }  // namespace
@@ -162,10 +149,10 @@ ReducedModel reduce_linear_parametric(const ExperimentConfig& c, const std::atom
   const double projection_seconds = seconds_since(tp);
 
   ReducedModel out = reduced_model_at(*model, d.center());
+  const std::optional<double> abscissa = out.summary.spectral_abscissa;
   ReductionSummary& s = out.summary = ReductionSummary(std::string(method.name()));
   s.r = model->r();
-  const ComplexVector poles = out.first_order->poles();
-  if (poles.size() > 0) s.spectral_abscissa = poles.real().maxCoeff();
+  s.spectral_abscissa = abscissa;
   s.stages = {{"local_reductions_s", local_seconds},
               {"global_basis_s", basis_seconds},
               {"projection_s", projection_seconds}};

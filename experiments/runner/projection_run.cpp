@@ -619,23 +619,12 @@ void record_parametric(io::RecordSink& out, const ParametricProjectedModel& p,
   out.write_matrix(layout::kReductionTrainingParameters, training_points);
   out.create_group(layout::kReductionAffine);
   // theta_i = scale * the product of the named parameters ("" for a constant term).
-  const std::vector<std::string> names = p.domain().names();
-  auto factors = [&](const AffineCoefficient& a) {
-    std::string f;
-    for (Index j : a.factors) f += (f.empty() ? "" : "*") + names[static_cast<std::size_t>(j)];
-    return f;
-  };
-  const std::pair<const char*, const AffineOperator<Matrix>*> ops[] = {
-      {"M", &p.M_r()}, {"D", &p.D_r()}, {"K", &p.K_r()}};
-  for (const auto& [name, op] : ops)
-    for (std::size_t i = 0; i < op->terms.size(); ++i) {
-      const std::string path = concat(layout::kReductionAffine, "/", name, "_", i);
-      out.write_matrix(path, op->terms[i].value);
-      out.set_attribute(path, "scale", op->terms[i].theta.scale);
-      out.set_attribute(path, "factors", factors(op->terms[i].theta));
-    }
+  record_affine_terms(out, "M", p.M_r(), p.domain());
+  record_affine_terms(out, "D", p.D_r(), p.domain());
+  record_affine_terms(out, "K", p.K_r(), p.domain());
   out.set_attribute(layout::kReductionAffine, "force_scale", p.force_coefficient().scale);
-  out.set_attribute(layout::kReductionAffine, "force_factors", factors(p.force_coefficient()));
+  out.set_attribute(layout::kReductionAffine, "force_factors",
+                    p.domain().factor_names(p.force_coefficient().factors));
 }
 
 /// /reduction/greedy: the POD-greedy's iterations, and how well its indicator followed the

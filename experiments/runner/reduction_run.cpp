@@ -98,4 +98,14 @@ void record_gramians(io::RecordSink& out, const GramianDiagnostics& g) {
   }
 }
 
+void record_affine_terms(io::RecordSink& out, const std::string& role,
+                         const AffineOperator<Matrix>& op, const ParameterDomain& domain) {
+  for (std::size_t i = 0; i < op.terms.size(); ++i) {
+    const std::string path = detail::concat(layout::kReductionAffine, "/", role, "_", i);
+    out.write_matrix(path, op.terms[i].value);
+    out.set_attribute(path, "scale", op.terms[i].theta.scale);
+    out.set_attribute(path, "factors", domain.factor_names(op.terms[i].theta.factors));
+  }
+}
+
 }  // namespace mor::experiments

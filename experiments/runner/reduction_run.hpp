@@ -129,6 +129,11 @@ void record_reduced_second_order(io::RecordSink& out, const S& s) {
                                 {"Cv", &s.Cv}})
     out.write_matrix(layout::child(layout::kReductionReduced, name), *X);
 }
+/// /reduction/affine/<role>_<i>: the reduced affine terms of one operator, each with its
+/// coefficient's attributes scale and factors (the parameter names of `domain` it multiplies).
+void record_affine_terms(io::RecordSink& out, const std::string& role,
+                         const AffineOperator<Matrix>& op, const ParameterDomain& domain);
+
 /// /reduction/V and /reduction/W, if `store` (the store_bases key).
 void record_bases(io::RecordSink& out, bool store, const Matrix& V, const Matrix& W);
 

@@ -93,6 +93,12 @@ std::string ParameterDomain::describe(const Vector& mu) const {
   return s;
 }
 
+std::string ParameterDomain::factor_names(const std::vector<Index>& factors) const {
+  std::string f;
+  for (Index j : factors) f += (f.empty() ? "" : "*") + p_.at(static_cast<std::size_t>(j)).name;
+  return f;
+}
+
 NonlinearNetwork ParametricNetwork::at(const Vector& mu) const {
   SecondOrderSystem sys = unit.linear_system();
   sys.M = M.at(mu);

@@ -68,6 +68,8 @@ class ParameterDomain {
   Vector center() const;
   /// "name = value, name = value" (shortest round-trip values).
   std::string describe(const Vector& mu) const;
+  /// The parameters a coefficient multiplies, "beta*k_l" ("" for a constant).
+  std::string factor_names(const std::vector<Index>& factors) const;
 
  private:
   std::vector<Parameter> p_;
