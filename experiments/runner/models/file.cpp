@@ -127,24 +127,25 @@ class FileSpec final : public ModelSpec {
       io::check_nonsingular(*d, where);
     else
       io::check_nonsingular(std::get<SecondOrderSystem>(sys), where);
-    // A definite E (or M) of the file stays definite: checked at every point built, the box's
-    // corners first (check_parameters), which covers the box (an affine family definite at the
-    // corners is definite at their convex combinations).
-    const char* role = std::holds_alternative<DescriptorSystem>(sys) ? "E" : "M";
-    if (const io::MatrixReport* m = report_.find(role);
-        m != nullptr && m->positive_definite == io::Verdict::yes) {
-      SparseMatrix X = std::holds_alternative<DescriptorSystem>(sys)
-                           ? std::get<DescriptorSystem>(sys).E
-                           : std::get<SecondOrderSystem>(sys).M;
-      X.makeCompressed();
-      auto solver = make_sparse_solver(SparseBackend::cholmod);
-      try {
-        solver->analyze_pattern(X);
-        solver->factorize(X);
-      } catch (const NumericalError&) {
-        throw InvalidArgument(detail::concat(where, ": ", role,
-                                             " is not positive definite there (the file's ", role,
-                                             " is): its affine terms make it indefinite"));
+    // A definite E of the file stays definite (check_nonsingular already factorizes a symmetric
+    // M by Cholesky): checked at every point built, the box's corners first (check_parameters),
+    // which covers the box (an affine family definite at the corners is definite at their
+    // convex combinations).
+    if (const auto* d = std::get_if<DescriptorSystem>(&sys)) {
+      const io::MatrixReport* e = report_.find("E");
+      if (e != nullptr && e->positive_definite == io::Verdict::yes) {
+        SparseMatrix E = d->E;
+        E.makeCompressed();
+        auto solver = make_sparse_solver(SparseBackend::cholmod);
+        try {
+          solver->analyze_pattern(E);
+          solver->factorize(E);
+        } catch (const NumericalError&) {
+          throw InvalidArgument(detail::concat(
+              where,
+              ": E is not positive definite there (the file's E is): its affine terms "
+              "make it indefinite"));
+        }
       }
     }
     io::ImportedModel imported{std::move(sys), report_};
