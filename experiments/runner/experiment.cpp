@@ -498,6 +498,8 @@ RunSummary run_experiment(const ExperimentConfig& c, const RunOptions& options) 
       summary.validation =
           validate_parametric_linear(c, *parametric, *input, out, options.stop_requested);
       summary.validation->training_points = linear->reduced.training_points.rows();
+      summary.validation->selected_points = linear->reduced.selected_points;
+      summary.validation->greedy_note = linear->reduced.greedy_note;
     }
   }
   if (projection) {

@@ -275,28 +275,9 @@ void read_parametric_tables(const toml::table* parameters, const toml::table* va
   c.validation_samples = t.parameter_samples;
   c.validation_seed = t.parameter_seed;
   c.validation_compare_local = t.compare_local;
-  if (!t.points.empty()) {
-    c.validation_points.resize(static_cast<Index>(t.points.size()), p);
-    for (std::size_t i = 0; i < t.points.size(); ++i) {
-      const std::vector<double>& row = t.points[i];
-      require(
-          static_cast<Index>(row.size()) == p, r.where("points"), ": validation.points[", i + 1,
-          "] has ", row.size(), " values; [parameters] names ", p, " (",
-          [&] {
-            std::string n;
-            for (const auto& name : c.parameters.names()) n += (n.empty() ? "" : ", ") + name;
-            return n;
-          }(),
-          ", in this order)");
-      const Vector mu = Eigen::Map<const Vector>(row.data(), p);
-      try {
-        c.parameters.check(mu, concat("validation.points[", i + 1, "]"));
-      } catch (const InvalidArgument& e) {
-        throw InvalidArgument(concat(r.where("points"), ": ", e.what()));
-      }
-      c.validation_points.row(static_cast<Index>(i)) = mu.transpose();
-    }
-  }
+  if (!t.points.empty())
+    c.validation_points =
+        points_in_domain(c.parameters, t.points, r.where("points"), "validation.points");
 }
 
 ExperimentConfig parse_experiment(const std::string& text, const std::string& source,

@@ -186,6 +186,10 @@ std::vector<std::string> keys_given(const TableReader& r, const char* const (&ke
 ///         [parameters].
 void refuse_parametric_keys(const ExperimentConfig& c, const std::string& where,
                             const std::vector<std::string>& given);
+/// @throws InvalidArgument naming `where`, the point and the value if a point of
+///         reduction.training_points lies outside c's domain or has the wrong count.
+void check_training_points(const ExperimentConfig& c, const std::string& where,
+                           const std::vector<std::vector<double>>& points);
 /// @throws InvalidArgument naming the key and the value if parameter_samples or max_order is
 ///         out of range.
 void check_parametric_linear_keys(const TableReader& r, const ParametricLinearKeys& k);

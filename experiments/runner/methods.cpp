@@ -142,11 +142,26 @@ void refuse_parametric_keys(const ExperimentConfig& c, const std::string& where,
                                        "[parameters]"));
 }
 
+void check_training_points(const ExperimentConfig& c, const std::string& where,
+                           const std::vector<std::vector<double>>& points) {
+  if (!c.parameters.empty() && !points.empty())
+    points_in_domain(c.parameters, points, where, "reduction.training_points");
+}
+
 void check_parametric_linear_keys(const TableReader& r, const ParametricLinearKeys& k) {
   require(k.parameter_samples >= 1, r.where("parameter_samples"),
           ": reduction.parameter_samples must be >= 1, got ", k.parameter_samples);
   require(k.max_order >= 0, r.where("max_order"),
           ": reduction.max_order must be >= 0 (0: the largest local order), got ", k.max_order);
+  require(k.greedy_batch >= 1, r.where("greedy_batch"),
+          ": reduction.greedy_batch must be >= 1, got ", k.greedy_batch);
+  require(k.greedy_max_points >= 0, r.where("greedy_max_points"),
+          ": reduction.greedy_max_points must be >= 0 (0: no limit), got ", k.greedy_max_points);
+  require(k.greedy_frequencies >= 2, r.where("greedy_frequencies"),
+          ": reduction.greedy_frequencies must be >= 2, got ", k.greedy_frequencies);
+  require(k.greedy_tolerance >= 0.0 && std::isfinite(k.greedy_tolerance),
+          r.where("greedy_tolerance"), ": reduction.greedy_tolerance must be >= 0 and finite, got ",
+          k.greedy_tolerance);
 }
 
 ReducedModel ReductionMethod::reduce_linear(LtiOperator&, const SecondOrderSystem*) const {

@@ -42,6 +42,33 @@ ParameterDomain read_parameters(const toml::table* table, const std::string& sou
   }
 }
 
+Matrix points_in_domain(const ParameterDomain& d, const std::vector<std::vector<double>>& points,
+                        const std::string& where, const std::string& key) {
+  const Index p = d.size();
+  std::string names;
+  for (const std::string& name : d.names()) names += (names.empty() ? "" : ", ") + name;
+  Matrix X(static_cast<Index>(points.size()), p);
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    const std::vector<double>& row = points[i];
+    require(static_cast<Index>(row.size()) == p, where, ": ", key, "[", i + 1, "] has ", row.size(),
+            " values; [parameters] names ", p, " (", names, ", in this order)");
+    const Vector mu = Eigen::Map<const Vector>(row.data(), p);
+    try {
+      d.check(mu, concat(key, "[", i + 1, "]"));
+    } catch (const InvalidArgument& e) {
+      throw InvalidArgument(concat(where, ": ", e.what()));
+    }
+    X.row(static_cast<Index>(i)) = mu.transpose();
+  }
+  return X;
+}
+
+Matrix training_set(const ParameterDomain& d, const std::vector<std::vector<double>>& points,
+                    Index samples, Index seed, const std::string& where, const std::string& key) {
+  if (!points.empty()) return points_in_domain(d, points, where, key);
+  return d.sample(samples, static_cast<std::uint64_t>(seed));
+}
+
 void write_parameters(std::ostream& os, const ParameterDomain& domain) {
   if (domain.empty()) return;
   os << "\n[parameters]\n";

@@ -255,22 +255,6 @@ TrainingData collect_training(const ExperimentConfig& c, const ProjectionTrainin
   return collector.take();
 }
 
-/// One iteration of the POD-greedy: the training point it selected (a row of the training
-/// set), the indicator that selected it, and the true relative output errors there of the
-/// reduced model of the points before it (order r) and of its enriched model (order r', the
-/// estimate's reference); all NaN for the first point, chosen as the nearest to the center
-/// (the indicator also where the snapshots had no rank beyond r: see greedy_training).
-struct GreedyStep {
-  Index iteration = 0, point = 0;
-  double indicator = 0, true_error = 0, enriched_error = 0;
-};
-
-struct GreedyRun {
-  std::vector<GreedyStep> steps;
-  std::string stop;  ///< why it stopped
-  double correlation = std::numeric_limits<double>::quiet_NaN();
-};
-
 /// The outputs of `rom` on the training inputs, every training_stride-th step (per input, a row
 /// per observed step); nullopt if a reduced run diverges.
 std::optional<std::vector<Matrix>> reduced_training_outputs(const ExperimentConfig& c,
@@ -479,23 +463,7 @@ GreedyRun greedy_training(const ExperimentConfig& c, const ProjectionTrainingOpt
     order.resize(std::min<std::size_t>(order.size(), static_cast<std::size_t>(room)));
     batch = order;
   }
-  // Pearson correlation of log10 indicator and log10 true error where both are known.
-  std::vector<std::pair<double, double>> xy;
-  for (const GreedyStep& s : g.steps)
-    if (std::isfinite(s.indicator) && std::isfinite(s.true_error) && s.indicator > 0 &&
-        s.true_error > 0)
-      xy.emplace_back(std::log10(s.indicator), std::log10(s.true_error));
-  if (xy.size() >= 3) {
-    double mx = 0, my = 0;
-    for (auto [x, y] : xy) mx += x / xy.size(), my += y / xy.size();
-    double sxy = 0, sxx = 0, syy = 0;
-    for (auto [x, y] : xy) {
-      sxy += (x - mx) * (y - my);
-      sxx += (x - mx) * (x - mx);
-      syy += (y - my) * (y - my);
-    }
-    if (sxx > 0 && syy > 0) g.correlation = sxy / std::sqrt(sxx * syy);
-  }
+  g.correlation = log_correlation(g.steps);
   return g;
 }
 
@@ -627,38 +595,15 @@ void record_parametric(io::RecordSink& out, const ParametricProjectedModel& p,
                     p.domain().factor_names(p.force_coefficient().factors));
 }
 
-/// /reduction/greedy: the POD-greedy's iterations, and how well its indicator followed the
-/// true error.
-void record_greedy(io::RecordSink& out, const GreedyRun& g) {
-  const std::string& grp = layout::kReductionGreedy;
-  out.create_group(grp);
-  out.set_attribute(grp, "description",
-                    std::string("row i: a selected training point (0-based row of "
-                                "training_parameters), the iteration that selected it, its "
-                                "indicator (the estimate ||y_r - y_r'|| / ||y_r'|| of the "
-                                "reduced model before it, order r, against its enriched model, "
-                                "order r' > r; NaN for the first point, the nearest to the "
-                                "center), and the true relative output errors ||y - y_r|| / "
-                                "||y|| of the two models there on the training inputs "
-                                "(true_error: order r; enriched_error: order r')"));
-  const auto n = static_cast<Index>(g.steps.size());
-  Vector it(n), pt(n), ind(n), err(n), wide(n);
-  for (Index i = 0; i < n; ++i) {
-    const GreedyStep& s = g.steps[static_cast<std::size_t>(i)];
-    it[i] = static_cast<double>(s.iteration);
-    pt[i] = static_cast<double>(s.point);
-    ind[i] = s.indicator;
-    err[i] = s.true_error;
-    wide[i] = s.enriched_error;
-  }
-  out.write_vector(layout::child(grp, "iteration"), it);
-  out.write_vector(layout::child(grp, "point"), pt);
-  out.write_vector(layout::child(grp, "indicator"), ind);
-  out.write_vector(layout::child(grp, "true_error"), err);
-  out.write_vector(layout::child(grp, "enriched_error"), wide);
-  out.set_attribute(layout::kReduction, "greedy_selected", static_cast<std::int64_t>(n));
-  out.set_attribute(layout::kReduction, "greedy_stop", g.stop);
-  out.set_attribute(layout::kReduction, "greedy_indicator_error_correlation", g.correlation);
+/// /reduction/greedy of the POD-greedy.
+void record_pod_greedy(io::RecordSink& out, const GreedyRun& g) {
+  record_greedy(out, g,
+                "row i: a selected training point (0-based row of training_parameters), the "
+                "iteration that selected it, its indicator (the estimate ||y_r - y_r'|| / ||y_r'|| "
+                "of the reduced model before it, order r, against its enriched model, order "
+                "r' > r; NaN for the first point, the nearest to the center), and the true "
+                "relative output errors ||y - y_r|| / ||y|| of the two models there on the "
+                "training inputs (true_error: order r; enriched_error: order r')");
 }
 
 StateSnapshots snapshot_fields(const std::vector<PodSnapshotField>& fields) {
@@ -753,7 +698,8 @@ ProjectionReduction reduce_by_projection(const ExperimentConfig& c,
   // the positions for ECSW; with [parameters], of the runs at every training point.
   if (!c.parameters.empty())
     result.training_points =
-        c.parameters.sample(red.parametric.parameter_samples, red.parametric.parameter_seed);
+        training_set(c.parameters, red.parametric.training_points, red.parametric.parameter_samples,
+                     red.parametric.parameter_seed, c.name, "reduction.training_points");
   TrainingData training;
   std::optional<GreedyRun> greedy;
   if (positions || use_deim || use_ecsw) {
@@ -843,7 +789,7 @@ ProjectionReduction reduce_by_projection(const ExperimentConfig& c,
     result.main.model = std::make_unique<ProjectedModel>(result.parametric->at(center));
     record_parametric(out, *result.parametric, result.training_points);
     if (greedy) {
-      record_greedy(out, *greedy);
+      record_pod_greedy(out, *greedy);
       result.selected_points = static_cast<Index>(greedy->steps.size());
       result.greedy_note =
           concat(greedy->stop, "; log indicator / log error correlation ", greedy->correlation);

@@ -98,6 +98,49 @@ void record_gramians(io::RecordSink& out, const GramianDiagnostics& g) {
   }
 }
 
+double log_correlation(const std::vector<GreedyStep>& steps) {
+  std::vector<std::pair<double, double>> xy;
+  for (const GreedyStep& s : steps)
+    if (std::isfinite(s.indicator) && std::isfinite(s.true_error) && s.indicator > 0 &&
+        s.true_error > 0)
+      xy.emplace_back(std::log10(s.indicator), std::log10(s.true_error));
+  if (xy.size() < 3) return std::numeric_limits<double>::quiet_NaN();
+  double mx = 0, my = 0;
+  for (auto [x, y] : xy)
+    mx += x / static_cast<double>(xy.size()), my += y / static_cast<double>(xy.size());
+  double sxy = 0, sxx = 0, syy = 0;
+  for (auto [x, y] : xy) {
+    sxy += (x - mx) * (y - my);
+    sxx += (x - mx) * (x - mx);
+    syy += (y - my) * (y - my);
+  }
+  return sxx > 0 && syy > 0 ? sxy / std::sqrt(sxx * syy) : std::numeric_limits<double>::quiet_NaN();
+}
+
+void record_greedy(io::RecordSink& out, const GreedyRun& g, const std::string& description) {
+  const std::string& grp = layout::kReductionGreedy;
+  out.create_group(grp);
+  out.set_attribute(grp, "description", description);
+  const auto n = static_cast<Index>(g.steps.size());
+  Vector it(n), pt(n), ind(n), err(n), wide(n);
+  for (Index i = 0; i < n; ++i) {
+    const GreedyStep& s = g.steps[static_cast<std::size_t>(i)];
+    it[i] = static_cast<double>(s.iteration);
+    pt[i] = static_cast<double>(s.point);
+    ind[i] = s.indicator;
+    err[i] = s.true_error;
+    wide[i] = s.enriched_error;
+  }
+  out.write_vector(layout::child(grp, "iteration"), it);
+  out.write_vector(layout::child(grp, "point"), pt);
+  out.write_vector(layout::child(grp, "indicator"), ind);
+  out.write_vector(layout::child(grp, "true_error"), err);
+  if (g.enriched) out.write_vector(layout::child(grp, "enriched_error"), wide);
+  out.set_attribute(layout::kReduction, "greedy_selected", static_cast<std::int64_t>(n));
+  out.set_attribute(layout::kReduction, "greedy_stop", g.stop);
+  out.set_attribute(layout::kReduction, "greedy_indicator_error_correlation", g.correlation);
+}
+
 void record_affine_terms(io::RecordSink& out, const std::string& role,
                          const AffineOperator<Matrix>& op, const ParameterDomain& domain) {
   for (std::size_t i = 0; i < op.terms.size(); ++i) {

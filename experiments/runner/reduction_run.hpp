@@ -4,6 +4,7 @@
 // Used by run_experiment (experiment.cpp); the layout is documented in README.md.
 #pragma once
 
+#include <limits>
 #include <memory>
 #include <optional>
 #include <string>
@@ -108,7 +109,9 @@ struct ReducedModel {
   Vector basis_weights;
   /// With [parameters]: the parametric reduced model this one is the center's model of.
   std::shared_ptr<const ParametricLtiModel> parametric;
-  Matrix training_points;  ///< k x p, with parametric
+  Matrix training_points;     ///< k x p, with parametric
+  Index selected_points = 0;  ///< sampling = "greedy": the points it reduced locally at
+  std::string greedy_note;    ///< how the greedy stopped, and its indicator's correlation
 };
 
 /// Writes the Gramian diagnostics of a balanced truncation into /reduction (method, ranks,
@@ -133,6 +136,32 @@ void record_reduced_second_order(io::RecordSink& out, const S& s) {
 /// coefficient's attributes scale and factors (the parameter names of `domain` it multiplies).
 void record_affine_terms(io::RecordSink& out, const std::string& role,
                          const AffineOperator<Matrix>& op, const ParameterDomain& domain);
+
+/// One iteration of a greedy over training points (the POD-greedy, projection_run.cpp; the
+/// linear methods', parametric_linear.cpp): the point it selected (a row of the training set),
+/// the indicator that selected it, and the true relative error there of the reduced model before
+/// it (and, for the POD-greedy, of the enriched model its estimate compares with); NaN where
+/// unknown (the first point, the nearest to the center).
+struct GreedyStep {
+  Index iteration = 0, point = 0;
+  double indicator = 0, true_error = 0, enriched_error = 0;
+};
+
+struct GreedyRun {
+  std::vector<GreedyStep> steps;
+  std::string stop;  ///< why it stopped
+  double correlation = std::numeric_limits<double>::quiet_NaN();
+  bool enriched = true;  ///< the steps have an enriched_error (the POD-greedy)
+};
+
+/// The Pearson correlation of log10 indicator and log10 true error over the steps where both
+/// are finite and positive; NaN for fewer than 3 such steps or no spread.
+double log_correlation(const std::vector<GreedyStep>& steps);
+
+/// /reduction/greedy (iteration, point, indicator, true_error and, if g.enriched,
+/// enriched_error; `description` says what they are) and /reduction's greedy_selected,
+/// greedy_stop and greedy_indicator_error_correlation.
+void record_greedy(io::RecordSink& out, const GreedyRun& g, const std::string& description);
 
 /// /reduction/V and /reduction/W, if `store` (the store_bases key).
 void record_bases(io::RecordSink& out, bool store, const Matrix& V, const Matrix& W);

@@ -46,10 +46,21 @@ void print_parametric_estimate(const ExperimentConfig& c, const ParametricEstima
   const long long points = inputs > 0 ? ll(t.full_runs) / inputs : 0;
   constexpr double kMiB = 1024.0 * 1024.0;
   if (t.local) {
-    std::fprintf(out,
-                 "# Training: reduction.method = \"%s\" at each of %lld training points, about "
-                 "%.3g s, about %.0f MiB; then one global basis.\n",
-                 std::string(c.reduction->name()).c_str(), ll(t.points), t.seconds, t.bytes / kMiB);
+    if (t.greedy)
+      std::fprintf(out,
+                   "# Training (sampling = \"greedy\", %lld candidate points): reduction.method "
+                   "= \"%s\" at the points the greedy selects (at most %lld), the full transfer "
+                   "function at every point on the greedy's frequencies, about %.3g s, about %.0f "
+                   "MiB; a global basis per iteration.\n",
+                   ll(t.points), std::string(c.reduction->name()).c_str(),
+                   ll(c.reduction->parametric_linear()->local_reductions()), t.seconds,
+                   t.bytes / kMiB);
+    else
+      std::fprintf(out,
+                   "# Training: reduction.method = \"%s\" at each of %lld training points, about "
+                   "%.3g s, about %.0f MiB; then one global basis.\n",
+                   std::string(c.reduction->name()).c_str(), ll(t.points), t.seconds,
+                   t.bytes / kMiB);
     std::fprintf(out,
                  "# Validation: %lld full and %lld reduced runs on [input] with the [analysis] "
                  "measures at each point%s (validation.parameter_samples = %lld), about %.3g s, "
@@ -153,8 +164,12 @@ void print_run_summary(const ExperimentConfig& c, const RunSummary& s,
                  domain.c_str(), ll(v.training_points),
                  c.parameters.describe(c.parameters.center()).c_str());
     if (v.selected_points > 0)
-      std::fprintf(out, "  greedy    full runs at %lld of the %lld points (%s)\n",
-                   ll(v.selected_points), ll(v.training_points), v.greedy_note.c_str());
+      std::fprintf(
+          out, "  greedy    %s at %lld of the %lld points (%s)\n",
+          c.reduction && c.reduction->family_for(*c.model) == ReductionMethod::Family::linear
+              ? "local reductions"
+              : "full runs",
+          ll(v.selected_points), ll(v.training_points), v.greedy_note.c_str());
     std::fprintf(out,
                  "  validated %lld unseen points on [input]: relative output error max %.3g, "
                  "median %.3g; per step %.3g us reduced, %.3g us full (%.3gx), evaluation at a "

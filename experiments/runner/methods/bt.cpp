@@ -58,6 +58,7 @@ class BtMethod final : public ReductionMethod {
   void check(const ExperimentConfig& c, const std::string& where) const override {
     require_linear_model(c, where, name());
     refuse_parametric_keys(c, where, parametric_given_);
+    check_training_points(c, where, o_.parametric.training_points);
   }
   const ParametricLinearKeys* parametric_linear() const override { return &o_.parametric; }
   double estimate_seconds(const ExperimentConfig& c, double) const override {

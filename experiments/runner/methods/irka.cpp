@@ -168,6 +168,7 @@ class IrkaMethod final : public ReductionMethod {
   void check(const ExperimentConfig& c, const std::string& where) const override {
     require_linear_model(c, where, name());
     refuse_parametric_keys(c, where, parametric_given_);
+    check_training_points(c, where, o_.parametric.training_points);
     require(o_.structure == IrkaStructure::first_order || !c.model->linear_first_order(), where,
             ": reduction.structure = \"second_order\" needs a second-order model; model.type = \"",
             c.model->kind(), "\" is first order: use structure = \"first_order\"");

@@ -79,6 +79,7 @@ class PodMethod final : public ProjectionMethod {
       require(!c.parameters.empty(), where, ": reduction.", key,
               " chooses the training points of a parametric reduced model: it needs "
               "[parameters]");
+    check_training_points(c, where, o_.training.parametric.training_points);
     if (!c.parameters.empty()) {
       require(!projects_matrices(m) || o_.training.parametric.sampling == ParametricSampling::all,
               where,
@@ -170,9 +171,9 @@ class PodMethod final : public ProjectionMethod {
   }
   PodReductionOptions o_;
   /// The parametric keys of an LTI model's POD: its training points, W = V.
-  ParametricLinearKeys linear_{o_.training.parametric.parameter_samples,
-                               o_.training.parametric.parameter_seed, 0,
-                               GlobalProjection::galerkin};
+  ParametricLinearKeys linear_{
+      o_.training.parametric.parameter_samples, o_.training.parametric.parameter_seed,
+      o_.training.parametric.training_points, 0, GlobalProjection::galerkin};
   std::vector<std::string> nonlinear_keys_given_;
   std::vector<std::string> parametric_keys_given_;
   bool snapshots_given_ = false;

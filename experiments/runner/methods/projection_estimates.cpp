@@ -48,7 +48,7 @@ std::optional<ParametricTrainingEstimate> ProjectionMethod::estimate_parametric_
   const double state_fields = static_cast<double>(std::max<std::size_t>(fields.size(), 1));
 
   ParametricTrainingEstimate e;
-  e.points = pt.parameter_samples;
+  e.points = pt.points();
   // The compression's columns, as reduce_by_projection plans them: four times the order (100
   // when energy chooses it), twice the DEIM points (deim_order, or twice that order), >= 100.
   const Index r_hint = order() > 0 ? order() : Index{100};
@@ -63,7 +63,7 @@ std::optional<ParametricTrainingEstimate> ProjectionMethod::estimate_parametric_
   // every unselected point (its indicator), and at each selected point after the first (the
   // true error of the model before it).
   const bool greedy = e.greedy = pt.sampling == ParametricSampling::greedy;
-  const Index k = pt.parameter_samples;
+  const Index k = pt.points();
   const Index most = greedy && pt.greedy_max_points > 0 ? std::min(pt.greedy_max_points, k) : k;
   double sweeps = 0, candidate_runs = 0;
   if (greedy) {

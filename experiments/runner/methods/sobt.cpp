@@ -29,7 +29,7 @@ struct SobtKeys {
   SecondOrderBtVariant variant = SecondOrderBtVariant::pv;
   GramianKeys gramians;
   bool store_bases = false;
-  ParametricLinearKeys parametric{8, 1, 0, GlobalProjection::galerkin};
+  ParametricLinearKeys parametric;  // W = V (galerkin), the default
 };
 
 template <class O, class V>
@@ -70,6 +70,7 @@ class SobtMethod final : public ReductionMethod {
             "second-order model M q'' + D q' + K q = B u; this model is first order, E x' = A x "
             "+ B u, with no such split: use \"bt\"");
     refuse_parametric_keys(c, where, parametric_given_);
+    check_training_points(c, where, o_.parametric.training_points);
   }
   double estimate_seconds(const ExperimentConfig& c, double) const override {
     return linear_estimate_seconds(c, o_.gramians);
