@@ -202,6 +202,39 @@ TEST_F(ParametricExperiment, GivenTrainingPointsAreTheOnesTrainedAt) {
   EXPECT_NE(outside.find("k_n = 9"), std::string::npos) << outside;
 }
 
+TEST_F(ParametricExperiment, EmpiricalBalancingOfTheFamilyIsStableAndAccurateAtUnseenPoints) {
+  // empirical_bt: the balancing bases at 3 training points, one Galerkin basis of order 20,
+  // Q-DEIM trained on the forces of all of them; at 4 unseen points on the unseen sine within
+  // the same bound as POD's family.
+  std::string text = kParametric;
+  text.replace(text.find("method = \"pod\""), 14, "method = \"empirical_bt\"");
+  ExperimentConfig c = parse_experiment(text, "p.toml", dir_, {"reduction.parameter_samples = 3"});
+  c.output = dir_ / "e.h5";
+  const RunSummary s = run_experiment(c);
+  ASSERT_TRUE(s.validation.has_value());
+  const io::ResultsReader r(c.output);
+  EXPECT_EQ(r.read_vector(layout::kReductionLocalOrders).size(), 3);
+  EXPECT_EQ(std::get<std::string>(r.attribute(layout::kReduction, "global_projection")),
+            "galerkin");
+  EXPECT_FALSE(r.exists(layout::kReductionW));  // W = V
+  const Vector error = r.read_vector(layout::kValidationOutputError);
+  ASSERT_EQ(error.size(), 4);
+  EXPECT_LE(error.maxCoeff(), kValidationErrorBound) << error.transpose();
+  // Its keys need [parameters].
+  std::string plain = kModel + kTraining + kRun +
+                      "[reduction]\nmethod = \"empirical_bt\"\norder = 4\nparameter_samples = 3\n";
+  const std::string message = [&] {
+    try {
+      (void)parse_experiment(plain, "p.toml", dir_);
+    } catch (const InvalidArgument& e) {
+      return std::string(e.what());
+    }
+    return std::string("(no exception)");
+  }();
+  EXPECT_NE(message.find("reduction.parameter_samples"), std::string::npos) << message;
+  EXPECT_NE(message.find("needs [parameters]"), std::string::npos) << message;
+}
+
 // The greedy's estimate ||y_r - y_r'|| / ||y_r'|| against the true error e = ||y - y_r|| / ||y||,
 // with e' = ||y - y_r'|| / ||y|| the enriched model's: the triangle inequality puts it in
 // [(e - e') / (1 + e'), (e + e') / (1 - e')] (up to rounding, this slack).

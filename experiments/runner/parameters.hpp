@@ -49,8 +49,9 @@ struct ParametricTraining {
   }
 };
 
+/// The training set's keys (parameter_samples, parameter_seed, training_points).
 template <class O, class V>
-void parametric_training_keys(O& o, V& v) {
+void parametric_point_keys(O& o, V& v) {
   v(Key{"parameter_samples", "",
         "with [parameters]: the number of training points, drawn uniformly in each parameter's "
         "scale"},
@@ -58,6 +59,14 @@ void parametric_training_keys(O& o, V& v) {
   v(Key{"parameter_seed", "", "with [parameters]: the seed of the training points"},
     o.parameter_seed);
   v(Key{"training_points", "", kTrainingPointsDoc}, o.training_points);
+}
+/// The names of parametric_point_keys.
+inline constexpr const char* kParametricPointKeys[] = {"parameter_samples", "parameter_seed",
+                                                       "training_points"};
+
+template <class O, class V>
+void parametric_training_keys(O& o, V& v) {
+  parametric_point_keys(o, v);
   v.choice(Key{"sampling", "",
                "with [parameters]: all (the full model runs at every training point, one POD of "
                "all their snapshots) or greedy (the POD-greedy: the full model runs only at the "

@@ -133,6 +133,9 @@ class ProjectionMethod : public ReductionMethod, public ProjectionBasisMethod {
   virtual const char* training_hint() const { return ""; }
   /// Bytes the method holds besides the training snapshots.
   virtual double own_bytes(const ExperimentConfig&) const { return 0.0; }
+  /// With [parameters]: seconds of the method's own work at each training point besides the
+  /// training runs (empirical_bt: its local balancing), given a full run's.
+  virtual double point_seconds(const ExperimentConfig&, double) const { return 0.0; }
 };
 
 }  // namespace mor::experiments

@@ -95,6 +95,8 @@ std::optional<ParametricTrainingEstimate> ProjectionMethod::estimate_parametric_
     seconds += static_cast<double>(e.reduced_runs) *
                (steps * estimate_reduced_step_seconds(r) + per_run * residual);
   }
+  // The method's own work at each training point (empirical_bt's local balancing).
+  seconds += static_cast<double>(most) * point_seconds(c, full_seconds);
   e.seconds = seconds;
 
   // Memory: each incremental SVD's U S and buffer, one update's working set, the two models
