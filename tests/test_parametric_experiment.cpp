@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -19,6 +20,9 @@
 #include "experiments/runner/estimates.hpp"
 #include "experiments/runner/experiment.hpp"
 #include "experiments/runner/experiment_keys.hpp"
+#include "experiments/runner/export.hpp"
+#include "experiments/runner/model_kind.hpp"
+#include "src/systems/nonlinear_network.hpp"
 #include "experiments/runner/results_layout.hpp"
 #include "experiments/runner/summary.hpp"
 #include "src/core/errors.hpp"
@@ -233,6 +237,63 @@ TEST_F(ParametricExperiment, EmpiricalBalancingOfTheFamilyIsStableAndAccurateAtU
   }();
   EXPECT_NE(message.find("reduction.parameter_samples"), std::string::npos) << message;
   EXPECT_NE(message.find("needs [parameters]"), std::string::npos) << message;
+}
+
+// A network file's M, D, K with affine terms: sums of the same O(1) products as the chain's.
+constexpr double kSameNetworkTol = 1e-13;
+
+TEST_F(ParametricExperiment, ANetworkFilesAffineTermsMakeItAFamily) {
+  // The nonlinear chain exported as a network file set, with K_kl = K and D_c = D beside it: the
+  // network at (c, kl) is the chain at k_l = 1 + kl, d = 0.5 (1 + c); its parametric POD holds
+  // the validation bound.
+  {
+    std::ofstream f(dir_ / "chain.toml");
+    f << "[model]\nN = 30\nk_n = 1.0\nd = 0.5\n";
+  }
+  (void)export_experiment_model(dir_ / "chain.toml", {}, ExportFormat::mtx, dir_ / "net");
+  fs::copy_file(dir_ / "net.K.mtx", dir_ / "net.K_kl.mtx");
+  fs::copy_file(dir_ / "net.D.mtx", dir_ / "net.D_c.mtx");
+  const std::string network =
+      "[experiment]\nname = \"net\"\n[model]\ntype = \"network\"\npath = \"" +
+      (dir_ / "net").string() +
+      "\"\n[parameters]\nkl = { min = 0.0, max = 1.0 }\nc = { min = 0.0, "
+      "max = 1.0 }\n" +
+      kTraining + kRun +
+      "[reduction]\nmethod = \"pod\"\norder = 10\nparameter_samples = "
+      "3\n[validation]\nparameter_samples = 2\n";
+  ExperimentConfig c = parse_experiment(network, "n.toml", dir_);
+  const Vector mu = (Vector(2) << 0.5, 0.25).finished();  // (c, kl): the sorted names
+  const NonlinearNetwork a = c.model->at(c.parameters, mu)->network();
+  const ExperimentConfig chain =
+      parse_experiment("[model]\nN = 30\nk_n = 1.0\nd = 0.75\nk_l = 1.25\n", "c.toml", dir_);
+  const NonlinearNetwork b = chain.model->network();
+  EXPECT_TRUE(
+      matrices_near(Matrix(a.linear_system().M), Matrix(b.linear_system().M), kSameNetworkTol));
+  EXPECT_TRUE(
+      matrices_near(Matrix(a.linear_system().D), Matrix(b.linear_system().D), kSameNetworkTol));
+  EXPECT_TRUE(
+      matrices_near(Matrix(a.linear_system().K), Matrix(b.linear_system().K), kSameNetworkTol));
+  EXPECT_TRUE(matrices_near(a.coefficients(), b.coefficients(), kSameNetworkTol));
+  c.output = dir_ / "n.h5";
+  const RunSummary s = run_experiment(c);
+  ASSERT_TRUE(s.validation.has_value());
+  const io::ResultsReader r(c.output);
+  EXPECT_LE(r.read_vector(layout::kValidationOutputError).maxCoeff(), kValidationErrorBound);
+  EXPECT_NE(r.attribute_string(layout::kModel, "affine_terms").find("K_kl (K, kl)"),
+            std::string::npos);
+  // A term of the force's G is refused, naming it.
+  fs::copy_file(dir_ / "net.G.mtx", dir_ / "net.G_kl.mtx");
+  const std::string message = [&] {
+    try {
+      (void)parse_experiment(network, "n.toml", dir_);
+    } catch (const InvalidArgument& e) {
+      return std::string(e.what());
+    }
+    return std::string("(no exception)");
+  }();
+  EXPECT_NE(message.find("G_kl is an affine term of G; a network's parameters enter M, D and K"),
+            std::string::npos)
+      << message;
 }
 
 // The greedy's estimate ||y_r - y_r'|| / ||y_r'|| against the true error e = ||y - y_r|| / ||y||,

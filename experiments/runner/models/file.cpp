@@ -9,11 +9,10 @@
 // P.X_<name>.mtx), X(mu) = X + sum_name mu_name X_<name>; the parameters of a file model are
 // the names found, and [parameters] gives each a range. The terms are read when the model is
 // first asked for at a parameter, once.
-#include <mutex>
 #include <ostream>
-#include <set>
 
 #include "experiments/runner/model_kind.hpp"
+#include "experiments/runner/models/affine_file_terms.hpp"
 #include "experiments/runner/models/lti_model.hpp"
 #include "experiments/runner/results_layout.hpp"
 #include "src/io/model_files.hpp"
@@ -53,43 +52,6 @@ void file_keys(O& o, V& v) {
     o.files);
 }
 
-/// The affine terms of a file, read once (by the first request, from any thread).
-struct AffineTermCache {
-  io::ModelFileSpec spec;
-  io::ModelReport report;
-  std::vector<io::AffineTerm> terms;  ///< names from find_affine_terms; values once read
-  std::once_flag once;
-  std::exception_ptr error;
-
-  const std::vector<io::AffineTerm>& read() {
-    std::call_once(once, [&] {
-      try {
-        io::read_affine_terms(spec, report, terms);
-      } catch (...) {
-        error = std::current_exception();
-      }
-    });
-    if (error) std::rethrow_exception(error);
-    return terms;
-  }
-};
-
-template <class X>
-AffineOperator<X> with_terms(const X& base, const std::string& role,
-                             const std::vector<io::AffineTerm>& terms,
-                             const ParameterDomain& domain) {
-  AffineOperator<X> op;
-  op.terms.push_back({AffineCoefficient{}, base});
-  for (const io::AffineTerm& t : terms) {
-    const Index j = domain.index_of(t.parameter);
-    if (t.role != role || j < 0) continue;
-    X value;
-    value = t.value;
-    op.terms.push_back({AffineCoefficient{1.0, {j}}, std::move(value)});
-  }
-  return op;
-}
-
 class FileSpec final : public ModelSpec {
  public:
   FileSpec(FileModelOptions o, io::ImportedModel imported, std::string name,
@@ -102,20 +64,10 @@ class FileSpec final : public ModelSpec {
         terms_(std::move(terms)) {}
 
   std::string parameter_refusal(const std::string& name) const override {
-    const std::vector<std::string> found = required_parameters();
-    if (std::find(found.begin(), found.end(), name) != found.end()) return "";
-    if (found.empty())
-      return detail::concat("the model file ", name_, " has no affine terms (a matrix X_", name,
-                            " beside X, e.g. K_", name, " for K(", name, ") = K + ", name, " K_",
-                            name, ")");
-    return detail::concat("the model file ", name_, " has no affine term X_", name,
-                          "; its parameters are ", join_names(found));
+    return file_parameter_refusal(terms_.get(), name_, name);
   }
   std::vector<std::string> required_parameters() const override {
-    std::set<std::string> names;
-    if (terms_)
-      for (const io::AffineTerm& t : terms_->terms) names.insert(t.parameter);
-    return {names.begin(), names.end()};
+    return terms_ ? terms_->parameters() : std::vector<std::string>{};
   }
   std::shared_ptr<const ModelSpec> at(const ParameterDomain& domain,
                                       const Vector& mu) const override {
@@ -186,13 +138,7 @@ class FileSpec final : public ModelSpec {
                       std::string(first_order() ? "first_order" : "second_order"));
     out.set_attribute(layout::kModel, "n", static_cast<std::int64_t>(size()));
     out.set_attribute(layout::kModel, "structure", io::describe(report_));
-    if (terms_) {
-      std::string found;
-      for (const io::AffineTerm& t : terms_->terms)
-        found += detail::concat(found.empty() ? "" : ", ", t.variable, " (", t.role, ", ",
-                                t.parameter, ")");
-      out.set_attribute(layout::kModel, "affine_terms", found);
-    }
+    if (terms_) out.set_attribute(layout::kModel, "affine_terms", describe_affine_terms(*terms_));
     out.set_attribute(layout::kModel, "convention",
                       std::string(first_order() ? "E x' = A x + B u, y = C x + D u"
                                                 : "M q'' + D q' + K q = B u, y = Cp q + Cv q'"));
@@ -203,12 +149,6 @@ class FileSpec final : public ModelSpec {
   }
 
  private:
-  static std::string join_names(const std::vector<std::string>& names) {
-    std::string s;
-    for (const auto& n : names) s += (s.empty() ? "" : ", ") + n;
-    return s;
-  }
-
   FileModelOptions o_;
   io::ModelReport report_;
   std::shared_ptr<const LinearSystem> system_;
@@ -238,14 +178,7 @@ std::unique_ptr<ModelSpec> read_file_model(TableReader& r, const std::string& so
     io::check_nonsingular(*d, name);
   else
     io::check_nonsingular(std::get<SecondOrderSystem>(imported.system), name);
-  std::shared_ptr<AffineTermCache> terms;
-  if (std::vector<io::AffineTerm> found = io::find_affine_terms(spec, imported.report);
-      !found.empty()) {
-    terms = std::make_shared<AffineTermCache>();
-    terms->spec = spec;
-    terms->report = imported.report;
-    terms->terms = std::move(found);
-  }
+  std::shared_ptr<AffineTermCache> terms = find_affine_term_cache(spec, imported.report);
   return std::make_unique<FileSpec>(std::move(o), std::move(imported), name, std::move(terms));
 }
 

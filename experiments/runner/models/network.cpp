@@ -5,9 +5,14 @@
 // M, D, K, B, Cp, Cv named as the file kind's second-order form, G (m x n) and phi (m x 4 or
 // 1 x 4: the coefficients of s^2 .. s^5). `mor export` of the nonlinear chain writes this form.
 // The file is read once, when the experiment file is read.
+//
+// Parameters: M, D and K may come with affine terms X_<name> (MatrixMarket P.K_<name>.mtx),
+// X(mu) = X + sum_name mu_name X_<name>, as for the file kind (affine_file_terms.hpp); the
+// network's force (G, phi) and B, Cp, Cv have none.
 #include <ostream>
 
 #include "experiments/runner/model_kind.hpp"
+#include "experiments/runner/models/affine_file_terms.hpp"
 #include "experiments/runner/models/network_model.hpp"
 #include "experiments/runner/results_layout.hpp"
 #include "src/io/model_files.hpp"
@@ -39,11 +44,38 @@ void network_keys(O& o, V& v) {
 class NetworkSpec final : public ModelSpec {
  public:
   NetworkSpec(NetworkModelOptions o, io::ModelReport report,
-              std::shared_ptr<const NonlinearNetwork> net)
+              std::shared_ptr<const NonlinearNetwork> net, std::string name,
+              std::shared_ptr<AffineTermCache> terms)
       : ModelSpec(structure_of(*net)),
         o_(std::move(o)),
         report_(std::move(report)),
-        net_(std::move(net)) {}
+        net_(std::move(net)),
+        name_(std::move(name)),
+        terms_(std::move(terms)) {}
+
+  std::string parameter_refusal(const std::string& name) const override {
+    return file_parameter_refusal(terms_.get(), name_, name);
+  }
+  std::vector<std::string> required_parameters() const override {
+    return terms_ ? terms_->parameters() : std::vector<std::string>{};
+  }
+  /// The network with M(mu), D(mu), K(mu); M checked nonsingular (positive definite for a
+  /// symmetric one) there.
+  std::shared_ptr<const ModelSpec> at(const ParameterDomain& domain,
+                                      const Vector& mu) const override {
+    NonlinearNetwork net = parametric_network(domain).at(mu);
+    io::check_nonsingular(net.linear_system(), detail::concat(name_, " at ", domain.describe(mu)));
+    return std::make_shared<NetworkSpec>(
+        o_, report_, std::make_shared<const NonlinearNetwork>(std::move(net)), name_, terms_);
+  }
+  ParametricNetwork parametric_network(const ParameterDomain& domain) const override {
+    require(terms_ != nullptr, "the model file ", name_, " has no affine terms");
+    const std::vector<io::AffineTerm>& t = terms_->read();
+    const SecondOrderSystem& s = net_->linear_system();
+    ParametricNetwork p{*net_, with_terms(s.M, "M", t, domain), with_terms(s.D, "D", t, domain),
+                        with_terms(s.K, "K", t, domain), AffineCoefficient{}};
+    return p;
+  }
 
   std::string_view kind() const override { return "network"; }
   void write_toml(std::ostream& os) const override {
@@ -56,6 +88,7 @@ class NetworkSpec final : public ModelSpec {
     out.set_attribute(layout::kModel, "n", static_cast<std::int64_t>(net_->n()));
     out.set_attribute(layout::kModel, "elements", static_cast<std::int64_t>(net_->n_elements()));
     out.set_attribute(layout::kModel, "structure", io::describe(report_));
+    if (terms_) out.set_attribute(layout::kModel, "affine_terms", describe_affine_terms(*terms_));
     out.set_attribute(layout::kModel, "convention",
                       std::string("M q'' + D q' + K q + G^T phi(G q) = B u, y = Cp q + Cv q'; "
                                   "phi(s) = c2 s^2 + c3 s^3 + c4 s^4 + c5 s^5 per element"));
@@ -86,6 +119,8 @@ class NetworkSpec final : public ModelSpec {
   NetworkModelOptions o_;
   io::ModelReport report_;
   std::shared_ptr<const NonlinearNetwork> net_;
+  std::string name_;
+  std::shared_ptr<AffineTermCache> terms_;  ///< null: the file has no affine terms
 };
 
 std::unique_ptr<ModelSpec> read_network_model(TableReader& r, const std::string& source,
@@ -112,7 +147,14 @@ std::unique_ptr<ModelSpec> read_network_model(TableReader& r, const std::string&
   } catch (const InvalidArgument& e) {
     throw InvalidArgument(detail::concat(name, ": ", e.what()));
   }
-  return std::make_unique<NetworkSpec>(std::move(o), std::move(imported.report), std::move(net));
+  std::shared_ptr<AffineTermCache> terms = find_affine_term_cache(spec, imported.report);
+  if (terms)
+    for (const io::AffineTerm& t : terms->terms)
+      require(t.role == "M" || t.role == "D" || t.role == "K", name, ": ", t.variable,
+              " is an affine term of ", t.role,
+              "; a network's parameters enter M, D and K only (X_<name> for X = M, D, K)");
+  return std::make_unique<NetworkSpec>(std::move(o), std::move(imported.report), std::move(net),
+                                       name, std::move(terms));
 }
 
 void network_model_keys(std::vector<KeyDoc>& rows) {
