@@ -109,3 +109,21 @@ def test_a_linear_methods_parametric_model_is_a_linear_model_at_each_point():
         assert errors[1] < 0.5 * errors[0], (d, errors)
     with pytest.raises(ValueError, match="outside the parameter domain"):
         small.at(d=3.0)
+
+
+def test_given_training_points_and_the_linear_greedy_from_python():
+    """training_points and sampling="greedy" pass through mor.reduce as [reduction] keys: with
+    one given point the family's model at that point is the local BT model there (the same H2
+    norm); the greedy over 6 points (tolerance 0, a cap of 3) gives a model of the global order;
+    a point outside the box is a ValueError naming the key."""
+    fam = mor.Chain(N=30, k_n=0.0, parameters={"d": (0.2, 2.0, "log")})
+    one = mor.reduce(fam, "bt", order=6, gramians="dense", training_points=[[0.7]],
+                     global_projection="two_sided")
+    local = mor.reduce(mor.Chain(N=30, k_n=0.0, d=0.7), "bt", order=6, gramians="dense")
+    h2_one, h2_local = mor.h2_norm(one.at(d=0.7)), mor.h2_norm(local)
+    assert abs(h2_one - h2_local) <= 1e-8 * h2_local, (h2_one, h2_local)
+    greedy = mor.reduce(fam, "bt", order=6, gramians="dense", parameter_samples=6,
+                        sampling="greedy", greedy_tolerance=0.0, greedy_max_points=3)
+    assert greedy.at(d=0.5).n == 6
+    with pytest.raises(ValueError, match="training_points"):
+        mor.reduce(fam, "bt", order=6, gramians="dense", training_points=[[5.0]])
