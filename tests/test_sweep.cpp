@@ -556,6 +556,10 @@ TEST_F(Sweep, ParametricStudyBuildsItsModelOnceAndEveryPointIsAValidationPoint) 
   const std::vector<fs::path> models = stored_models(points);
   ASSERT_EQ(models.size(), 1u);
   const auto built_at = fs::last_write_time(models[0]);
+  // The stored model is a results file mor info reads (its domain and reduction).
+  const Outcome info = mor("info " + models[0].string());
+  ASSERT_EQ(info.exit_code, 0) << info.output;
+  expect_contains(info, "/reduction/affine");
   const SweepConfig c = load_sweep(file);
   ASSERT_EQ(c.points.size(), 3u);
   const fs::path results = dir_ / "out" / "ps.h5";

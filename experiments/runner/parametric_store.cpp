@@ -224,10 +224,14 @@ StoredParametricModel stored_parametric_model(const ExperimentConfig& c, const f
     io::ResultsWriter out(s.file);
     record_provenance(out, concat(c.name, " (parametric model)"), c.description, c.source, c.toml,
                       "");
+    out.set_attribute(layout::kRoot, "kind", std::string(kParametricModelKind));
     out.set_attribute(layout::kRoot, kOfflineAttribute, offline);
     ExperimentConfig offline_c = c;  // the model's own point is the center, as for mor run
     offline_c.run_point = Vector();
     offline_c.stored_parametric.reset();
+    out.create_group(layout::kModel);  // the model at the center, as a run records it
+    out.set_attribute(layout::kModel, "type", std::string(c.model->kind()));
+    offline_c.run_model()->record(out);
     record_parameters(offline_c, out);
     const ReducedModel reduced = reduce_linear_parametric(offline_c, nullptr);
     write_reduction(out, reduced.summary);

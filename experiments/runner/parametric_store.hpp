@@ -52,6 +52,10 @@ std::vector<io::NamedMatrix> recorded_parametric_export(const RecordedParametric
 ///         IoError as read_recorded_parametric.
 std::shared_ptr<const ParametricLtiModel> read_parametric_lti(const io::ResultsReader& r);
 
+/// The root attribute `kind` of a stored parametric model (a results file with /model,
+/// /parameters and /reduction only: check_results_layout knows it).
+inline constexpr const char* kParametricModelKind = "parametric_model";
+
 /// The effective TOML of c without what cannot change its parametric reduced model: [experiment]
 /// (name, output), [input] (the test input; training runs use [[training]]), [validation],
 /// [analysis]. Everything else (the model, [parameters], [simulation], [output], [reduction],
