@@ -52,7 +52,7 @@ PATHS = {
     "reduction.rksm_controllability": "/reduction/rksm_controllability",  # group: RKSM of the controllability Gramian
     "reduction.rksm_observability": "/reduction/rksm_observability",  # group: RKSM of the observability Gramian
     "reduction.training_parameters": "/reduction/training_parameters",  # dataset: with [parameters]: k x p, the training points (columns in /parameters/names' order)
-    "reduction.affine": "/reduction/affine",  # group: with [parameters]: the reduced affine terms M_i, D_i, K_i (r x r) of M_r(mu) = sum theta_i(mu) M_i, with attributes scale and factors (theta_i = scale times the product of the named parameters, e.g. "beta*k_l"), and the force coefficient's (force_scale, force_factors)
+    "reduction.affine": "/reduction/affine",  # group: with [parameters]: the reduced affine terms <role>_<i> of X_r(mu) = sum_i theta_i(mu) <role>_i (roles M, D, K, B, Cp, Cv, or E, A, B, C, Dff for a first-order reduced model), with attributes scale and factors (theta_i = scale times the product of the named parameters, e.g. "beta*k_l"), and the force coefficient's (force_scale, force_factors)
     "reduction.local_orders": "/reduction/local_orders",  # dataset: linear methods with [parameters]: k, the local model's order at each training point
     "reduction.local_error_bounds": "/reduction/local_error_bounds",  # dataset: linear methods with [parameters]: k, each local model's a priori bound (NaN: none)
     "reduction.global_sv": "/reduction/global_sv",  # dataset: linear methods with [parameters]: the singular values of the local bases side by side
@@ -62,7 +62,7 @@ PATHS = {
     "parameters.min": "/parameters/min",  # dataset: p: the lower bounds
     "parameters.max": "/parameters/max",  # dataset: p: the upper bounds
     "parameters.log": "/parameters/log",  # dataset: p: 1 for a log scale, 0 for a linear one
-    "parameters.reference": "/parameters/reference",  # dataset: p: the point of the run's own full and reduced simulations (the domain's center)
+    "parameters.reference": "/parameters/reference",  # dataset: p: the point of the run's own full and reduced simulations (the center; a sweep point's own)
     "validation": "/validation",  # group: with [parameters]: the parametric reduced model at unseen points on [input]; attributes max and median of output_error, seed
     "validation.parameter_names": "/validation/parameter_names",  # dataset: p: the parameter names, sorted
     "validation.parameters": "/validation/parameters",  # dataset: k x p: the validation points (columns in parameter_names' order)

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "reduction/parametric_lti.hpp"
 
+#include <algorithm>
+
 #include <Eigen/QR>
 #include <Eigen/SVD>
 
@@ -96,6 +98,51 @@ ParametricLtiModel::ParametricLtiModel(ParameterDomain domain,
   D_ff_.terms.push_back(
       {AffineCoefficient{}, Matrix::Zero(terms_[4].second.terms.at(0).value.rows(),
                                          terms_[3].second.terms.at(0).value.cols())});
+}
+
+ParametricLtiModel::ParametricLtiModel(
+    ParameterDomain domain, std::vector<std::pair<std::string, AffineOperator<Matrix>>> terms,
+    AffineOperator<Matrix> feedthrough)
+    : domain_(std::move(domain)), terms_(std::move(terms)), D_ff_(std::move(feedthrough)) {
+  const auto has = [&](const char* role) {
+    return std::any_of(terms_.begin(), terms_.end(),
+                       [&](const auto& t) { return t.first == role; });
+  };
+  second_order_ = has("M");
+  const std::vector<const char*> roles =
+      second_order_ ? std::vector<const char*>{"M", "D", "K", "B", "Cp", "Cv"}
+                    : std::vector<const char*>{"E", "A", "B", "C"};
+  for (const char* role : roles) {
+    require(has(role), "parametric model: no reduced term of ", role);
+    require(!term(role).terms.empty(), "parametric model: ", role, " has no terms");
+  }
+  r_ = term(second_order_ ? "K" : "A").terms[0].value.rows();
+  const auto shape = [&](const char* role, bool rows_r, bool cols_r) {
+    for (const auto& t : term(role).terms)
+      require((!rows_r || t.value.rows() == r_) && (!cols_r || t.value.cols() == r_),
+              "parametric model: a term of ", role, " is ", t.value.rows(), " x ", t.value.cols(),
+              ", which does not fit the order ", r_);
+  };
+  for (const char* role : roles) {
+    const std::string name(role);
+    shape(role, name != "C" && name != "Cp" && name != "Cv", name != "B");
+  }
+  const Index m = term("B").terms[0].value.cols();
+  const Index p = term(second_order_ ? "Cp" : "C").terms[0].value.rows();
+  for (const char* role : {"B", second_order_ ? "Cp" : "C", second_order_ ? "Cv" : "C"}) {
+    const bool input = std::string(role) == "B";
+    for (const auto& t : term(role).terms)
+      require(input ? t.value.cols() == m : t.value.rows() == p, "parametric model: a term of ",
+              role, " is ", t.value.rows(), " x ", t.value.cols(), ", other terms have ",
+              input ? m : p, input ? " columns" : " rows");
+  }
+  if (second_order_ || D_ff_.terms.empty()) {
+    D_ff_.terms.clear();
+    D_ff_.terms.push_back({AffineCoefficient{}, Matrix::Zero(p, m)});
+  }
+  for (const auto& t : D_ff_.terms)
+    require(t.value.rows() == p && t.value.cols() == m, "parametric model: a feedthrough term is ",
+            t.value.rows(), " x ", t.value.cols(), ", not ", p, " x ", m);
 }
 
 const AffineOperator<Matrix>& ParametricLtiModel::term(const char* role) const {

@@ -61,6 +61,15 @@ class ParametricLtiModel {
   ParametricLtiModel(ParameterDomain domain, const ParametricSecondOrderSystem& sys,
                      const Matrix& V, const Matrix& W);
 
+  /// The model from its reduced terms as terms() and feedthrough() give them (a stored model read
+  /// back): "M", "D", "K", "B", "Cp", "Cv" (second order; feedthrough ignored) or "E", "A", "B",
+  /// "C" and the feedthrough (p x m terms; first order).
+  /// @throws InvalidArgument naming the role if one is missing or has no term, or a term's shape
+  ///         does not fit one order r (E, A or M, D, K r x r, B r rows, C, Cp, Cv r columns).
+  ParametricLtiModel(ParameterDomain domain,
+                     std::vector<std::pair<std::string, AffineOperator<Matrix>>> terms,
+                     AffineOperator<Matrix> feedthrough);
+
   /// The reduced model at mu.
   /// @throws InvalidArgument naming the parameter, its value and its range if mu is outside the
   ///         domain.

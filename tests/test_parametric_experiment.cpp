@@ -8,6 +8,7 @@
 // schedule) count the training's and the validation's runs.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -22,11 +23,12 @@
 #include "experiments/runner/experiment_keys.hpp"
 #include "experiments/runner/export.hpp"
 #include "experiments/runner/model_kind.hpp"
-#include "src/systems/nonlinear_network.hpp"
 #include "experiments/runner/results_layout.hpp"
 #include "experiments/runner/summary.hpp"
 #include "src/core/errors.hpp"
+#include "src/io/matrix_files.hpp"
 #include "src/io/results.hpp"
+#include "src/systems/nonlinear_network.hpp"
 #include "support/compare.hpp"
 #include "support/source_dir.hpp"
 #include "support/temp_dir.hpp"
@@ -93,6 +95,9 @@ constexpr double kValidationErrorBound = 1e-3;
 // The same chain, the same integrator and input, built once by [parameters] and once by [model]
 // keys: the same arithmetic.
 constexpr double kSameRunTol = 0.0;
+// An exported family against the recorded terms summed at a point: the same few products of
+// O(1) entries, summed in another order.
+constexpr double kExportTol = 1e-13;
 
 std::string message_of_parse(const std::string& text, const fs::path& dir,
                              const std::vector<std::string>& overrides = {}) {
@@ -150,6 +155,69 @@ TEST_F(ParametricExperiment, ValidatesAtUnseenPointsWhereTheFullRunsAreTheModelT
   const ExperimentConfig back = parse_experiment(c.toml, "stored", dir_);
   EXPECT_EQ(back.toml, c.toml);
   EXPECT_EQ(back.parameters.names(), c.parameters.names());
+}
+
+TEST_F(ParametricExperiment, ExportWritesTheReducedFamilyTheDomainAndTheDeimData) {
+  // mor export of a parametric POD + Q-DEIM run: per role the family X + sum mu_name X_<name>
+  // equals sum_i theta_i(mu) X_i of /reduction/affine (theta_i read from the attributes here),
+  // the domain is /parameters', the force's coefficient is k_n, and the DEIM points and basis and
+  // V are /reduction's.
+  ExperimentConfig c =
+      parse_experiment(kParametric, "p.toml", dir_,
+                       {"model.N = 60", "reduction.order = 8", "reduction.parameter_samples = 2",
+                        "reduction.store_bases = true", "validation.parameter_samples = 1",
+                        "simulation.t_end = 10.0"});
+  c.output = dir_ / "p.h5";
+  (void)run_experiment(c);
+  const fs::path out = dir_ / "rom.mat";
+  (void)export_results(c.output, ExportFormat::mat, out, std::chrono::seconds(60));
+  const io::ResultsReader r(c.output);
+  const auto var = [&](const std::string& name) {
+    return Matrix(io::read_mat_variable(out, name).value);
+  };
+  const std::vector<std::string> names = r.read_strings(layout::kParametersNames);
+  ASSERT_EQ(names, (std::vector<std::string>{"d", "k_n"}));
+  const Vector lo = r.read_vector(layout::kParametersMin),
+               hi = r.read_vector(layout::kParametersMax),
+               log = r.read_vector(layout::kParametersLog),
+               ref = r.read_vector(layout::kParametersReference);
+  for (Index j = 0; j < 2; ++j)
+    EXPECT_EQ(var("parameter_" + names[std::size_t(j)]),
+              (Matrix(1, 4) << lo[j], hi[j], log[j], ref[j]).finished());
+  // theta_i(mu) of a term from its attributes: scale times the named parameters.
+  const auto theta = [&](const std::string& path, const Vector& mu) {
+    double t = r.attribute_double(path, "scale");
+    const std::string f = r.attribute_string(path, "factors");
+    for (Index j = 0; j < 2; ++j)
+      if (!f.empty() && f.find(names[std::size_t(j)]) != std::string::npos) t *= mu[j];
+    return t;
+  };
+  for (const Vector& mu : {ref, Vector((Vector(2) << 0.3, 3.5).finished())}) {
+    for (const std::string role : {"M", "D", "K", "B", "Cp", "Cv"}) {
+      Matrix expected;
+      for (int i = 0;; ++i) {
+        const std::string path = layout::kReductionAffine + "/" + role + "_" + std::to_string(i);
+        if (!r.exists(path)) break;
+        const Matrix term = theta(path, mu) * r.read_matrix(path);
+        expected = i == 0 ? term : Matrix(expected + term);
+      }
+      ASSERT_GT(expected.size(), 0) << role;
+      Matrix family = var(role);
+      for (Index j = 0; j < 2; ++j) {
+        const std::string name = role + "_" + names[std::size_t(j)];
+        try {
+          family += mu[j] * var(name);
+        } catch (const std::exception&) {  // no term in this parameter
+        }
+      }
+      EXPECT_TRUE(matrices_near(family, expected, kExportTol, testing::Compare::relative))
+          << role << " at " << mu.transpose();
+    }
+  }
+  EXPECT_EQ(var("force_k_n"), Matrix::Constant(1, 1, 1.0));
+  EXPECT_EQ(var("deim_points"), Matrix(r.read_vector(layout::kReductionDeimMasses)));
+  EXPECT_EQ(var("deim_basis"), r.read_matrix(layout::kReductionDeimBasis));
+  EXPECT_EQ(var("V"), r.read_matrix(layout::kReductionV));
 }
 
 TEST_F(ParametricExperiment, TheGreedyRunsTheFullModelOnlyAtThePointsItSelects) {

@@ -5,9 +5,11 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -18,6 +20,7 @@
 #include "experiments/runner/method.hpp"
 #include "experiments/runner/model_kind.hpp"
 #include "experiments/runner/parametric_linear.hpp"
+#include "experiments/runner/parametric_store.hpp"
 #include "experiments/runner/results_layout.hpp"
 #include "reduction/parametric_lti.hpp"
 #include "reduction/system_norms.hpp"
@@ -355,6 +358,83 @@ beta = { min = 0.1, max = 0.2 }
   } catch (const InvalidArgument& e) {
     EXPECT_NE(std::string(e.what()).find("beta*k_l is a product of parameters"), std::string::npos)
         << e.what();
+  }
+}
+
+TEST_F(ParametricLinear, ExportedReducedFamilyIsTheParametricModelAtEveryPoint) {
+  // `mor export` of a parametric run's results (MAT and MatrixMarket), read back with the
+  // project's readers: X_r + sum_name mu_name X_r_<name> is the parametric model's reduced model
+  // at mu (rom.at(mu), rebuilt here by the same reduction), at the center, two corners and an
+  // inside point; bt's first-order (energy) form and sobt's second-order one.
+  const AffineChain chain(30);
+  chain.write(dir_ / "chain");
+  const std::string base = experiment(dir_ / "chain");
+  const std::string head = base.substr(0, base.find("[reduction]"));
+  const std::string tail = base.substr(base.find("[parameters]"));
+  for (const std::string method : {"bt", "sobt"}) {
+    ExperimentConfig c = parse_experiment(
+        head + "[reduction]\nmethod = \"" + method +
+            "\"\norder = 6\ngramians = \"dense\"\nparameter_samples = 3\n" + tail,
+        "p.toml", dir_, {"validation.parameter_samples = 1", "validation.compare_local = false"});
+    c.output = dir_ / (method + ".h5");
+    (void)run_experiment(c);
+    const ReducedModel reference = reduce_linear_parametric(c, nullptr);
+    ASSERT_TRUE(reference.parametric);
+    const ParametricLtiModel& rom = *reference.parametric;
+    for (const ExportFormat format : {ExportFormat::mat, ExportFormat::mtx}) {
+      const fs::path out = dir_ / (method + (format == ExportFormat::mtx ? "_rom" : "_rom.mat"));
+      const std::vector<fs::path> files =
+          export_results(c.output, format, out, std::chrono::seconds(60));
+      // The exported variables by name.
+      std::map<std::string, Matrix> vars;
+      if (format == ExportFormat::mtx) {
+        for (const fs::path& f : files) {
+          const std::string name = f.filename().string();
+          const std::string prefix = out.filename().string() + ".";
+          vars[name.substr(prefix.size(), name.size() - prefix.size() - 4)] =
+              Matrix(io::read_matrix_market(f));
+        }
+      } else {
+        for (const std::string name :
+             {"E",   "E_k", "E_d", "A",   "A_k", "A_d",         "B",
+              "C",   "D",   "M",   "M_k", "M_d", "K",           "K_k",
+              "K_d", "D_k", "D_d", "Cp",  "Cv",  "parameter_k", "parameter_d"})
+          try {
+            vars[name] = Matrix(io::read_mat_variable(out, name).value);
+          } catch (const std::exception&) {
+          }
+      }
+      const std::string what = method + (format == ExportFormat::mtx ? " mtx" : " mat");
+      // The domain: [min, max, log, reference] per parameter.
+      ASSERT_EQ(vars.count("parameter_d"), 1u) << what;
+      EXPECT_EQ(vars["parameter_d"], (Matrix(1, 4) << 0.1, 1.0, 1.0, std::sqrt(0.1)).finished());
+      EXPECT_EQ(vars["parameter_k"], (Matrix(1, 4) << 0.5, 2.0, 0.0, 1.25).finished());
+      const auto family = [&](const std::string& role, const Vector& mu) {
+        Matrix X = vars.at(role);  // (d, k): the sorted names
+        if (vars.count(role + "_d")) X += mu[0] * vars.at(role + "_d");
+        if (vars.count(role + "_k")) X += mu[1] * vars.at(role + "_k");
+        return X;
+      };
+      for (const Vector& mu : {rom.domain().center(), Vector((Vector(2) << 0.1, 2.0).finished()),
+                               Vector((Vector(2) << 1.0, 0.5).finished()),
+                               Vector((Vector(2) << 0.3, 1.1).finished())}) {
+        const ReducedModel at = reduced_model_at(rom, mu);
+        const auto near = [&](const std::string& role, const Matrix& expected) {
+          EXPECT_TRUE(testing::matrices_near(family(role, mu), expected, kProjectionTol,
+                                             testing::Compare::relative))
+              << what << ": " << role << " at " << mu.transpose();
+        };
+        if (method == "sobt") {
+          const DenseSecondOrderSystem& s = at.second_order;
+          near("M", s.M), near("D", s.D), near("K", s.K), near("B", s.B), near("Cp", s.Cp);
+          near("Cv", s.Cv);
+        } else {
+          const DenseLtiOperator& f = *at.first_order;
+          near("E", f.E()), near("A", f.A()), near("B", f.B()), near("C", f.C());
+          near("D", f.D_ff());
+        }
+      }
+    }
   }
 }
 

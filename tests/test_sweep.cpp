@@ -16,6 +16,7 @@
 #include <fstream>
 #include <map>
 #include <set>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -472,4 +473,158 @@ TEST_F(Sweep, DeeplyNestedSweepFileIsRefusedUnparsed) {
   expect_contains(o, "keys and values nested 40000 deep");
   expect_contains(o, "exceed the limit of 64");
   EXPECT_FALSE(fs::exists(dir_ / "out"));
+}
+
+// ---------------------------------------------------------------------------------------------
+// A parametric study: the linear chain's parametric BT built once, evaluated at every point
+
+namespace {
+
+// The linear chain over k_l and d: BT at 3 training points, one global basis of order 6.
+const char* const kParametricExperiment = R"(
+[experiment]
+name = "pbt"
+[model]
+type = "mass_spring_chain"
+N = 30
+k_n = 0.0
+damping = "chain"
+[input]
+type = "chirp"
+amplitude = 1.0
+f1 = 0.3
+t1 = 20.0
+[simulation]
+integrator = "implicit_midpoint"
+dt = 0.05
+t_end = 20.0
+[output]
+snapshot_stride = 0
+plots = false
+[reduction]
+method = "bt"
+order = 6
+gramians = "dense"
+parameter_samples = 3
+[analysis]
+hinf = false
+bode_points = 0
+[parameters]
+k_l = { min = 0.5, max = 2.0 }
+d = { min = 0.2, max = 2.0, scale = "log" }
+[validation]
+parameter_samples = 2
+)";
+
+// A sweep point and a validation point of a plain `mor run` at the same parameter: the same
+// parametric model (the same training, the same arithmetic), the same full and reduced runs.
+constexpr double kSameModelTol = 1e-10;
+
+std::string parametric_sweep(const std::string& values) {
+  return "[sweep]\nname = \"ps\"\noutput = \"out/ps.h5\"\nplots = false\n\n[[study]]\n"
+         "name = \"p\"\nexperiment = \"pbt.toml\"\ngrid.parameters.k_l = " +
+         values + "\n";
+}
+
+/// The stored parametric models in a points folder.
+std::vector<fs::path> stored_models(const fs::path& points) {
+  std::vector<fs::path> out;
+  if (fs::exists(points))
+    for (const auto& e : fs::directory_iterator(points))
+      if (e.path().filename().string().rfind("parametric-p-", 0) == 0 &&
+          e.path().extension() == ".h5")
+        out.push_back(e.path());
+  return out;
+}
+
+std::size_t count_of(const std::string& text, const std::string& needle) {
+  std::size_t n = 0;
+  for (auto at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) ++n;
+  return n;
+}
+
+}  // namespace
+
+TEST_F(Sweep, ParametricStudyBuildsItsModelOnceAndEveryPointIsAValidationPoint) {
+  std::ofstream(dir_ / "pbt.toml") << kParametricExperiment;
+  const fs::path file = write_sweep(parametric_sweep("[0.6, 1.0, 1.8]"));
+  const Outcome o = mor("sweep " + file.string() + " --no-plots");
+  ASSERT_EQ(o.exit_code, 0) << o.output;
+  // The offline part ran once, before the points, and every point read its file.
+  EXPECT_EQ(count_of(o.output, "parametric model built in"), 1u) << o.output;
+  const fs::path points = dir_ / "out" / "ps.points";
+  const std::vector<fs::path> models = stored_models(points);
+  ASSERT_EQ(models.size(), 1u);
+  const auto built_at = fs::last_write_time(models[0]);
+  // The stored model is a results file mor info reads (its domain and reduction).
+  const Outcome info = mor("info " + models[0].string());
+  ASSERT_EQ(info.exit_code, 0) << info.output;
+  expect_contains(info, "/reduction/affine");
+  const SweepConfig c = load_sweep(file);
+  ASSERT_EQ(c.points.size(), 3u);
+  const fs::path results = dir_ / "out" / "ps.h5";
+  const Table t = read_table(results);
+  {
+    const mor::io::ResultsReader merged(results);
+    for (const auto& p : c.points) {
+      EXPECT_EQ(merged.attribute_string("/points/" + p.key + "/sweep_point", "parametric_model"),
+                models[0].filename().string());
+      // The point's own model is the chain at the point: k_l as the grid says, d at the center.
+      const mor::Vector mu = merged.read_vector("/points/" + p.key + "/parameters/reference");
+      EXPECT_EQ(mu[0], std::sqrt(0.2 * 2.0)) << p.key;
+    }
+  }
+  // A plain `mor run` validated at the same three points: the same errors.
+  std::ostringstream d;
+  d.precision(17);
+  d << std::sqrt(0.2 * 2.0);
+  const Outcome alone = mor("run pbt.toml --no-plots -q -o alone.h5 --set 'validation.points=[[" +
+                            d.str() + ", 0.6], [" + d.str() + ", 1.0], [" + d.str() + ", 1.8]]'");
+  ASSERT_EQ(alone.exit_code, 0) << alone.output;
+  const mor::Vector validation =
+      mor::io::ResultsReader(dir_ / "alone.h5").read_vector("/validation/output_error");
+  ASSERT_EQ(validation.size(), 3);
+  for (Index i = 0; i < 3; ++i) {
+    EXPECT_EQ(t.status[static_cast<std::size_t>(i)], "done");
+    EXPECT_TRUE(mor::testing::scalars_near(t.numbers.at("output_error")(i), validation(i),
+                                           kSameModelTol, mor::testing::Compare::relative))
+        << t.key[static_cast<std::size_t>(i)];
+  }
+
+  // Resume: a point run again reads the stored model; the model is not built again.
+  fs::remove(points / (c.points[1].key + ".h5"));
+  const Outcome resumed = mor("sweep " + file.string() + " --no-plots");
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.output;
+  EXPECT_EQ(count_of(resumed.output, "parametric model built in"), 0u) << resumed.output;
+  expect_contains(resumed, "parametric model stored, reused");
+  EXPECT_EQ(stored_models(points).size(), 1u);
+  EXPECT_EQ(fs::last_write_time(models[0]), built_at) << "the stored model was written again";
+  EXPECT_EQ(read_table(results).numbers.at("output_error")(1), t.numbers.at("output_error")(1));
+
+  // Another offline configuration (more training points) builds another model, once.
+  const Outcome changed =
+      mor("sweep " + file.string() + " --no-plots --set reduction.parameter_samples=4");
+  ASSERT_EQ(changed.exit_code, 0) << changed.output;
+  EXPECT_EQ(count_of(changed.output, "parametric model built in"), 1u) << changed.output;
+  EXPECT_EQ(stored_models(points).size(), 2u);
+}
+
+TEST_F(Sweep, ParametricValueOutsideTheDomainIsRefusedBeforeAnyPointRuns) {
+  std::ofstream(dir_ / "pbt.toml") << kParametricExperiment;
+  const fs::path file = write_sweep(parametric_sweep("[0.6, 5.0]"));
+  const Outcome o = mor("sweep " + file.string() + " --no-plots");
+  EXPECT_EQ(o.exit_code, 2) << o.output;
+  expect_contains(o, "grid.parameters.k_l = 5.0 is outside the parameter's range [0.5, 2]");
+  EXPECT_FALSE(fs::exists(dir_ / "out"));
+  // A name that is not a parameter, and a parameter axis on an experiment without [parameters].
+  const std::string unknown =
+      parse_error("[sweep]\nname = \"ps\"\n[[study]]\nname = \"p\"\nexperiment = \"" +
+                  (dir_ / "pbt.toml").string() + "\"\ngrid.parameters.k = [1.0]\n");
+  EXPECT_MESSAGE(unknown,
+                 "grid.parameters.k: 'k' is not a parameter of the experiment's "
+                 "[parameters] (d, k_l)");
+  const std::string plain =
+      parse_error("[sweep]\nname = \"ps\"\n[[study]]\nname = \"p\"\nexperiment = \"" +
+                  source_dir() + "/experiments/bt_chain.toml\"\ngrid.parameters.k_l = [1.0]\n");
+  EXPECT_MESSAGE(plain, "grid.parameters.k_l needs an experiment with [parameters]");
 }

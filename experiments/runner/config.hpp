@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -20,9 +21,22 @@
 #include "src/linalg/sparse_solver.hpp"
 #include "src/systems/parametric.hpp"
 
+namespace mor {
+class ParametricLtiModel;
+}
+
 namespace mor::experiments {
 
 class ModelSpec;
+
+/// A parametric reduced model built once and stored (a sweep's parametric study:
+/// experiments/runner/parametric_store.hpp), as a run at one point of its domain uses it.
+struct StoredParametricModel {
+  std::shared_ptr<const ParametricLtiModel> model;
+  std::filesystem::path file;  ///< the stored results file it was read from
+  std::string hash;            ///< of its offline configuration (16 hex digits)
+  double offline_seconds = 0;  ///< the offline wall time when it was built
+};
 
 struct InputSpec {
   std::string type = "sine";  ///< zero, step, sine, chirp, multisine, table
@@ -81,6 +95,12 @@ struct ExperimentConfig {
   bool validation_compare_local = false;
   /// [validation] points (k x p), used instead of validation_samples seeded ones; empty: none.
   Matrix validation_points;
+  /// With [parameters]: the point (p entries, parameters' order) of the run's own full and
+  /// reduced models; empty: the domain's center. A sweep's parametric study sets it per point.
+  Vector run_point;
+  /// With run_point: the stored parametric model the reduction step evaluates at run_point in
+  /// place of reducing (no offline work, no validation); null: the run reduces.
+  std::optional<StoredParametricModel> stored_parametric;
   Index snapshot_stride = 10;  ///< 0: no snapshots
   std::vector<std::string> snapshot_fields = {"p", "v"};
   int compression = 1;  ///< deflate level 0..9 of the snapshots
@@ -90,8 +110,8 @@ struct ExperimentConfig {
 
   /// Length of the integrator state of the model (N for the chain, n for a model file).
   Index model_size() const;
-  /// The model a run simulates: `model`, or for a parametric experiment the model at the
-  /// center of its domain.
+  /// The model a run simulates: `model`, or for a parametric experiment the model at run_point
+  /// (the center of its domain unless set).
   std::shared_ptr<const ModelSpec> run_model() const;
 };
 

@@ -401,7 +401,8 @@ ExperimentConfig parse_experiment(const std::string& text, const std::string& so
 
 std::shared_ptr<const ModelSpec> ExperimentConfig::run_model() const {
   require(model != nullptr, source, ": no model");
-  return parameters.empty() ? model : model->at(parameters, parameters.center());
+  if (parameters.empty()) return model;
+  return model->at(parameters, run_point.size() > 0 ? run_point : parameters.center());
 }
 
 Index ExperimentConfig::model_size() const {

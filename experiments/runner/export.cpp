@@ -11,6 +11,7 @@
 
 #include "experiments/runner/experiment.hpp"
 #include "experiments/runner/model_kind.hpp"
+#include "experiments/runner/parametric_store.hpp"
 #include "experiments/runner/results_layout.hpp"
 #include "experiments/runner/run_guards.hpp"
 #include "src/core/errors.hpp"
@@ -172,6 +173,24 @@ ExportFormat parse_export_format(const std::string& name) {
 
 std::vector<io::NamedMatrix> read_results_export(const std::filesystem::path& results) {
   const io::ResultsReader r(results);
+  if (r.type(layout::kReductionAffine) == io::ObjectType::group) {
+    // A parametric run: its reduced family X_r(mu) = X_r + sum mu_name X_r_<name> (the model at
+    // the center in /reduction/reduced is that family at parameter_<name>'s reference), then what
+    // the hyper-reduction and the bases need, as stored.
+    std::vector<io::NamedMatrix> vars = recorded_parametric_export(read_recorded_parametric(r));
+    const std::pair<const char*, const std::string*> extra[] = {
+        {"deim_points", &layout::kReductionDeimMasses},
+        {"deim_basis", &layout::kReductionDeimBasis},
+        {"ecsw_elements", &layout::kReductionEcswElements},
+        {"ecsw_weights", &layout::kReductionEcswWeights},
+        {"V", &layout::kReductionV},
+        {"W", &layout::kReductionW}};
+    for (const auto& [name, path] : extra)
+      if (r.type(*path) == io::ObjectType::dataset)
+        vars.push_back({name, r.dims(*path).size() == 1 ? Matrix(r.read_finite_vector(*path))
+                                                        : r.read_finite_matrix(*path)});
+    return vars;
+  }
   const std::string& grp = layout::kReductionReduced;
   require(r.exists(grp), results.string(), " holds no reduced linear model (no ", grp,
           "): export needs a run whose reduced model is linear: reduction.method = \"bt\", "

@@ -83,7 +83,7 @@ void record_parameters(const ExperimentConfig& c, io::ResultsWriter& out) {
   out.write_vector(layout::kParametersMin, lo);
   out.write_vector(layout::kParametersMax, hi);
   out.write_vector(layout::kParametersLog, log);
-  out.write_vector(layout::kParametersReference, d.center());
+  out.write_vector(layout::kParametersReference, c.run_point.size() > 0 ? c.run_point : d.center());
 }
 
 namespace {

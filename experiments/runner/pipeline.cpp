@@ -6,6 +6,7 @@
 
 #include "experiments/runner/measure.hpp"
 #include "experiments/runner/parametric_linear.hpp"
+#include "experiments/runner/parametric_store.hpp"
 #include "experiments/runner/results_layout.hpp"
 #include "experiments/runner/run_guards.hpp"
 #include "src/core/errors.hpp"
@@ -55,8 +56,10 @@ ReductionStep reduce_step(const ExperimentConfig& c, const FullModel& model, Lti
     step.linearisation = model.linearisation();
     // With [parameters]: the parametric model (local reductions at the training points, one
     // global basis); `model` and `full` are the center's, which it returns the model of.
+    // A sweep's parametric study: its stored model evaluated at the point, no offline work.
     ReducedModel& red = step.linear.emplace(
-        c.parameters.empty()
+        c.stored_parametric ? stored_model_at(c)
+        : c.parameters.empty()
             ? c.reduction->reduce_linear_in_run(c, model, *full, model.second_order_system(), stop)
             : reduce_linear_parametric(c, stop));
     // The bases served the parametric model; a run at one point does not keep them.

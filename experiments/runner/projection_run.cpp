@@ -590,6 +590,16 @@ void record_parametric(io::RecordSink& out, const ParametricProjectedModel& p,
   record_affine_terms(out, "M", p.M_r(), p.domain());
   record_affine_terms(out, "D", p.D_r(), p.domain());
   record_affine_terms(out, "K", p.K_r(), p.domain());
+  // B_r, Cp_r, Cv_r do not depend on mu: one constant term each, so that /reduction/affine is
+  // the whole reduced model but its force (what mor export writes).
+  const ProjectedModel& ref = p.reference();
+  for (const auto& [role, X] : {std::pair<const char*, const Matrix*>{"B", &ref.B_r()},
+                                {"Cp", &ref.Cp_r()},
+                                {"Cv", &ref.Cv_r()}}) {
+    AffineOperator<Matrix> op;
+    op.terms.push_back({AffineCoefficient{}, *X});
+    record_affine_terms(out, role, op, p.domain());
+  }
   out.set_attribute(layout::kReductionAffine, "force_scale", p.force_coefficient().scale);
   out.set_attribute(layout::kReductionAffine, "force_factors",
                     p.domain().factor_names(p.force_coefficient().factors));

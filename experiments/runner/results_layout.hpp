@@ -109,9 +109,9 @@ namespace mor::experiments::layout {
     "/reduction/training_parameters", "dataset",                                                   \
     "with [parameters]: k x p, the training points (columns in /parameters/names' order)")         \
   X(kReductionAffine, "reduction.affine", "/reduction/affine", "group",                            \
-    "with [parameters]: the reduced affine terms M_i, D_i, K_i (r x r) of M_r(mu) = sum "          \
-    "theta_i(mu) M_i, with attributes scale and factors (theta_i = scale times the product of "    \
-    "the named "                                                                                   \
+    "with [parameters]: the reduced affine terms <role>_<i> of X_r(mu) = sum_i theta_i(mu) "       \
+    "<role>_i (roles M, D, K, B, Cp, Cv, or E, A, B, C, Dff for a first-order reduced model), "    \
+    "with attributes scale and factors (theta_i = scale times the product of the named "           \
     "parameters, e.g. \"beta*k_l\"), and the force coefficient's (force_scale, force_factors)")    \
   X(kReductionLocalOrders, "reduction.local_orders", "/reduction/local_orders", "dataset",         \
     "linear methods with [parameters]: k, the local model's order at each training point")         \
@@ -132,7 +132,8 @@ namespace mor::experiments::layout {
   X(kParametersLog, "parameters.log", "/parameters/log", "dataset",                                \
     "p: 1 for a log scale, 0 for a linear one")                                                    \
   X(kParametersReference, "parameters.reference", "/parameters/reference", "dataset",              \
-    "p: the point of the run's own full and reduced simulations (the domain's center)")            \
+    "p: the point of the run's own full and reduced simulations (the center; a sweep point's "     \
+    "own)")                                                                                        \
   X(kValidation, "validation", "/validation", "group",                                             \
     "with [parameters]: the parametric reduced model at unseen points on [input]; attributes "     \
     "max and median of output_error, seed")                                                        \

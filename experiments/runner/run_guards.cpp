@@ -14,6 +14,8 @@
 #include "experiments/runner/measure.hpp"
 #include "experiments/runner/method.hpp"
 #include "experiments/runner/model_kind.hpp"
+#include "experiments/runner/parametric_store.hpp"
+#include "experiments/runner/results_layout.hpp"
 #include "experiments/runner/sweep.hpp"
 #include "experiments/runner/toml_reader.hpp"
 #include "src/core/errors.hpp"
@@ -239,6 +241,13 @@ void check_results_layout(const io::ResultsReader& r) {
     return;
   }
   l.group("/model");
+  if (r.has_attribute("/", "kind") && r.attribute_string("/", "kind") == kParametricModelKind) {
+    // A sweep's stored parametric model: the model, the domain and the reduction, no runs.
+    for (const std::string& path :
+         {layout::kParameters, layout::kReduction, layout::kReductionAffine})
+      l.group(path);
+    return;
+  }
   const bool multibody = r.type("/benchmark") != io::ObjectType::missing;
   // A multibody benchmark's file has its benchmark run beside the driven run (older files have
   // only the benchmark run).

@@ -10,6 +10,7 @@
 #include <iomanip>
 #include <limits>
 #include <map>
+#include <optional>
 #include <ostream>
 #include <set>
 #include <sstream>
@@ -20,6 +21,7 @@
 #include "experiments/runner/measure.hpp"
 #include "experiments/runner/method.hpp"
 #include "experiments/runner/model_kind.hpp"
+#include "experiments/runner/parametric_store.hpp"
 #include "experiments/runner/results_layout.hpp"
 #include "experiments/runner/toml_reader.hpp"
 #include "src/core/errors.hpp"
@@ -168,7 +170,9 @@ struct StudyTable {
       set);
     v(Key{"grid", "",
           "axes crossed into points, each an array, e.g. grid.reduction.order = [10, 20]; "
-          "grid.model.N replaces sweep.N"},
+          "grid.model.N replaces sweep.N; grid.parameters.<name> = [values] sweeps a parameter "
+          "of the experiment's [parameters] with its parametric model built once "
+          "(docs/sweeps.md, Parametric studies)"},
       grid);
   }
 };
@@ -239,6 +243,45 @@ std::vector<Study> read_studies(const toml::table& root, const std::string& sour
     studies.push_back(std::move(s));
   }
   return studies;
+}
+
+/// The point of a parametric study: ec's run_point, the grid's grid.parameters.<name> values
+/// (the others at the domain's center), each checked inside its range, and a line naming the
+/// point appended to ec.toml (two points differ in their configurations). Its reduced model is
+/// the study's stored parametric model evaluated there (parametric_store.hpp).
+/// @throws InvalidArgument naming the parameter, the value and the range.
+void set_parametric_point(ExperimentConfig& ec,
+                          const std::vector<std::pair<std::string, std::string>>& values) {
+  const ParameterDomain& d = ec.parameters;
+  require(!d.empty(), "grid.parameters.", values.front().first,
+          " needs an experiment with [parameters] (the domain the values lie in)");
+  require(ec.reduction->parametric_for(*ec.model), "grid.parameters.", values.front().first,
+          ": a parametric study evaluates a stored linear method's parametric model (bt, irka, "
+          "sobt, pod of an LTI model); reduction.method = \"",
+          ec.reduction->name(), "\" of model.type = \"", ec.model->kind(),
+          "\" is not stored and reused yet");
+  Vector mu = d.center();
+  for (const auto& [name, text] : values) {
+    const Index j = d.index_of(name);
+    std::string known;
+    for (const std::string& n : d.names()) known += (known.empty() ? "" : ", ") + n;
+    require(j >= 0, "grid.parameters.", name, ": '", name,
+            "' is not a parameter of the experiment's [parameters] (", known, ")");
+    std::optional<double> value;
+    try {
+      value = toml::parse("v = " + text)["v"].value<double>();
+    } catch (const toml::parse_error&) {
+    }
+    require(value.has_value() && std::isfinite(*value), "grid.parameters.", name, " holds ", text,
+            ", which is not a number");
+    const Parameter& q = d.parameters()[static_cast<std::size_t>(j)];
+    require(*value >= q.min && *value <= q.max, "grid.parameters.", name, " = ", text,
+            " is outside the parameter's range [", q.min, ", ", q.max, "] ([parameters] ", name,
+            ")");
+    mu[j] = *value;
+  }
+  ec.run_point = mu;
+  ec.toml += concat("\n# a parametric sweep point: ", d.describe(mu), "\n");
 }
 
 }  // namespace
@@ -322,6 +365,8 @@ SweepConfig parse_sweep(const std::string& text, const std::string& source,
         p.study = s.name;
         p.series = s.name;
         std::vector<std::string> point_set = s.set;
+        // grid.parameters.<name>: the point of a parametric study (set_parametric_point).
+        std::vector<std::pair<std::string, std::string>> parameter_values;
         std::string key_tail;
         if (N_axis) {
           p.axes.emplace_back("model.N", N_axis->labels[iN]);
@@ -330,8 +375,11 @@ SweepConfig parse_sweep(const std::string& text, const std::string& source,
         for (std::size_t k = 0; k < outer.size(); ++k) {
           const Axis& a = *outer[k];
           p.axes.emplace_back(a.key, a.labels[at[k]]);
-          point_set.push_back(a.key + "=" + a.values[at[k]]);
           p.series += concat(", ", a.key, "=", a.labels[at[k]]);
+          if (a.key.rfind("parameters.", 0) == 0)
+            parameter_values.emplace_back(a.key.substr(11), a.values[at[k]]);
+          else
+            point_set.push_back(a.key + "=" + a.values[at[k]]);
           // Appended piecewise: "_" + std::string trips GCC 12's false -Wrestrict (PR 105329).
           key_tail += '_';
           key_tail += last_component(a.key);
@@ -350,6 +398,7 @@ SweepConfig parse_sweep(const std::string& text, const std::string& source,
             point_set.push_back("output.animation=\"none\"");
           ExperimentConfig ec = parse_experiment(s.text, s.experiment.string(),
                                                  s.experiment.parent_path(), point_set);
+          if (!parameter_values.empty()) set_parametric_point(ec, parameter_values);
           p.size = ec.model_size();
           p.method = std::string(ec.reduction->name());
           p.configuration = ec.toml;
@@ -490,6 +539,15 @@ void run_sweep_point(const SweepConfig& c, const SweepPoint& p, const RunOptions
     for (const auto& [axis, value] : p.axes) out.set_attribute(g, "grid." + axis, value);
   };
   auto or_nan = [](double v) { return v >= 0 ? v : kNaN; };
+  // A parametric study's point: the stored model (built by the sweep before any point ran, or
+  // here if this rank's folder has none: mpirun without a shared folder) evaluated at the point.
+  ExperimentConfig config = p.config;
+  if (config.run_point.size() > 0) {
+    bool built = false;
+    config.stored_parametric = stored_parametric_model(config, c.points_dir, p.study, true, &built);
+    std::fprintf(stderr, "mor: %s the parametric model %s\n",
+                 built ? "built (none stored)" : "reusing", config.stored_parametric->file.c_str());
+  }
   RunOptions o = options;
   o.before_commit = [&](io::ResultsWriter& out, const RunSummary& s) {
     const std::string g = layout::kSweepPoint;
@@ -518,8 +576,10 @@ void run_sweep_point(const SweepConfig& c, const SweepPoint& p, const RunOptions
       names += (names.empty() ? "" : ",") + name;
     }
     out.set_attribute(g, "model_figures", names);
+    if (config.stored_parametric)
+      out.set_attribute(g, "parametric_model", config.stored_parametric->file.filename().string());
   };
-  run_experiment(p.config, o);
+  run_experiment(config, o);
 }
 
 }  // namespace mor::experiments

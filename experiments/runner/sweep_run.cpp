@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "experiments/runner/sweep_run.hpp"
+#include "experiments/runner/parametric_store.hpp"
 #include "experiments/runner/results_layout.hpp"
 
 #include <fcntl.h>
@@ -21,6 +22,7 @@
 #include <deque>
 #include <fstream>
 #include <map>
+#include <set>
 
 #include "src/core/errors.hpp"
 #include "src/core/timing.hpp"
@@ -608,6 +610,24 @@ SweepRunSummary run_sweep(const SweepConfig& c, const SweepRunOptions& o) {
     return c.points[static_cast<std::size_t>(a)].cost_seconds >
            c.points[static_cast<std::size_t>(b)].cost_seconds;
   });
+  // Parametric studies: each stored parametric model built (or found) once, before any point
+  // runs; the points read it.
+  std::set<std::string> models;
+  for (const Index i : to_run) {
+    const SweepPoint& p = c.points[static_cast<std::size_t>(i)];
+    if (p.config.run_point.size() == 0 ||
+        !models.insert(p.study + configuration_hash(offline_configuration(p.config))).second)
+      continue;
+    const auto tb = Clock::now();
+    bool built = false;
+    const StoredParametricModel s =
+        stored_parametric_model(p.config, c.points_dir, p.study, true, &built);
+    if (!o.quiet)
+      std::printf("sweep %s: study %s: parametric model %s %s\n", c.name.c_str(), p.study.c_str(),
+                  built ? concat("built in ", duration_text(seconds_since(tb)), ":").c_str()
+                        : "stored, reused:",
+                  s.file.string().c_str());
+  }
   std::deque<Index> queue(to_run.begin(), to_run.end());
   if (!o.quiet && summary.stored > 0)
     std::printf("sweep %s: %lld of %lld points stored in %s, %lld to run\n", c.name.c_str(),
