@@ -3,12 +3,14 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "experiments/runner/method.hpp"
 #include "experiments/runner/model_kind.hpp"
+#include "experiments/runner/ordered_tasks.hpp"
 #include "experiments/runner/results_layout.hpp"
 #include "src/core/errors.hpp"
 #include "src/core/interrupt.hpp"
@@ -60,7 +62,59 @@ void record_parametric_linear(io::RecordSink& out, const ParametricLtiModel& p,
   if (!p.second_order()) record_affine_terms(out, "Dff", p.feedthrough(), p.domain());
 }
 
+/// The method's local reduction at the training point mu (what the global basis needs of it).
+ReducedModel local_reduction(const ExperimentConfig& c, const Vector& mu, Index i, Index k,
+                             const std::atomic<bool>* stop) {
+  const ReductionMethod& method = *c.reduction;
+  throw_if_stop_requested("the parametric reduction", stop);
+  const std::string at = c.parameters.describe(mu);
+  progress_note(concat(c.name, ": local reduction ", i + 1, "/", k, " (", method.name(), " at ", at,
+                       ") ..."));
+  const ExperimentConfig here = at_point(c, mu);
+  const std::unique_ptr<FullModel> full = here.model->build(c.solver);
+  const std::unique_ptr<LtiOperator> lti = full->lti_operator();
+  try {
+    return method.reduce_linear_in_run(here, *full, *lti, full->second_order_system(), stop);
+  } catch (const NumericalError& e) {
+    throw NumericalError(concat("the local reduction at the training point ", at, ": ", e.what()));
+  }
+}
+
+Bytes encode_local(const ReducedModel& m) {
+  Bytes b;
+  b.put(m.V);
+  b.put(m.W);
+  b.put(Matrix(m.basis_weights));
+  b.put(static_cast<std::int64_t>(m.summary.r));
+  b.put(m.summary.error_bound ? *m.summary.error_bound : std::nan(""));
+  b.put(static_cast<std::int64_t>(m.summary.error_bound.has_value()));
+  b.put(static_cast<std::int64_t>(m.summary.bound_is_complete));
+  b.put(static_cast<std::int64_t>(m.bases_of_positions));
+  return b;
+}
+
+ReducedModel decode_local(Bytes& b) {
+  ReducedModel m;
+  m.V = b.get_matrix();
+  m.W = b.get_matrix();
+  const Matrix w = b.get_matrix();
+  m.basis_weights = w.size() > 0 ? Vector(w.col(0)) : Vector();
+  m.summary.r = b.get_int();
+  const double bound = b.get_double();
+  if (b.get_int() != 0) m.summary.error_bound = bound;
+  m.summary.bound_is_complete = b.get_int() != 0;
+  m.bases_of_positions = b.get_int() != 0;
+  return m;
+}
+
 }  // namespace
+
+Bytes run_remote_local_reduction(const ExperimentConfig& c, Bytes& task,
+                                 const std::atomic<bool>* stop) {
+  const Index i = task.get_int(), k = task.get_int();
+  const Vector mu = task.get_matrix().col(0);
+  return encode_local(local_reduction(c, mu, i, k, stop));
+}
 
 ReducedModel reduce_linear_parametric(const ExperimentConfig& c, const std::atomic<bool>* stop) {
   const auto t_start = Clock::now();
@@ -78,22 +132,13 @@ ReducedModel reduce_linear_parametric(const ExperimentConfig& c, const std::atom
   std::vector<Vector> weights;  // per local basis; dropped unless every one has them
   bool positions = false, two_sided_bases = false;
   Vector local_orders(k), local_bounds = Vector::Constant(k, std::nan(""));
-  for (Index i = 0; i < k; ++i) {
-    throw_if_stop_requested("the parametric reduction", stop);
-    const Vector mu = X.row(i).transpose();
-    const std::string at = d.describe(mu);
-    progress_note(concat(c.name, ": local reduction ", i + 1, "/", k, " (", method.name(), " at ",
-                         at, ") ..."));
-    const ExperimentConfig here = at_point(c, mu);
-    const std::unique_ptr<FullModel> full = here.model->build(c.solver);
-    const std::unique_ptr<LtiOperator> lti = full->lti_operator();
-    ReducedModel local;
-    try {
-      local = method.reduce_linear_in_run(here, *full, *lti, full->second_order_system(), stop);
-    } catch (const NumericalError& e) {
-      throw NumericalError(
-          concat("the local reduction at the training point ", at, ": ", e.what()));
-    }
+  // The local reductions are independent: c.training_jobs at once, consumed in the order of the
+  // points (the global basis does not depend on the number of threads).
+  const int jobs = std::max(1, c.training_jobs);
+  std::function<ReducedModel(Index)> task = [&](Index i) {
+    return local_reduction(c, X.row(i).transpose(), i, k, stop);
+  };
+  std::function<void(Index, ReducedModel &&)> keep = [&](Index i, ReducedModel&& local) {
     require(local.V.size() > 0, "internal: reduction.method = \"", method.name(),
             "\" returned no projection bases");
     require(i == 0 || positions == local.bases_of_positions,
@@ -107,7 +152,19 @@ ReducedModel reduce_linear_parametric(const ExperimentConfig& c, const std::atom
                                                                    : Vector::Ones(local.V.cols()));
     Vs.push_back(std::move(local.V));
     Ws.push_back(local.W.size() > 0 ? std::move(local.W) : Vs.back());
-  }
+  };
+  std::optional<RemoteCodec<ReducedModel>> remote;
+  if (remote_ranks() > 0)
+    remote = RemoteCodec<ReducedModel>{RemoteTask::local_reduction,
+                                       [&](Index i) {
+                                         Bytes b;
+                                         b.put(static_cast<std::int64_t>(i));
+                                         b.put(static_cast<std::int64_t>(k));
+                                         b.put(Matrix(X.row(i).transpose()));
+                                         return b;
+                                       },
+                                       decode_local};
+  run_tasks_in_order<ReducedModel>(k, jobs, task, keep, remote);
   const double local_seconds = seconds_since(t_start);
 
   // 2. The global basis: the leading singular vectors of the local bases side by side.
