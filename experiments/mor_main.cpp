@@ -28,12 +28,14 @@
 #include "experiments/runner/experiment.hpp"
 #include "experiments/runner/export.hpp"
 #include "experiments/runner/method.hpp"
+#include "experiments/runner/ordered_tasks.hpp"
 #include "experiments/runner/pipeline.hpp"
 #include "experiments/runner/results_layout.hpp"
 #include "experiments/runner/run_guards.hpp"
 #include "experiments/runner/summary.hpp"
 #include "experiments/runner/sweep.hpp"
 #include "experiments/runner/sweep_run.hpp"
+#include "experiments/runner/training_ranks.hpp"
 #include "src/core/errors.hpp"
 #include "src/core/interrupt.hpp"
 #include "src/core/version.hpp"
@@ -154,6 +156,20 @@ static int run_command(int argc, char** argv) {
   run->add_flag("--no-plots", no_plots, "do not make the PNG plots");
   run->add_flag("--progress", progress, "show progress on stderr (default: when it is a terminal)");
   run->add_flag("-q,--quiet", quiet, "print nothing but errors");
+  int run_jobs = 1;
+  run->add_option("-j,--jobs", run_jobs,
+                  "training runs at once of a parametric reduction ([parameters]: the full runs at "
+                  "the training points, the linear methods' local reductions; 0: the cores; the "
+                  "result does not depend on it)")
+      ->capture_default_str()
+      ->check(CLI::Validator(
+          [](const std::string& value) {
+            return std::atoi(value.c_str()) >= 0 &&
+                           value.find_first_not_of("0123456789") == std::string::npos
+                       ? std::string()
+                       : "must be a number of training runs at once (0: the cores), got " + value;
+          },
+          "JOBS"));
   bool dry_run = false;
   run->add_flag("--dry-run", dry_run,
                 "check the experiment file, print the resolved configuration (every default "
@@ -267,9 +283,23 @@ static int run_command(int argc, char** argv) {
       options.command_line = command_line;
       options.stop_requested = &mor::g_stop_requested;
       stop_on_signals();
-      const auto config = mor::experiments::load_experiment(experiment_file, overrides);
+      auto config = mor::experiments::load_experiment(experiment_file, overrides);
+      config.training_jobs = mor::experiments::resolve_jobs(run_jobs);
       if (dry_run) {
         mor::experiments::print_dry_run(config, stdout);
+        return 0;
+      }
+      // Under mpirun the other ranks serve rank 0's training runs (and local reductions) and
+      // write nothing; rank 0 runs the experiment (experiments/runner/training_ranks.hpp).
+      mor::experiments::TrainingRanks ranks;
+      if (ranks.rank() > 0) {
+        ranks.serve([&](mor::experiments::RemoteTask kind, mor::experiments::Bytes& task) {
+          return kind == mor::experiments::RemoteTask::training_run
+                     ? mor::experiments::run_remote_training_run(config, task,
+                                                                 &mor::g_stop_requested)
+                     : mor::experiments::run_remote_local_reduction(config, task,
+                                                                    &mor::g_stop_requested);
+        });
         return 0;
       }
       // Claimed for the whole run, before the model is built: a second run writing the same file

@@ -71,6 +71,66 @@ TEST(IncrementalSvd, LeadingSingularValuesAndSubspaceOfAllSnapshots) {
   EXPECT_LE((a.V - b.V * (b.V.transpose() * a.V)).norm(), kSubspaceTol);
 }
 
+// The columns of U = U S S^-1 stay orthonormal over many Brand updates (each one orthogonalizes
+// the new block twice against U): 1e-10 is about 1e6 eps, far above the rounding of 80 updates
+// and far below what would change a POD basis.
+constexpr double kOrthogonalityTol = 1e-10;
+
+TEST(IncrementalSvd, SmallBlocksKeepTheBasisOrthonormalAndMatchTheDenseSvd) {
+  std::mt19937 gen(5);
+  const Index n = 400, k = 1000, rank = 30;
+  const Matrix X = signal(n, k, rank, gen);
+  IncrementalSvd inc(n, 60, 12);  // 84 updates, each block smaller than the rank
+  for (Index j = 0; j < k; ++j) inc.append(X.col(j));
+  const Matrix US = inc.compressed();
+  const Vector s = inc.singular_values();
+  const Matrix U = US * s.cwiseInverse().asDiagonal();
+  EXPECT_LE((U.transpose() * U - Matrix::Identity(U.cols(), U.cols())).norm(), kOrthogonalityTol);
+  Eigen::BDCSVD<Matrix> dense(X, Eigen::ComputeThinU);
+  EXPECT_TRUE(matrices_near(s.head(rank), dense.singularValues().head(rank), kLeadingSvTol,
+                            Compare::relative));
+  const Matrix Ud = dense.matrixU().leftCols(rank);
+  EXPECT_LE((Ud - U.leftCols(rank) * (U.leftCols(rank).transpose() * Ud)).norm(), kSubspaceTol);
+}
+
+// The merge of a parametric training's concurrent runs: each run compressed by its own
+// IncrementalSvd, their U_k S_k appended in a fixed order to one more, give the truncated SVD
+// of all snapshots side by side (sum_k U_k S_k^2 U_k^T is their Gram matrix up to what each
+// dropped).
+TEST(IncrementalSvd, MergedCompressionsOfSeveralRunsAreTheSvdOfAllTheirSnapshots) {
+  std::mt19937 gen(7);
+  const Index n = 300, k = 1000, rank = 30, runs = 5;
+  const Matrix X = signal(n, k, rank, gen);
+  IncrementalSvd merged(n, 80, 64);
+  double discarded = 0;
+  for (Index r = 0; r < runs; ++r) {
+    IncrementalSvd local(n, 80, 64);
+    for (Index j = r * k / runs; j < (r + 1) * k / runs; ++j) local.append(X.col(j));
+    merged.append_block(local.compressed());
+    discarded += local.discarded_energy();
+  }
+  Eigen::BDCSVD<Matrix> dense(X, Eigen::ComputeThinU);
+  const Vector s = merged.singular_values();
+  EXPECT_TRUE(matrices_near(s.head(rank), dense.singularValues().head(rank), kLeadingSvTol,
+                            Compare::relative));
+  const Matrix U = merged.compressed().leftCols(rank) * s.head(rank).cwiseInverse().asDiagonal();
+  const Matrix Ud = dense.matrixU().leftCols(rank);
+  EXPECT_LE((Ud - U * (U.transpose() * Ud)).norm(), kSubspaceTol);
+  // What the runs and the merge dropped, and what the merge kept, are all the energy.
+  EXPECT_TRUE(
+      scalars_near(merged.compressed().squaredNorm() + merged.discarded_energy() + discarded,
+                   X.squaredNorm(), kEnergyTol, Compare::relative));
+}
+
+TEST(IncrementalSvd, TheAutomaticBlockBoundsTheBufferForLargeN) {
+  EXPECT_EQ(IncrementalSvd::automatic_block(10000), 256);
+  // At n = 10^6 the buffer of b snapshots is at most kBlockBytes (256 MiB), not 2 GB.
+  const Index b = IncrementalSvd::automatic_block(1000000);
+  EXPECT_GE(b, 16);
+  EXPECT_LE(8.0 * 1e6 * static_cast<double>(b), IncrementalSvd::kBlockBytes);
+  EXPECT_EQ(IncrementalSvd(1000000, 10).block(), b);
+}
+
 TEST(IncrementalSvd, RefusesBadSizesAndValuesNamingThem) {
   auto message = [](auto f) {
     try {
@@ -90,6 +150,9 @@ TEST(IncrementalSvd, RefusesBadSizesAndValuesNamingThem) {
   bad[1] = std::nan("");
   EXPECT_NE(message([&] { inc.append(bad); }).find("non-finite"), std::string::npos);
   EXPECT_EQ(inc.compressed().cols(), 0);
+  EXPECT_NE(message([&] { inc.append_block(Matrix::Ones(4, 2)); }).find("4 rows, expected n = 3"),
+            std::string::npos);
+  EXPECT_NE(message([] { IncrementalSvd(5, 2, -1); }).find("block"), std::string::npos);
 }
 
 }  // namespace

@@ -265,6 +265,26 @@ TEST_F(ParametricLinear, ParametricBtIsWithinTenTimesTheLocalBoundAtUnseenPoints
   EXPECT_NE(terms.find("D_d (D, d)"), std::string::npos) << terms;
 }
 
+// The local reductions at once (mor run --jobs) are consumed in the order of the points: the
+// global basis's singular values agree with one after the other to BLAS's rounding.
+constexpr double kJobsGlobalSvTol = 1e-12;
+
+TEST_F(ParametricLinear, LocalReductionsAtOnceGiveTheGlobalBasisOfOneAfterTheOther) {
+  const AffineChain chain(40);
+  chain.write(dir_ / "chain");
+  ExperimentConfig c = parse_experiment(experiment(dir_ / "chain"), "p.toml", dir_);
+  auto global_sv = [&](int jobs) {
+    c.training_jobs = jobs;
+    const ReducedModel m = reduce_linear_parametric(c, nullptr);
+    for (const auto& [name, values] : m.summary.spectra)
+      if (name == layout::kReductionGlobalSv) return values;
+    return Vector();
+  };
+  const Vector one = global_sv(1), two = global_sv(2);
+  ASSERT_GT(one.size(), 0);
+  EXPECT_TRUE(testing::matrices_near(two, one, kJobsGlobalSvTol, testing::Compare::relative));
+}
+
 TEST_F(ParametricLinear, EveryLinearMethodBuildsAStableFamilyModelCloseToItsLocalOnes) {
   // sobt and pod (positions, Galerkin) and irka (its bases with the energy Galerkin) over the
   // same family: stable at the unseen points, and their H2 error there within 10x of the method's

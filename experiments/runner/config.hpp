@@ -105,6 +105,9 @@ struct ExperimentConfig {
   std::vector<std::string> snapshot_fields = {"p", "v"};
   int compression = 1;  ///< deflate level 0..9 of the snapshots
   bool plots = true;
+  /// Not a key: how many of a parametric training's full runs (and of the linear methods'
+  /// local reductions) run at once, from `mor run --jobs` (resolved: >= 1).
+  int training_jobs = 1;
   std::string source;  ///< where the configuration came from (file name)
   std::string toml;    ///< the effective configuration, overrides applied, as TOML
 

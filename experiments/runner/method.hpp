@@ -41,6 +41,7 @@ struct ParametricTrainingEstimate {
   /// Columns the incremental SVD keeps of the state and of the force snapshots (0: none; for
   /// ECSW, whose position snapshots stay whole, force_columns is 0 and bytes counts them all).
   Index state_columns = 0, force_columns = 0;
+  int jobs = 1;      ///< runs at once (mor run --jobs)
   double bytes = 0;  ///< peak memory of the training besides the run's own model
 };
 

@@ -12,6 +12,7 @@
 
 #include "experiments/runner/method.hpp"
 #include "experiments/runner/model_kind.hpp"
+#include "experiments/runner/ordered_tasks.hpp"
 #include "experiments/runner/parameters.hpp"
 #include "experiments/runner/results_layout.hpp"
 #include "reduction/frequency_analysis.hpp"
@@ -65,7 +66,59 @@ void record_parametric_linear(io::RecordSink& out, const ParametricLtiModel& p,
   if (!p.second_order()) record_affine_terms(out, "Dff", p.feedthrough(), p.domain());
 }
 
+/// The method's local reduction at the training point mu (what the global basis needs of it).
+ReducedModel local_reduction(const ExperimentConfig& c, const Vector& mu, Index i, Index k,
+                             const std::atomic<bool>* stop) {
+  const ReductionMethod& method = *c.reduction;
+  throw_if_stop_requested("the parametric reduction", stop);
+  const std::string at = c.parameters.describe(mu);
+  progress_note(concat(c.name, ": local reduction ", i + 1, "/", k, " (", method.name(), " at ", at,
+                       ") ..."));
+  const ExperimentConfig here = at_point(c, mu);
+  const std::unique_ptr<FullModel> full = here.model->build(c.solver);
+  const std::unique_ptr<LtiOperator> lti = full->lti_operator();
+  try {
+    return method.reduce_linear_in_run(here, *full, *lti, full->second_order_system(), stop);
+  } catch (const NumericalError& e) {
+    throw NumericalError(concat("the local reduction at the training point ", at, ": ", e.what()));
+  }
+}
+
+Bytes encode_local(const ReducedModel& m) {
+  Bytes b;
+  b.put(m.V);
+  b.put(m.W);
+  b.put(Matrix(m.basis_weights));
+  b.put(static_cast<std::int64_t>(m.summary.r));
+  b.put(m.summary.error_bound ? *m.summary.error_bound : std::nan(""));
+  b.put(static_cast<std::int64_t>(m.summary.error_bound.has_value()));
+  b.put(static_cast<std::int64_t>(m.summary.bound_is_complete));
+  b.put(static_cast<std::int64_t>(m.bases_of_positions));
+  return b;
+}
+
+ReducedModel decode_local(Bytes& b) {
+  ReducedModel m;
+  m.V = b.get_matrix();
+  m.W = b.get_matrix();
+  const Matrix w = b.get_matrix();
+  m.basis_weights = w.size() > 0 ? Vector(w.col(0)) : Vector();
+  m.summary.r = b.get_int();
+  const double bound = b.get_double();
+  if (b.get_int() != 0) m.summary.error_bound = bound;
+  m.summary.bound_is_complete = b.get_int() != 0;
+  m.bases_of_positions = b.get_int() != 0;
+  return m;
+}
+
 }  // namespace
+
+Bytes run_remote_local_reduction(const ExperimentConfig& c, Bytes& task,
+                                 const std::atomic<bool>* stop) {
+  const Index i = task.get_int(), k = task.get_int();
+  const Vector mu = task.get_matrix().col(0);
+  return encode_local(local_reduction(c, mu, i, k, stop));
+}
 
 namespace {
 
@@ -84,24 +137,8 @@ struct LocalReductions {
   double seconds = 0;
 };
 
-/// The method's local reduction at mu (a row of the training set), appended to `local`.
-void reduce_locally(const ExperimentConfig& c, const Vector& mu, Index i, Index k,
-                    LocalReductions& local, const std::atomic<bool>* stop) {
-  const auto t = Clock::now();
-  const ReductionMethod& method = *c.reduction;
-  throw_if_stop_requested("the parametric reduction", stop);
-  const std::string at = c.parameters.describe(mu);
-  progress_note(
-      concat(c.name, ": local reduction ", i, "/", k, " (", method.name(), " at ", at, ") ..."));
-  const ExperimentConfig here = at_point(c, mu);
-  const std::unique_ptr<FullModel> full = here.model->build(c.solver);
-  const std::unique_ptr<LtiOperator> lti = full->lti_operator();
-  ReducedModel r;
-  try {
-    r = method.reduce_linear_in_run(here, *full, *lti, full->second_order_system(), stop);
-  } catch (const NumericalError& e) {
-    throw NumericalError(concat("the local reduction at the training point ", at, ": ", e.what()));
-  }
+/// A local reduction (local_reduction's) appended to `local`.
+void keep_local(const ReductionMethod& method, LocalReductions& local, ReducedModel&& r) {
   require(r.V.size() > 0, "internal: reduction.method = \"", method.name(),
           "\" returned no projection bases");
   require(local.bases.empty() || local.positions == r.bases_of_positions,
@@ -116,7 +153,6 @@ void reduce_locally(const ExperimentConfig& c, const Vector& mu, Index i, Index 
   b.V = std::move(r.V);
   b.W = std::move(r.W);
   local.bases.push_back(std::move(b));
-  local.seconds += seconds_since(t);
 }
 
 /// The parametric model of the local bases: the global basis of order r (capped at the columns
@@ -258,11 +294,39 @@ ReducedModel reduce_linear_parametric(const ExperimentConfig& c, const std::atom
     for (const LocalBasis& b : local.bases) largest = std::max(largest, b.order);
     return keys->max_order > 0 ? keys->max_order : static_cast<Index>(largest);
   };
+  // One local reduction, serial (the greedy's, each after the indicators chose it).
+  auto reduce_at = [&](Index i, Index count, Index of) {
+    const auto t = Clock::now();
+    keep_local(method, local, local_reduction(c, point(i), count, of, stop));
+    local.seconds += seconds_since(t);
+    selected.push_back(i);
+  };
   if (keys->sampling == ParametricSampling::all) {
-    for (Index i = 0; i < k; ++i) {
-      reduce_locally(c, point(i), i + 1, k, local, stop);
+    // The local reductions are independent: c.training_jobs at once (and over the mpirun
+    // ranks), consumed in the order of the points, so that the global basis does not depend on
+    // the number of jobs.
+    const auto t = Clock::now();
+    const int jobs = std::max(1, c.training_jobs);
+    std::function<ReducedModel(Index)> task = [&](Index i) {
+      return local_reduction(c, point(i), i, k, stop);
+    };
+    std::function<void(Index, ReducedModel &&)> keep = [&](Index i, ReducedModel&& r) {
+      keep_local(method, local, std::move(r));
       selected.push_back(i);
-    }
+    };
+    std::optional<RemoteCodec<ReducedModel>> remote;
+    if (remote_ranks() > 0)
+      remote = RemoteCodec<ReducedModel>{RemoteTask::local_reduction,
+                                         [&](Index i) {
+                                           Bytes b;
+                                           b.put(static_cast<std::int64_t>(i));
+                                           b.put(static_cast<std::int64_t>(k));
+                                           b.put(Matrix(X.row(i).transpose()));
+                                           return b;
+                                         },
+                                         decode_local};
+    run_tasks_in_order<ReducedModel>(k, jobs, task, keep, remote);
+    local.seconds = seconds_since(t);
     g = global_model(c, *keys, local, order());
   } else {
     greedy.emplace();
@@ -283,8 +347,7 @@ ReducedModel reduce_linear_parametric(const ExperimentConfig& c, const std::atom
       if (dist < best) best = dist, first = i;
     }
     const Index most = keys->greedy_max_points > 0 ? std::min(keys->greedy_max_points, k) : k;
-    reduce_locally(c, point(first), 1, most, local, stop);
-    selected.push_back(first);
+    reduce_at(first, 0, most);
     greedy->steps.push_back({0, first, std::nan(""), std::nan(""), std::nan("")});
 
     // The full model's transfer function at every training point on the grid, once.
@@ -343,8 +406,7 @@ ReducedModel reduce_linear_parametric(const ExperimentConfig& c, const std::atom
         // The true relative H-infinity error of the model before it there.
         const double true_error = hinf_relative_error(c, *g.model, point(i));
         greedy->steps.push_back({iteration, i, indicator, true_error, std::nan("")});
-        reduce_locally(c, point(i), static_cast<Index>(selected.size()) + 1, most, local, stop);
-        selected.push_back(i);
+        reduce_at(i, static_cast<Index>(selected.size()), most);
       }
     }
     greedy->correlation = log_correlation(greedy->steps);

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "experiments/runner/projection_run.hpp"
 #include "experiments/runner/model_kind.hpp"
+#include "experiments/runner/ordered_tasks.hpp"
 #include "experiments/runner/results_layout.hpp"
+#include "experiments/runner/training_ranks.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -40,6 +42,17 @@ class SnapshotBuffer {
       X_.conservativeResize(Eigen::NoChange, std::max<Index>(64, X_.cols() + X_.cols() / 2));
     X_.col(used_++) = x;
   }
+  /// Appends what another buffer took (its snapshots, or their compression U S), counting
+  /// `snapshots` snapshots: the merge of a run's own buffer (IncrementalSvd::append_block).
+  void append_taken(Matrix B, Index snapshots) {
+    count_ += snapshots;
+    if (B.cols() == 0) return;
+    if (svd_) return svd_->append_block(std::move(B));
+    if (used_ + B.cols() > X_.cols())
+      X_.conservativeResize(Eigen::NoChange, std::max(used_ + B.cols(), X_.cols() + X_.cols() / 2));
+    X_.middleCols(used_, B.cols()) = B;
+    used_ += B.cols();
+  }
   /// The snapshots appended.
   Index count() const { return count_; }
   /// A copy of the snapshots so far (or of their compression U S).
@@ -49,7 +62,7 @@ class SnapshotBuffer {
   }
   /// The snapshots (or their compression U S).
   Matrix take() {
-    if (svd_) return svd_->compressed();
+    if (svd_) return svd_->take();
     X_.conservativeResize(Eigen::NoChange, used_);
     return std::move(X_);
   }
@@ -87,6 +100,151 @@ struct StateSnapshots {
   bool with_v = false;  ///< velocities, side by side with the positions
 };
 
+/// What every training run records and how: the same on every thread and rank.
+struct TrainingRunSpec {
+  StateSnapshots fields;
+  SnapshotCompression compression;
+  bool nonlinear = false, elements = false, positions = false, first_order = false;
+  Index n = 0, force_rows = 0, stride = 1;
+};
+
+/// Where one run's snapshots go: the collection's buffers (no [parameters], the training files)
+/// or a run's own; the force scratch vector and the network of the run's model.
+struct RunSnapshots {
+  SnapshotBuffer& Q;
+  SnapshotBuffer& G;
+  Vector& g;
+  const NetworkOperators* net;
+  Matrix Y;  ///< the run's outputs, if wanted
+};
+
+void add_position(const TrainingRunSpec& s, const Vector& q, RunSnapshots& to) {
+  // A first-order model's state x is v (q is its time integral): its snapshots are x alone.
+  if (s.fields.keep_positions && s.fields.with_p && !s.first_order) to.Q.append(q);
+  if (s.nonlinear) {
+    if (s.positions)
+      to.g = q;
+    else if (s.elements)
+      to.net->element_forces(q, to.g);
+    else
+      to.net->nonlinear_force(q, to.g);
+    to.G.append(to.g);
+  }
+}
+
+template <class V>
+void add_velocity(const TrainingRunSpec& s, const V& v, RunSnapshots& to) {
+  if (s.fields.keep_positions && (s.first_order || s.fields.with_v)) to.Q.append(v);
+}
+
+/// The full model `full` (at mu; empty without [parameters]) on [[training]] input i, its
+/// snapshots into `to` (and its outputs, one row per observed step, if wanted).
+void simulate_training_run(const ExperimentConfig& c, const TrainingRunSpec& s, FullModel& full,
+                           const Vector& mu, std::size_t i, RunSnapshots& to, bool want_outputs,
+                           Index number, bool progress_line, const std::atomic<bool>* stop) {
+  const std::string at = c.parameters.empty() ? "" : concat(" at ", c.parameters.describe(mu));
+  IntegratorOptions run = c.integrator;
+  run.observe_stride = s.stride;
+  run.stop_requested = stop;
+  const auto input = make_signal(c.training[i], full.n_inputs());
+  Vector q = Vector::Zero(s.n), v = Vector::Zero(s.n), y(full.n_outputs());
+  std::vector<double> ys;
+  ProgressReporter progress(concat(c.name, ": training run ", number, at), progress_line);
+  try {
+    full.simulate(
+        *input, run, q, v,
+        [&](Index, double, const Vector& qk, const Vector& vk, const Vector& u) {
+          add_position(s, qk, to);
+          add_velocity(s, vk, to);
+          if (want_outputs) {
+            full.output(qk, vk, u, y);
+            ys.insert(ys.end(), y.begin(), y.end());
+          }
+        },
+        &progress);
+  } catch (const NumericalError& e) {
+    throw NumericalError(
+        concat("training run ", i, " (", input->describe(), ")", at, ": ", e.what()));
+  }
+  if (want_outputs)
+    to.Y = Eigen::Map<const Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>>(
+        ys.data(), static_cast<Index>(ys.size()) / full.n_outputs(), full.n_outputs());
+}
+
+/// One run of a parametric training (the model at mu on input i) into buffers of its own,
+/// compressed by their own incremental SVDs, taken: what the collection merges.
+struct TakenRun {
+  Matrix Q, G, Y;
+  Index q_count = 0, g_count = 0;
+};
+
+TakenRun parametric_training_run(const ExperimentConfig& c, const TrainingRunSpec& s,
+                                 const Vector& mu, std::size_t i, bool want_outputs, Index number,
+                                 bool progress_line, const std::atomic<bool>* stop) {
+  // Its own model (constant data, its workspace and counts), the model at mu.
+  const std::unique_ptr<FullModel> full = c.model->at(c.parameters, mu)->build(c.solver);
+  SnapshotBuffer q(s.fields.keep_positions ? s.n : 0, s.compression.q_rank);
+  SnapshotBuffer g(s.nonlinear ? s.force_rows : 0, s.positions ? 0 : s.compression.g_rank);
+  Vector gv(s.force_rows);
+  RunSnapshots own{q, g, gv, s.nonlinear ? full->network_operators() : nullptr, Matrix()};
+  simulate_training_run(c, s, *full, mu, i, own, want_outputs, number, progress_line, stop);
+  TakenRun out;
+  out.q_count = q.count();
+  out.g_count = g.count();
+  out.Q = q.take();
+  out.G = g.take();
+  out.Y = std::move(own.Y);
+  return out;
+}
+
+/// A training run as another rank receives it: the run's spec, its point and input.
+Bytes encode_training_run(const TrainingRunSpec& s, const Vector& mu, Index input,
+                          bool want_outputs, Index number) {
+  Bytes b;
+  for (bool f : {s.fields.keep_positions, s.fields.with_p, s.fields.with_v, s.nonlinear, s.elements,
+                 s.positions, s.first_order, want_outputs})
+    b.put(static_cast<std::int64_t>(f));
+  for (Index x :
+       {s.compression.q_rank, s.compression.g_rank, s.n, s.force_rows, s.stride, input, number})
+    b.put(static_cast<std::int64_t>(x));
+  b.put(Matrix(mu));
+  return b;
+}
+
+Bytes encode_taken_run(const TakenRun& r) {
+  Bytes b;
+  b.put(static_cast<std::int64_t>(r.q_count));
+  b.put(static_cast<std::int64_t>(r.g_count));
+  b.put(r.Q);
+  b.put(r.G);
+  b.put(r.Y);
+  return b;
+}
+
+TakenRun decode_taken_run(Bytes& b) {
+  TakenRun r;
+  r.q_count = b.get_int();
+  r.g_count = b.get_int();
+  r.Q = b.get_matrix();
+  r.G = b.get_matrix();
+  r.Y = b.get_matrix();
+  return r;
+}
+
+/// The training's runs on the other ranks under mpirun (nullopt without them).
+std::optional<RemoteCodec<TakenRun>> remote_training_codec(const TrainingRunSpec& s,
+                                                           const Matrix& points, Index inputs,
+                                                           bool want_outputs, Index first_run) {
+  if (remote_ranks() == 0) return std::nullopt;
+  return RemoteCodec<TakenRun>{RemoteTask::training_run,
+                               [&s, &points, inputs, want_outputs, first_run](Index t) {
+                                 return encode_training_run(s, points.row(t / inputs).transpose(),
+                                                            t % inputs, want_outputs,
+                                                            first_run + t + 1);
+                               },
+                               decode_taken_run};
+}
+
 /// The training data of a projection, gathered run by run: the state snapshots Q and the force
 /// snapshots G (see ForceSnapshots) of the full model's [[training]] runs (at each point of a
 /// parametric domain it is run at) and of the training files.
@@ -95,82 +253,78 @@ class TrainingCollector {
   TrainingCollector(const ExperimentConfig& c, const ProjectionTrainingOptions& red,
                     const FullModel& model, StateSnapshots fields, ForceSnapshots kind,
                     SnapshotCompression compression, const std::atomic<bool>* stop)
-      : c_(c),
-        red_(red),
-        model_(model),
-        fields_(fields),
-        nonlinear_(!model.is_linear() && kind != ForceSnapshots::none),
-        elements_(kind == ForceSnapshots::elements),
-        positions_(kind == ForceSnapshots::positions),
-        net_(model.network_operators()),
-        stop_(stop),
-        t0_(Clock::now()) {
-    require(!nonlinear_ || net_ != nullptr,
+      : c_(c), red_(red), net_(model.network_operators()), stop_(stop), t0_(Clock::now()) {
+    TrainingRunSpec& s = spec_;
+    s.fields = fields;
+    s.compression = compression;
+    s.nonlinear = !model.is_linear() && kind != ForceSnapshots::none;
+    s.elements = kind == ForceSnapshots::elements;
+    s.positions = kind == ForceSnapshots::positions;
+    s.first_order = model.first_order();
+    s.n = model.n();
+    s.stride = red.training_stride;
+    require(!s.nonlinear || net_ != nullptr,
             "internal: force snapshots of a model without the network structure");
-    const Index N = model.n();
-    const Index force_rows = elements_ ? net_->n_elements() : N;
+    s.force_rows = s.nonlinear && s.elements ? net_->n_elements() : s.n;
     // ECSW trains on the positions themselves (its force is nonlinear in them): never
     // compressed.
-    Q_.emplace(fields.keep_positions ? N : 0, compression.q_rank);
-    G_.emplace(nonlinear_ ? force_rows : 0, positions_ ? 0 : compression.g_rank);
-    g_.resize(force_rows);
+    Q_.emplace(fields.keep_positions ? s.n : 0, compression.q_rank);
+    G_.emplace(s.nonlinear ? s.force_rows : 0, s.positions ? 0 : compression.g_rank);
+    g_.resize(s.force_rows);
   }
 
   /// The [[training]] runs of the model at each row of `points` (no rows and no [parameters]:
   /// the model as the experiment file describes it). outputs(j, i, Y), if given, receives the
-  /// outputs of run i at point j, one row per observed step.
+  /// outputs of run i at point j, one row per observed step, in that order.
+  ///
+  /// With [parameters] the runs (point j, input i) are independent: c.training_jobs of them run
+  /// at once (experiments/runner/ordered_tasks.hpp; and on the other ranks under mpirun), each
+  /// into snapshot buffers of its own (compressed by its own incremental SVDs), which are merged
+  /// into the collection's in the order of (j, i) whatever the number of threads and ranks: the
+  /// result does not depend on them.
   void run(const Matrix& points,
            const std::function<void(Index, std::size_t, const Matrix&)>& outputs = {}) {
     const ExperimentConfig& c = c_;
-    const Index N = model_.n();
-    const Index count = c.parameters.empty() ? 1 : points.rows();
-    for (Index j = 0; j < count && !c.training.empty(); ++j) {
-      const Vector mu = c.parameters.empty() ? Vector() : Vector(points.row(j).transpose());
-      // Each run its own model (workspace and counts); with [parameters] the model at mu.
-      const std::unique_ptr<FullModel> full =
-          (c.parameters.empty() ? c.model : c.model->at(c.parameters, mu))->build(c.solver);
-      if (nonlinear_ && !c.parameters.empty()) net_ = full->network_operators();  // its k_n
-      const std::string at = c.parameters.empty() ? "" : concat(" at ", c.parameters.describe(mu));
-      IntegratorOptions run = c.integrator;
-      run.observe_stride = red_.training_stride;
-      run.stop_requested = stop_;
-      for (std::size_t i = 0; i < c.training.size(); ++i) {
-        const auto input = make_signal(c.training[i], full->n_inputs());
-        Vector q = Vector::Zero(N), v = Vector::Zero(N), y(full->n_outputs());
-        std::vector<double> ys;
-        ProgressReporter progress(concat(c.name, ": training run ", ++runs_, at),
-                                  g_progress_enabled.load());
-        try {
-          full->simulate(
-              *input, run, q, v,
-              [&](Index, double, const Vector& qk, const Vector& vk, const Vector& u) {
-                add(qk);
-                add_velocity(vk);
-                if (outputs) {
-                  full->output(qk, vk, u, y);
-                  ys.insert(ys.end(), y.begin(), y.end());
-                }
-              },
-              &progress);
-        } catch (const NumericalError& e) {
-          throw NumericalError(
-              concat("training run ", i, " (", input->describe(), ")", at, ": ", e.what()));
-        }
-        if (outputs)
-          outputs(
-              j, i,
-              Eigen::Map<
-                  const Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>>(
-                  ys.data(), static_cast<Index>(ys.size()) / full->n_outputs(), full->n_outputs()));
+    const auto inputs = static_cast<Index>(c.training.size());
+    if (inputs == 0) return;
+    if (c.parameters.empty()) {
+      const std::unique_ptr<FullModel> full = c.model->build(c.solver);
+      for (Index i = 0; i < inputs; ++i) {
+        RunSnapshots own{*Q_, *G_, g_, net_, Matrix()};
+        simulate_training_run(c, spec_, *full, Vector(), static_cast<std::size_t>(i), own,
+                              static_cast<bool>(outputs), ++runs_, g_progress_enabled.load(),
+                              stop_);
+        if (outputs) outputs(0, static_cast<std::size_t>(i), own.Y);
       }
+      return;
     }
-    net_ = model_.network_operators();  // not the training points' models, which are gone
+    const Index count = points.rows();
+    const int jobs = std::max(1, c.training_jobs);
+    const Index first_run = runs_;
+    const bool want_outputs = static_cast<bool>(outputs);
+    std::function<TakenRun(Index)> task = [&](Index t) {
+      return parametric_training_run(
+          c, spec_, points.row(t / inputs).transpose(), static_cast<std::size_t>(t % inputs),
+          want_outputs, first_run + t + 1, jobs == 1 && g_progress_enabled.load(), stop_);
+    };
+    std::function<void(Index, TakenRun &&)> merge = [&](Index t, TakenRun&& r) {
+      Q_->append_taken(std::move(r.Q), r.q_count);
+      G_->append_taken(std::move(r.G), r.g_count);
+      if (outputs) outputs(t / inputs, static_cast<std::size_t>(t % inputs), r.Y);
+      if (jobs > 1 || remote_ranks() > 0)
+        progress_note(concat(c.name, ": training run ", first_run + t + 1, " merged (", t + 1,
+                             " of ", count * inputs, ")"));
+    };
+    run_tasks_in_order<TakenRun>(
+        count * inputs, jobs, task, merge,
+        remote_training_codec(spec_, points, inputs, want_outputs, first_run));
+    runs_ += count * inputs;
   }
 
   /// The snapshots of reduction.training_files.
   void read_files() {
-    const Index N = model_.n();
-    const bool first_order = model_.first_order();
+    const Index N = spec_.n;
+    const bool first_order = spec_.first_order;
     for (const auto& file : red_.training_files) {
       const io::ResultsReader reader(file);
       if (first_order) {
@@ -190,7 +344,7 @@ class TrainingCollector {
       require(P.rows() == N, "training file '", file.string(),
               "' holds snapshots of N = ", P.rows(), " coordinates, the model has N = ", N);
       for (Index j = 0; j < P.cols(); ++j) add(Vector(P.col(j)));
-      if (fields_.keep_positions && fields_.with_v) {
+      if (spec_.fields.keep_positions && spec_.fields.with_v) {
         require(reader.exists(layout::kSnapshotsV), "training file '", file.string(),
                 "' has no velocity snapshots /snapshots/v, which reduction.pod_snapshots asks "
                 "for");
@@ -215,28 +369,18 @@ class TrainingCollector {
 
  private:
   void add(const Vector& q) {
-    // A first-order model's state x is v (q is its time integral): its snapshots are x alone.
-    if (fields_.keep_positions && fields_.with_p && !model_.first_order()) Q_->append(q);
-    if (nonlinear_) {
-      if (positions_)
-        g_ = q;
-      else if (elements_)
-        net_->element_forces(q, g_);
-      else
-        net_->nonlinear_force(q, g_);
-      G_->append(g_);
-    }
+    RunSnapshots to{*Q_, *G_, g_, net_, Matrix()};
+    add_position(spec_, q, to);
   }
   template <class V>
   void add_velocity(const V& v) {
-    if (fields_.keep_positions && (model_.first_order() || fields_.with_v)) Q_->append(v);
+    RunSnapshots to{*Q_, *G_, g_, net_, Matrix()};
+    mor::experiments::add_velocity(spec_, v, to);
   }
 
   const ExperimentConfig& c_;
   const ProjectionTrainingOptions& red_;
-  const FullModel& model_;
-  StateSnapshots fields_;
-  bool nonlinear_, elements_, positions_;
+  TrainingRunSpec spec_;
   const NetworkOperators* net_;
   const std::atomic<bool>* stop_;
   Clock::time_point t0_;
@@ -624,6 +768,26 @@ StateSnapshots snapshot_fields(const std::vector<PodSnapshotField>& fields) {
 }
 
 }  // namespace
+
+Bytes run_remote_training_run(const ExperimentConfig& c, Bytes& task,
+                              const std::atomic<bool>* stop) {
+  TrainingRunSpec s;
+  bool* flags[] = {&s.fields.keep_positions,
+                   &s.fields.with_p,
+                   &s.fields.with_v,
+                   &s.nonlinear,
+                   &s.elements,
+                   &s.positions,
+                   &s.first_order};
+  for (bool* f : flags) *f = task.get_int() != 0;
+  const bool want_outputs = task.get_int() != 0;
+  for (Index* x : {&s.compression.q_rank, &s.compression.g_rank, &s.n, &s.force_rows, &s.stride})
+    *x = task.get_int();
+  const Index input = task.get_int(), number = task.get_int();
+  const Vector mu = task.get_matrix().col(0);
+  return encode_taken_run(parametric_training_run(c, s, mu, static_cast<std::size_t>(input),
+                                                  want_outputs, number, false, stop));
+}
 
 Index ProjectionTrainingOptions::compare_max() const {
   return compare_orders.empty() ? 0

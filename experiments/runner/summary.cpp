@@ -88,9 +88,10 @@ void print_parametric_estimate(const ExperimentConfig& c, const ParametricEstima
     kept += detail::concat(kept.empty() ? "" : " and ", t.force_columns,
                            " of the force snapshots (2 m, at least 100)");
   std::fprintf(out,
-               "# Training memory: the incremental SVDs keep %s; with an update's working set "
-               "and the models at two points, about %.0f MiB.\n",
-               kept.empty() ? "no snapshots" : kept.c_str(), t.bytes / kMiB);
+               "# Training memory: the incremental SVDs keep %s; with %d run%s at once (--jobs), "
+               "each compressing its own snapshots, and the models, about %.0f MiB.\n",
+               kept.empty() ? "no snapshots" : kept.c_str(), t.jobs, t.jobs == 1 ? "" : "s",
+               t.bytes / kMiB);
   std::fprintf(out,
                "# Validation: %lld full and %lld reduced runs on [input] "
                "(validation.parameter_samples = %lld), about %.3g s, about %.0f MiB besides the "

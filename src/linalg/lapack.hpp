@@ -92,6 +92,12 @@ Matrix qr_r_factor(Matrix& X);
 /// @throws InvalidArgument if X has more columns than rows.
 void qr_q_factor(Matrix& X);
 
+/// Both factors of X = Q R (X m x n, m >= n): X is replaced by Q's n columns (orthonormal) and R
+/// (n x n, upper triangular) is returned, by dgeqrf and dorgqr (blocked Householder). For X of
+/// deficient rank, Q is still orthonormal and R has the (near-)zero diagonal entries.
+/// @throws InvalidArgument if X has more columns than rows.
+Matrix qr_in_place(Matrix& X);
+
 /// The inverse of the square matrix X in place by dgetrf (blocked LU with partial pivoting) and
 /// dgetri. If rcond is given, it receives LAPACK's estimate (dgecon) of the reciprocal
 /// 1-norm condition number of X, computed from the LU before the inversion (O(n^2)).

@@ -7,24 +7,35 @@
 
 #include "experiments/runner/estimates.hpp"
 #include "experiments/runner/methods/projection.hpp"
+#include "reduction/incremental_svd.hpp"
 
 namespace mor::experiments {
 
 namespace {
 
-/// Snapshots an IncrementalSvd buffers between updates (its default block).
-constexpr double kSvdBlock = 256.0;
-/// Seconds of one incremental-SVD update per n (c + block)^2: 38 updates of 10^5 x 376 took
-/// about 140 s (docs/methods/parametric.md, N = 10^5); a dense POD of n x c likewise.
-constexpr double kSvdSecondsPerUnit = 2.6e-10;
-/// The working set of one update besides the held U S and buffer: [U S, B] copied by dgesdd and
-/// its U, about 1.5 n (c + block) doubles (peaks of 179 MiB at N = 10^4, 1099 MiB at 10^5).
-constexpr double kSvdWorkingSets = 1.5;
+/// Seconds per floating-point operation of an incremental-SVD update (products with U, the QR
+/// of the new block, [U Q] U_K: memory-bound dgemm on this machine).
+constexpr double kSvdSecondsPerFlop = 1e-10;
 /// Seconds per multiply-add of the greedy's sampled residual (|S| x r operators, memory-bound).
 constexpr double kResidualSecondsPerFma = 0.5e-9;
 
-double svd_update_seconds(double rows, double columns) {
-  return kSvdSecondsPerUnit * rows * (columns + kSvdBlock) * (columns + kSvdBlock);
+/// One Brand update (reduction/incremental_svd.hpp) of c kept columns by a block of b: U^T B and
+/// U P twice (8 n c b), the QR of n x b (4 n b^2), [U Q] U_K (2 n (c + b) c).
+double svd_update_seconds(double rows, double c, double b) {
+  return kSvdSecondsPerFlop * rows * (8.0 * c * b + 4.0 * b * b + 2.0 * (c + b) * c);
+}
+
+/// A run of `snapshots` compressed by its own incremental SVD (blocks of b, c columns once it
+/// has them), then merged into the training's (one update by a block of c).
+double run_svd_seconds(double rows, double c, double snapshots) {
+  const double b = static_cast<double>(IncrementalSvd::automatic_block(static_cast<Index>(rows)));
+  double seconds = 0, held = 0;
+  for (double left = snapshots; left > 0; left -= b) {
+    const double block = std::min(b, left);
+    seconds += svd_update_seconds(rows, held, block);
+    held = std::min(c, held + block);
+  }
+  return seconds + svd_update_seconds(rows, c, std::min(c, snapshots));
 }
 
 }  // namespace
@@ -77,17 +88,18 @@ std::optional<ParametricTrainingEstimate> ProjectionMethod::estimate_parametric_
   e.full_runs = static_cast<Index>(static_cast<double>(most) * inputs);
   e.reduced_runs = static_cast<Index>(candidate_runs * inputs);
 
-  // Time: the full runs, the incremental SVD's updates (one per 256 snapshots, and one per
-  // greedy iteration folding its partial block in, with the POD of U S that follows), the
-  // reduced runs with the sampled residual every training_stride-th step, the final PODs.
+  // Time: the full runs, each compressed by its own incremental SVDs and merged into the
+  // training's (reduction/incremental_svd.hpp), one POD of U S per greedy iteration and at the
+  // end, the reduced runs with the sampled residual every training_stride-th step.
   const double snapshots = static_cast<double>(e.full_runs) * per_run;
   double seconds = static_cast<double>(e.full_runs) * full_seconds;
   const double qc = static_cast<double>(e.state_columns), gc = static_cast<double>(e.force_columns);
-  const double q_update = e.state_columns > 0 ? svd_update_seconds(n, qc) : 0.0;
-  const double g_update = e.force_columns > 0 ? svd_update_seconds(force_rows, gc) : 0.0;
-  seconds += std::ceil(snapshots * state_fields / kSvdBlock) * q_update +
-             std::ceil(snapshots / kSvdBlock) * g_update;
-  seconds += sweeps * 2.0 * (q_update + g_update) + (q_update + g_update);
+  const double runs = static_cast<double>(e.full_runs);
+  if (e.state_columns > 0) seconds += runs * run_svd_seconds(n, qc, per_run * state_fields);
+  if (e.force_columns > 0) seconds += runs * run_svd_seconds(force_rows, gc, per_run);
+  const double pod_seconds = (e.state_columns > 0 ? svd_update_seconds(n, 0, qc) : 0.0) +
+                             (e.force_columns > 0 ? svd_update_seconds(force_rows, 0, gc) : 0.0);
+  seconds += sweeps * 2.0 * pod_seconds + pod_seconds;
   if (greedy) {
     const Index r = std::max<Index>(1, order() > 0 ? order() : 20);
     const double rows = static_cast<double>(std::min<Index>(N, 4 * r + 40));
@@ -99,11 +111,18 @@ std::optional<ParametricTrainingEstimate> ProjectionMethod::estimate_parametric_
   seconds += static_cast<double>(most) * point_seconds(c, full_seconds);
   e.seconds = seconds;
 
-  // Memory: each incremental SVD's U S and buffer, one update's working set, the two models
-  // built besides the run's own (the projections' at the center, each training point's).
-  const double q_set = e.state_columns > 0 ? 8.0 * n * (qc + kSvdBlock) : 0.0;
-  const double g_set = e.force_columns > 0 ? 8.0 * force_rows * (gc + kSvdBlock) : 0.0;
-  double bytes = q_set + g_set + kSvdWorkingSets * std::max(q_set, g_set);
+  // Memory: per snapshot set the training's U (n c) and per run at once its own U and buffer
+  // (n (c + b)), or while a run is merged its U S (n c); with several at once, one being merged
+  // while the others run: n (2 c + J (c + b)). The models at the center (the projections') and
+  // of each run at once.
+  const double jobs = static_cast<double>(std::max(1, c.training_jobs));
+  e.jobs = std::max(1, c.training_jobs);
+  auto set_bytes = [&](double rows, double cols) {
+    const double b = static_cast<double>(IncrementalSvd::automatic_block(static_cast<Index>(rows)));
+    return 8.0 * rows * (jobs > 1 ? 2.0 * cols + jobs * (cols + b) : 2.0 * cols + b);
+  };
+  double bytes = (e.state_columns > 0 ? set_bytes(n, qc) : 0.0) +
+                 (e.force_columns > 0 ? set_bytes(force_rows, gc) : 0.0);
   if (ecsw) {
     // ECSW trains on the positions of every run, kept whole (grown by half when full), and
     // its training matrix, subsampled to stay under its limit.
@@ -113,7 +132,8 @@ std::optional<ParametricTrainingEstimate> ProjectionMethod::estimate_parametric_
                                         c.model->nonlinear_elements()));
   }
   const bool implicit_scheme = c.integrator.scheme != Scheme::rk4;
-  bytes += 2.0 * (400.0 * n + (implicit_scheme ? c.model->factor_mib() * 1024.0 * 1024.0 : 0.0));
+  bytes += (1.0 + jobs) *
+           (400.0 * n + (implicit_scheme ? c.model->factor_mib() * 1024.0 * 1024.0 : 0.0));
   e.bytes = bytes;
   return e;
 }
