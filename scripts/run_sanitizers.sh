@@ -37,13 +37,15 @@ cd "$ASAN_DIR"
 start=$SECONDS
 # The sweep test runs mor under mpirun: Open MPI's leaks at exit are suppressed by library
 # (scripts/lsan.supp), which needs whole allocation stacks through its frame-pointer-less code,
-# i.e. the slow unwinder; it costs every malloc, so only the sweep test gets it.
+# i.e. the slow unwinder; it costs every malloc, so only the tests with mpirun get it.
 slow_unwind="$LSAN_OPTIONS:fast_unwind_on_malloc=0"
 if [ $# -gt 0 ]; then
-  case " $* " in *sweep*) export LSAN_OPTIONS="$slow_unwind" ;; esac
+  case " $* " in *sweep* | *parametric*) export LSAN_OPTIONS="$slow_unwind" ;; esac
   ctest --output-on-failure -j"$(nproc)" "$@"
 else
-  ctest --output-on-failure -j"$(nproc)" -E '^sweep$'
-  LSAN_OPTIONS="$slow_unwind" ctest --output-on-failure -R '^sweep$'
+  # The tests that start ranks under mpirun (the sweep's, the parametric training's): Open MPI's
+  # leaks match scripts/lsan.supp only with the slow unwinder.
+  ctest --output-on-failure -j"$(nproc)" -E '^(sweep|parametric_experiment)$'
+  LSAN_OPTIONS="$slow_unwind" ctest --output-on-failure -j"$(nproc)" -R '^(sweep|parametric_experiment)$'
 fi
 echo "   tests in $((SECONDS - start)) s"

@@ -59,12 +59,14 @@ void receive_task_bytes(std::vector<char>& data, std::int64_t size, int from) {
 }  // namespace
 
 void Bytes::raw(const void* p, std::size_t n) {
+  if (n == 0) return;
   const auto* c = static_cast<const char*>(p);
   data_.insert(data_.end(), c, c + n);
 }
 
 void Bytes::take(void* p, std::size_t n) {
   if (read_ + n > data_.size()) throw std::runtime_error("internal: a remote task's bytes ended");
+  if (n == 0) return;  // an empty matrix: p may be null, and memcpy's pointers may not
   std::memcpy(p, data_.data() + read_, n);
   read_ += n;
 }
