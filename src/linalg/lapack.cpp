@@ -332,24 +332,6 @@ Matrix qr_r_factor(Matrix& X) {
   return X.topRows(k).triangularView<Eigen::Upper>();
 }
 
-void qr_q_factor(Matrix& X) {
-  const int m = fortran_int(X.rows(), "rows"), n = fortran_int(X.cols(), "columns");
-  require(n <= m, "QR: the matrix is ", m, "x", n, ", expected at least as many rows as columns");
-  if (n == 0) return;
-  const int lda = std::max(1, m);
-  std::vector<double> tau(static_cast<std::size_t>(n));
-  int info = 0, lwork = -1;
-  double query = 0.0, query2 = 0.0;
-  dgeqrf_(&m, &n, X.data(), &lda, tau.data(), &query, &lwork, &info);
-  dorgqr_(&m, &n, &n, X.data(), &lda, tau.data(), &query2, &lwork, &info);
-  lwork = std::max(workspace_size(query), workspace_size(query2));
-  std::vector<double> work(static_cast<std::size_t>(lwork));
-  dgeqrf_(&m, &n, X.data(), &lda, tau.data(), work.data(), &lwork, &info);
-  if (info < 0) throw InvalidArgument(detail::concat("dgeqrf: argument ", -info, " is invalid"));
-  dorgqr_(&m, &n, &n, X.data(), &lda, tau.data(), work.data(), &lwork, &info);
-  if (info < 0) throw InvalidArgument(detail::concat("dorgqr: argument ", -info, " is invalid"));
-}
-
 Matrix qr_in_place(Matrix& X) {
   const int m = fortran_int(X.rows(), "rows"), n = fortran_int(X.cols(), "columns");
   require(n <= m, "QR: the matrix is ", m, "x", n, ", expected at least as many rows as columns");
@@ -368,6 +350,10 @@ Matrix qr_in_place(Matrix& X) {
   dorgqr_(&m, &n, &n, X.data(), &lda, tau.data(), work.data(), &lwork, &info);
   if (info < 0) throw InvalidArgument(detail::concat("dorgqr: argument ", -info, " is invalid"));
   return R;
+}
+
+void qr_q_factor(Matrix& X) {
+  (void)qr_in_place(X);
 }
 
 void invert(Matrix& X, double* rcond) {
