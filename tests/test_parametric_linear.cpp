@@ -549,7 +549,7 @@ TEST_F(ParametricLinear, TheGreedySelectingEveryPointBuildsTheModelOfAllOfThem) 
   }
 }
 
-TEST_F(ParametricLinear, TheGreedyStopsAtItsToleranceAndItsIndicatorFollowsTheHinfError) {
+TEST_F(ParametricLinear, TheGreedyStopsAtItsCapAndItsIndicatorFollowsTheHinfError) {
   // Over 10 candidate points with a cap of 6 local reductions: each point selected once, the
   // first the nearest to the center, every later one where the indicator was largest; the
   // indicator (the sampled relative error) against the true relative H-infinity error of the
